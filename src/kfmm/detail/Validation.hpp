@@ -1,0 +1,75 @@
+// SPDX-License-Identifier: BSD-3-Clause
+#ifndef KFMM_DETAIL_VALIDATION_HPP
+#define KFMM_DETAIL_VALIDATION_HPP
+
+#include <kfmm/Exception.hpp>
+
+#include <kfmm/detail/Math.hpp>
+
+#include <Kokkos_Core.hpp>
+
+#include <cmath>
+#include <cstdint>
+#include <string>
+
+namespace kfmm::detail
+{
+
+/// Throws kfmm::Exception("<where>: <what>") when `condition` is false.
+inline void require(bool condition, std::string const &where, std::string const &what)
+{
+  if (!condition)
+    throw Exception(where + ": " + what);
+}
+
+inline void requireExtent(std::string const &where, std::string const &name,
+                          std::size_t actual, std::size_t expected)
+{
+  require(actual == expected, where,
+          "argument '" + name + "' has extent " + std::to_string(actual) + ", expected " +
+              std::to_string(expected));
+}
+
+/// Index of the first entry of a rank-1 or rank-2 View that is NaN or infinite, or -1.
+/// One parallel min-reduction on the View's own memory space; only the index comes back.
+template <class ExecutionSpace, class View>
+std::int64_t firstNonFinite(ExecutionSpace const &space, View const &values)
+{
+  using Index = std::int64_t;
+  constexpr Index none = Kokkos::reduction_identity<Index>::min();
+  Index first = none;
+  auto const columns = View::rank == 2 ? static_cast<int>(values.extent(1)) : 1;
+  Kokkos::parallel_reduce(
+      "kfmm::validation::first_non_finite",
+      Kokkos::RangePolicy<ExecutionSpace, Kokkos::IndexType<Index>>(
+          space, 0, static_cast<Index>(values.extent(0))),
+      KOKKOS_LAMBDA(Index i, Index &result) {
+        for (int c = 0; c < columns; ++c)
+        {
+          double const v = [&] {
+            if constexpr (View::rank == 2)
+              return static_cast<double>(values(i, c));
+            else
+              return static_cast<double>(values(i));
+          }();
+          if (!isfinite(v) && i < result)
+            result = i;
+        }
+      },
+      Kokkos::Min<Index>(first));
+  return first == none ? -1 : first;
+}
+
+template <class ExecutionSpace, class View>
+void requireFinite(ExecutionSpace const &space, std::string const &where,
+                   std::string const &name, View const &values)
+{
+  auto const bad = firstNonFinite(space, values);
+  require(bad < 0, where,
+          "argument '" + name + "' holds a NaN or infinite value at index " +
+              std::to_string(bad));
+}
+
+} // namespace kfmm::detail
+
+#endif

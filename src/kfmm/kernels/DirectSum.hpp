@@ -1,0 +1,227 @@
+// SPDX-License-Identifier: BSD-3-Clause
+#ifndef KFMM_KERNELS_DIRECT_SUM_HPP
+#define KFMM_KERNELS_DIRECT_SUM_HPP
+
+#include <kfmm/detail/Math.hpp>
+#include <kfmm/detail/ScopedRegion.hpp>
+#include <kfmm/detail/Tuning.hpp>
+#include <kfmm/detail/Validation.hpp>
+
+#include <Kokkos_Core.hpp>
+
+#include <string>
+
+namespace kfmm
+{
+namespace detail
+{
+
+/// All-pairs Laplace potential and field, O(N_targets * N_sources): the reference every
+/// approximation in kfmm is checked against, and the pattern of the near-field P2P kernel.
+///
+/// One team per block of targets; sources pass through team scratch in tiles (the tiled
+/// all-pairs scheme of seed 001, Listing 2, and of Nyland, Harris & Prins, GPU Gems 3
+/// ch. 31). Each thread keeps `TargetsPerThread` targets in registers: one on a GPU, several
+/// on a CPU so that the source loop vectorises across targets.
+///
+/// Each tile's contribution is summed separately before it is added to the running total:
+/// this blocked summation keeps the float rounding error near eps * (sqrt(tile) +
+/// sqrt(N / tile)) instead of eps * sqrt(N) for one long running sum.
+template <class ExecutionSpace, class Real, int TargetsPerThread, class Targets, class Sources,
+          class Charges, class Potential, class Field>
+struct DirectSumKernel
+{
+  using TeamMember = typename Kokkos::TeamPolicy<ExecutionSpace>::member_type;
+  using ScratchReals =
+      Kokkos::View<Real *, typename ExecutionSpace::scratch_memory_space, Kokkos::MemoryUnmanaged>;
+
+  Targets targets;
+  Sources sources;
+  Charges charges;
+  Potential potential;
+  Field field;
+  Real softening2;
+  int source_tile;
+  int targets_per_team;
+
+  /// Scratch for one source tile: x, y, z and q, each `source_tile` long.
+  static std::size_t scratchBytes(int tile) { return 4 * ScratchReals::shmem_size(tile); }
+
+  KOKKOS_FUNCTION void operator()(TeamMember const &team) const
+  {
+    int const num_targets = static_cast<int>(targets.extent(0));
+    int const num_sources = static_cast<int>(sources.extent(0));
+    ScratchReals sx(team.team_scratch(0), source_tile);
+    ScratchReals sy(team.team_scratch(0), source_tile);
+    ScratchReals sz(team.team_scratch(0), source_tile);
+    ScratchReals sq(team.team_scratch(0), source_tile);
+
+    int const first = team.league_rank() * targets_per_team + team.team_rank() * TargetsPerThread;
+    Real tx[TargetsPerThread], ty[TargetsPerThread], tz[TargetsPerThread];
+    Real phi[TargetsPerThread], gx[TargetsPerThread], gy[TargetsPerThread], gz[TargetsPerThread];
+    for (int k = 0; k < TargetsPerThread; ++k)
+    {
+      // Targets past the end compute on a copy of the last real one and are not written.
+      int const t = detail::min(first + k, num_targets - 1);
+      tx[k] = t >= 0 ? static_cast<Real>(targets(t, 0)) : Real(0);
+      ty[k] = t >= 0 ? static_cast<Real>(targets(t, 1)) : Real(0);
+      tz[k] = t >= 0 ? static_cast<Real>(targets(t, 2)) : Real(0);
+      phi[k] = gx[k] = gy[k] = gz[k] = Real(0);
+    }
+
+    for (int tile_start = 0; tile_start < num_sources; tile_start += source_tile)
+    {
+      int const tile = detail::min(source_tile, num_sources - tile_start);
+      team.team_barrier(); // the previous tile is no longer read
+      Kokkos::parallel_for(Kokkos::TeamThreadRange(team, tile), [&](int s) {
+        sx(s) = static_cast<Real>(sources(tile_start + s, 0));
+        sy(s) = static_cast<Real>(sources(tile_start + s, 1));
+        sz(s) = static_cast<Real>(sources(tile_start + s, 2));
+        sq(s) = static_cast<Real>(charges(tile_start + s));
+      });
+      team.team_barrier();
+
+      Real tile_phi[TargetsPerThread], tile_gx[TargetsPerThread], tile_gy[TargetsPerThread],
+          tile_gz[TargetsPerThread];
+      for (int k = 0; k < TargetsPerThread; ++k)
+        tile_phi[k] = tile_gx[k] = tile_gy[k] = tile_gz[k] = Real(0);
+      for (int s = 0; s < tile; ++s)
+      {
+        for (int k = 0; k < TargetsPerThread; ++k)
+        {
+          Real const dx = tx[k] - sx(s);
+          Real const dy = ty[k] - sy(s);
+          Real const dz = tz[k] - sz(s);
+          Real const r2 = dx * dx + dy * dy + dz * dz;
+          // Zero-distance pairs (the target itself, coincident particles) contribute
+          // nothing, with or without softening.
+          Real const inv_r = r2 > Real(0) ? detail::rsqrt(r2 + softening2) : Real(0);
+          Real const q_inv_r = sq(s) * inv_r;
+          Real const q_inv_r3 = q_inv_r * inv_r * inv_r;
+          tile_phi[k] += q_inv_r;
+          // field = grad_target(q / r) = -q (x_t - x_s) / r^3
+          tile_gx[k] -= q_inv_r3 * dx;
+          tile_gy[k] -= q_inv_r3 * dy;
+          tile_gz[k] -= q_inv_r3 * dz;
+        }
+      }
+      for (int k = 0; k < TargetsPerThread; ++k)
+      {
+        phi[k] += tile_phi[k];
+        gx[k] += tile_gx[k];
+        gy[k] += tile_gy[k];
+        gz[k] += tile_gz[k];
+      }
+    }
+
+    for (int k = 0; k < TargetsPerThread; ++k)
+    {
+      int const t = first + k;
+      if (t < num_targets)
+      {
+        potential(t) = phi[k];
+        field(t, 0) = gx[k];
+        field(t, 1) = gy[k];
+        field(t, 2) = gz[k];
+      }
+    }
+  }
+};
+
+template <class View>
+constexpr bool isParticleArray = View::rank == 2;
+
+} // namespace detail
+
+/// Potential and field at `targets` due to charges `charges` at `sources`, by the all-pairs
+/// sum:
+///   potential(i) = sum_j q_j / sqrt(r_ij^2 + softening^2)
+///   field(i, :)  = grad_i potential(i) = -sum_j q_j (x_i - x_j) / (r_ij^2 + softening^2)^(3/2)
+/// over all sources j at non-zero distance r_ij from target i (a target that is also a
+/// source does not act on itself; coincident particles do not interact). For gravity with
+/// q = mass, the acceleration is G * field.
+///
+/// \param [in]  space      execution space instance the kernels run on
+/// \param [in]  targets    N_t x 3 target positions
+/// \param [in]  sources    N_s x 3 source positions
+/// \param [in]  charges    N_s source charges (or masses)
+/// \param [out] potential  N_t potentials
+/// \param [out] field      N_t x 3 fields
+/// \param [in]  softening  Plummer softening length, >= 0
+/// The computation runs in the value type of `potential` (float or double).
+/// \throws kfmm::Exception on mismatched extents, negative or non-finite softening, or
+/// NaN/Inf in positions or charges (the message names the argument and first bad index).
+template <class ExecutionSpace, class Targets, class Sources, class Charges, class Potential,
+          class Field>
+void directSum(ExecutionSpace const &space, Targets const &targets, Sources const &sources,
+               Charges const &charges, Potential const &potential, Field const &field,
+               double softening = 0)
+{
+  static_assert(Kokkos::is_execution_space<ExecutionSpace>::value,
+                "kfmm::directSum: the first argument must be a Kokkos execution space");
+  static_assert(detail::isParticleArray<Targets> && detail::isParticleArray<Sources> &&
+                    detail::isParticleArray<Field>,
+                "kfmm::directSum: positions and field must be rank-2 Views (N x 3)");
+  static_assert(Charges::rank == 1 && Potential::rank == 1,
+                "kfmm::directSum: charges and potential must be rank-1 Views");
+  using Real = typename Potential::non_const_value_type;
+  static_assert(std::is_floating_point<Real>::value,
+                "kfmm::directSum: potential must hold float or double");
+  static_assert(Kokkos::SpaceAccessibility<ExecutionSpace, typename Targets::memory_space>::accessible &&
+                    Kokkos::SpaceAccessibility<ExecutionSpace, typename Sources::memory_space>::accessible &&
+                    Kokkos::SpaceAccessibility<ExecutionSpace, typename Charges::memory_space>::accessible &&
+                    Kokkos::SpaceAccessibility<ExecutionSpace, typename Potential::memory_space>::accessible &&
+                    Kokkos::SpaceAccessibility<ExecutionSpace, typename Field::memory_space>::accessible,
+                "kfmm::directSum: every View must be accessible from the execution space");
+
+  detail::ScopedRegion region("kfmm::directSum");
+  std::string const where = "kfmm::directSum";
+  auto const nt = targets.extent(0);
+  auto const ns = sources.extent(0);
+  detail::requireExtent(where, "targets (columns)", targets.extent(1), 3);
+  detail::requireExtent(where, "sources (columns)", sources.extent(1), 3);
+  detail::requireExtent(where, "charges", charges.extent(0), ns);
+  detail::requireExtent(where, "potential", potential.extent(0), nt);
+  detail::requireExtent(where, "field", field.extent(0), nt);
+  detail::requireExtent(where, "field (columns)", field.extent(1), 3);
+  detail::require(softening >= 0 && std::isfinite(softening), where,
+                  "argument 'softening' must be finite and >= 0, got " + std::to_string(softening));
+  detail::requireFinite(space, where, "targets", targets);
+  detail::requireFinite(space, where, "sources", sources);
+  detail::requireFinite(space, where, "charges", charges);
+  if (nt == 0)
+    return;
+
+  using Tune = detail::Tuning<ExecutionSpace>;
+  constexpr int per_thread = Tune::direct_targets_per_thread;
+  using Kernel = detail::DirectSumKernel<ExecutionSpace, Real, per_thread, Targets, Sources,
+                                         Charges, Potential, Field>;
+  int const team_size = Tune::direct_team_size;
+  int const per_team = team_size * per_thread;
+  int const teams = static_cast<int>((nt + per_team - 1) / per_team);
+  Kernel kernel{targets,
+                sources,
+                charges,
+                potential,
+                field,
+                static_cast<Real>(softening * softening),
+                Tune::direct_source_tile,
+                per_team};
+  Kokkos::parallel_for(
+      "kfmm::direct_sum",
+      Kokkos::TeamPolicy<ExecutionSpace>(space, teams, team_size)
+          .set_scratch_size(0, Kokkos::PerTeam(Kernel::scratchBytes(Tune::direct_source_tile))),
+      kernel);
+}
+
+/// All-pairs potential and field of N particles on each other (targets = sources).
+template <class ExecutionSpace, class Positions, class Charges, class Potential, class Field>
+void directSum(ExecutionSpace const &space, Positions const &positions, Charges const &charges,
+               Potential const &potential, Field const &field, double softening = 0)
+{
+  directSum(space, positions, positions, charges, potential, field, softening);
+}
+
+} // namespace kfmm
+
+#endif

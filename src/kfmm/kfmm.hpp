@@ -1,0 +1,11 @@
+// SPDX-License-Identifier: BSD-3-Clause
+#ifndef KFMM_KFMM_HPP
+#define KFMM_KFMM_HPP
+
+// Umbrella header: everything a user of kfmm needs.
+
+#include <kfmm/Config.hpp>
+#include <kfmm/Exception.hpp>
+#include <kfmm/kernels/DirectSum.hpp>
+
+#endif

@@ -1,0 +1,132 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// The all-pairs direct sum against the double-precision serial loop.
+#include <kfmm/Accuracy.hpp>
+#include <kfmm/io/Generators.hpp>
+#include <kfmm/kernels/DirectSum.hpp>
+
+#include <Kokkos_Core.hpp>
+
+#include <catch2/catch_template_test_macros.hpp>
+#include <catch2/catch_test_macros.hpp>
+#include <catch2/generators/catch_generators.hpp>
+
+#include "Reference.hpp"
+#include "TestTypes.hpp"
+
+namespace
+{
+
+template <class Config>
+struct Problem
+{
+  using Memory = typename Config::memory_space;
+  using Real = typename Config::real_type;
+  Kokkos::View<Real *[3], Memory> positions;
+  Kokkos::View<Real *, Memory> charges;
+  Kokkos::View<Real *, Memory> potential;
+  Kokkos::View<Real *[3], Memory> field;
+
+  explicit Problem(std::size_t n)
+      : positions("kfmm::test::positions", n), charges("kfmm::test::charges", n),
+        potential("kfmm::test::potential", n), field("kfmm::test::field", n)
+  {
+  }
+};
+
+/// Relative L2 errors of potential and field against the serial double loop.
+template <class Config>
+std::pair<double, double> directSumErrors(Problem<Config> const &p, double softening)
+{
+  typename Config::execution_space space;
+  kfmm::directSum(space, p.positions, p.charges, p.potential, p.field, softening);
+  auto const x = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, p.positions);
+  auto const q = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, p.charges);
+  auto const phi = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, p.potential);
+  auto const g = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, p.field);
+  auto const exact = kfmm::test::referenceDirectSum(x, x, q, softening);
+  return {kfmm::relativeL2Error(phi, exact.potential), kfmm::relativeL2Error(g, exact.field)};
+}
+
+template <class Real>
+constexpr double directSumTolerance()
+{
+  return std::is_same<Real, float>::value ? 1e-6 : 1e-13;
+}
+
+} // namespace
+
+TEMPLATE_LIST_TEST_CASE("direct sum matches the double-precision serial loop",
+                        "[kernels][direct]", kfmm::test::Configs)
+{
+  using Real = typename TestType::real_type;
+  auto const n = GENERATE(as<std::size_t>{}, 0, 1, 2, 3, 1000, 4097);
+  auto const softening = GENERATE(0.0, 0.01);
+  auto const distribution =
+      GENERATE(kfmm::Distribution::uniform, kfmm::Distribution::plummer);
+  CAPTURE(n, softening, kfmm::distributionName(distribution));
+
+  Problem<TestType> p(n);
+  kfmm::generate(typename TestType::execution_space{}, distribution, 42, p.positions,
+                 p.charges);
+  auto const [phi_error, field_error] = directSumErrors(p, softening);
+  CAPTURE(phi_error, field_error);
+  // A single particle sees nothing: both errors are 0 against an exact 0.
+  CHECK(phi_error <= directSumTolerance<Real>());
+  CHECK(field_error <= directSumTolerance<Real>());
+}
+
+TEMPLATE_LIST_TEST_CASE("direct sum: coincident particles do not interact",
+                        "[kernels][direct]", kfmm::test::Configs)
+{
+  using Real = typename TestType::real_type;
+  Problem<TestType> p(3);
+  // Two particles at the origin, one at (2, 0, 0) with charge 2.
+  auto x = Kokkos::create_mirror_view(p.positions);
+  auto q = Kokkos::create_mirror_view(p.charges);
+  Kokkos::deep_copy(x, Real(0));
+  x(2, 0) = 2;
+  q(0) = 1;
+  q(1) = 1;
+  q(2) = 2;
+  Kokkos::deep_copy(p.positions, x);
+  Kokkos::deep_copy(p.charges, q);
+  kfmm::directSum(typename TestType::execution_space{}, p.positions, p.charges, p.potential,
+                  p.field, 0.5);
+  auto phi = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, p.potential);
+  auto g = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, p.field);
+  // Origin: only the charge 2 at distance 2 with softening 0.5: 2 / sqrt(4.25).
+  double const tol = std::is_same<Real, float>::value ? 1e-6 : 1e-14;
+  CHECK(std::abs(phi(0) - 2 / std::sqrt(4.25)) < tol);
+  CHECK(std::abs(phi(1) - 2 / std::sqrt(4.25)) < tol);
+  CHECK(std::abs(g(0, 0) - 2 * 2 / std::pow(4.25, 1.5)) < tol);
+  // (2, 0, 0): two unit charges at distance 2; the field points back at them.
+  CHECK(std::abs(phi(2) - 2 / std::sqrt(4.25)) < tol);
+  CHECK(std::abs(g(2, 0) + 2 * 2 / std::pow(4.25, 1.5)) < tol);
+  CHECK(g(2, 1) == 0);
+  CHECK(g(2, 2) == 0);
+}
+
+TEMPLATE_LIST_TEST_CASE("direct sum at sampled targets equals the full sum there",
+                        "[kernels][direct]", kfmm::test::Configs)
+{
+  using Real = typename TestType::real_type;
+  using Memory = typename TestType::memory_space;
+  typename TestType::execution_space space;
+  Problem<TestType> p(777);
+  kfmm::generate(space, kfmm::Distribution::sphere, 7, p.positions, p.charges);
+  kfmm::directSum(space, p.positions, p.charges, p.potential, p.field);
+
+  auto const targets = Kokkos::subview(p.positions, Kokkos::make_pair(100, 150), Kokkos::ALL);
+  Kokkos::View<Real *, Memory> phi("kfmm::test::phi", 50);
+  Kokkos::View<Real *[3], Memory> field("kfmm::test::field", 50);
+  kfmm::directSum(space, targets, p.positions, p.charges, phi, field);
+
+  auto const all_phi = Kokkos::create_mirror_view_and_copy(
+      Kokkos::HostSpace{}, Kokkos::subview(p.potential, Kokkos::make_pair(100, 150)));
+  auto const all_g = Kokkos::create_mirror_view_and_copy(
+      Kokkos::HostSpace{}, Kokkos::subview(p.field, Kokkos::make_pair(100, 150), Kokkos::ALL));
+  auto const phi_h = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, phi);
+  auto const g_h = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, field);
+  CHECK(kfmm::relativeL2Error(phi_h, all_phi) <= directSumTolerance<Real>());
+  CHECK(kfmm::relativeL2Error(g_h, all_g) <= directSumTolerance<Real>());
+}
