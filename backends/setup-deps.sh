@@ -108,7 +108,12 @@ unpack_sources() {
   rm -rf "$dir" && mkdir -p "$dir"
   tar xzf "$sources_tarball" -C "$dir"
   if [ "$backend" = cuda ]; then
-    patch -s -p2 --batch -d "$dir/kokkos" < "$here/cuda/kokkos-3.4.1-cuda13.patch"
+    local fixes="$here/cuda/kokkos-3.4.1-cuda13.patch"
+    if command -v patch >/dev/null; then
+      patch -s -p2 --batch -d "$dir/kokkos" < "$fixes"
+    else
+      (cd "$dir/kokkos" && git apply -p2 "$fixes")
+    fi
   fi
   touch "$dir/.done"
 }

@@ -30,6 +30,16 @@ inline void requireExtent(std::string const &where, std::string const &name,
               std::to_string(expected));
 }
 
+/// values(i, c) of a rank-2 View, values(i) of a rank-1 one.
+template <class View>
+KOKKOS_INLINE_FUNCTION double entry(View const &values, std::int64_t i, int c)
+{
+  if constexpr (View::rank == 2)
+    return static_cast<double>(values(i, c));
+  else
+    return static_cast<double>(values(i));
+}
+
 /// Index of the first entry of a rank-1 or rank-2 View that is NaN or infinite, or -1.
 /// One parallel min-reduction on the View's own memory space; only the index comes back.
 template <class ExecutionSpace, class View>
@@ -46,12 +56,7 @@ std::int64_t firstNonFinite(ExecutionSpace const &space, View const &values)
       KOKKOS_LAMBDA(Index i, Index &result) {
         for (int c = 0; c < columns; ++c)
         {
-          double const v = [&] {
-            if constexpr (View::rank == 2)
-              return static_cast<double>(values(i, c));
-            else
-              return static_cast<double>(values(i));
-          }();
+          double const v = entry(values, i, c);
           if (!isfinite(v) && i < result)
             result = i;
         }
