@@ -121,10 +121,14 @@ TEMPLATE_LIST_TEST_CASE("direct sum at sampled targets equals the full sum there
   Kokkos::View<Real *[3], Memory> field("kfmm::test::field", 50);
   kfmm::directSum(space, targets, p.positions, p.charges, phi, field);
 
-  auto const all_phi = Kokkos::create_mirror_view_and_copy(
-      Kokkos::HostSpace{}, Kokkos::subview(p.potential, Kokkos::make_pair(100, 150)));
-  auto const all_g = Kokkos::create_mirror_view_and_copy(
-      Kokkos::HostSpace{}, Kokkos::subview(p.field, Kokkos::make_pair(100, 150), Kokkos::ALL));
+  // Whole Views to the host, then the rows of the sampled targets (a strided device subview
+  // cannot be copied between memory spaces).
+  auto const all_phi = Kokkos::subview(
+      Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, p.potential),
+      Kokkos::make_pair(100, 150));
+  auto const all_g =
+      Kokkos::subview(Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, p.field),
+                      Kokkos::make_pair(100, 150), Kokkos::ALL);
   auto const phi_h = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, phi);
   auto const g_h = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, field);
   CHECK(kfmm::relativeL2Error(phi_h, all_phi) <= directSumTolerance<Real>());

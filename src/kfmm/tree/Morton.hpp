@@ -1,0 +1,159 @@
+// SPDX-License-Identifier: BSD-3-Clause
+#ifndef KFMM_TREE_MORTON_HPP
+#define KFMM_TREE_MORTON_HPP
+
+// Bounding cube and 63-bit Morton keys (21 levels of octree) of a particle set.
+//
+// Convention used by every part of the tree: the cube has its lower corner at `origin` and
+// side `side`; a particle's integer coordinates are floor((x - origin) / side * 2^21),
+// clamped to [0, 2^21 - 1]; the key interleaves them with x in the most significant bit of
+// each triple: key bit 3b+2 = x bit b, 3b+1 = y bit b, 3b = z bit b. The cell of level l
+// (0 = the cube, 21 = finest) containing a key is key >> 3 (21 - l); its centre is
+// origin + (cell integer coordinates + 1/2) side / 2^l. (Morton 1966; Warren & Salmon 1993
+// for hashed octrees from interleaved keys.)
+
+#include <kfmm/detail/Math.hpp>
+
+#include <Kokkos_Core.hpp>
+
+#include <cstdint>
+
+namespace kfmm::tree
+{
+
+using MortonKey = std::uint64_t;
+
+/// Levels below the root that a 63-bit key resolves.
+constexpr int max_level = 21;
+
+/// The cube that encloses all particles: lower corner and side length.
+struct Cube
+{
+  double origin[3];
+  double side;
+};
+
+namespace detail
+{
+
+/// Spreads the low 21 bits of v so that bit b lands at bit 3b.
+KOKKOS_INLINE_FUNCTION MortonKey spreadBits(MortonKey v)
+{
+  v &= 0x1fffffULL;
+  v = (v | v << 32) & 0x1f00000000ffffULL;
+  v = (v | v << 16) & 0x1f0000ff0000ffULL;
+  v = (v | v << 8) & 0x100f00f00f00f00fULL;
+  v = (v | v << 4) & 0x10c30c30c30c30c3ULL;
+  v = (v | v << 2) & 0x1249249249249249ULL;
+  return v;
+}
+
+/// Inverse of spreadBits: gathers bits 3b back to bit b.
+KOKKOS_INLINE_FUNCTION std::uint32_t compactBits(MortonKey v)
+{
+  v &= 0x1249249249249249ULL;
+  v = (v ^ (v >> 2)) & 0x10c30c30c30c30c3ULL;
+  v = (v ^ (v >> 4)) & 0x100f00f00f00f00fULL;
+  v = (v ^ (v >> 8)) & 0x1f0000ff0000ffULL;
+  v = (v ^ (v >> 16)) & 0x1f00000000ffffULL;
+  v = (v ^ (v >> 32)) & 0x1fffffULL;
+  return static_cast<std::uint32_t>(v);
+}
+
+} // namespace detail
+
+/// Key of integer coordinates (each < 2^21).
+KOKKOS_INLINE_FUNCTION MortonKey mortonKey(std::uint32_t ix, std::uint32_t iy, std::uint32_t iz)
+{
+  return detail::spreadBits(ix) << 2 | detail::spreadBits(iy) << 1 | detail::spreadBits(iz);
+}
+
+/// Integer coordinates of a key (at level 21) or of a cell prefix (at its level).
+KOKKOS_INLINE_FUNCTION void mortonCoordinates(MortonKey key, std::uint32_t &ix, std::uint32_t &iy,
+                                              std::uint32_t &iz)
+{
+  ix = detail::compactBits(key >> 2);
+  iy = detail::compactBits(key >> 1);
+  iz = detail::compactBits(key);
+}
+
+/// Key of the point (x, y, z) in `cube`.
+KOKKOS_INLINE_FUNCTION MortonKey mortonKey(Cube const &cube, double x, double y, double z)
+{
+  constexpr double cells = double(1u << max_level);
+  double const scale = cells / cube.side;
+  auto const grid = [&](double v, double lo) {
+    double const g = (v - lo) * scale;
+    return static_cast<std::uint32_t>(kfmm::detail::min(kfmm::detail::max(g, 0.0), cells - 1));
+  };
+  return mortonKey(grid(x, cube.origin[0]), grid(y, cube.origin[1]), grid(z, cube.origin[2]));
+}
+
+/// Centre of the level-`level` cell whose key prefix is `prefix` (= key >> 3 (21 - level)).
+KOKKOS_INLINE_FUNCTION void cellCentre(Cube const &cube, MortonKey prefix, int level,
+                                       double centre[3])
+{
+  std::uint32_t i[3];
+  mortonCoordinates(prefix, i[0], i[1], i[2]);
+  double const width = cube.side / double(1u << level);
+  for (int d = 0; d < 3; ++d)
+    centre[d] = cube.origin[d] + (i[d] + 0.5) * width;
+}
+
+/// The smallest cube enclosing all `positions` (N x 3), slightly enlarged so that no
+/// particle sits on its upper faces; a unit cube around the point for N <= 1 or all
+/// particles at one point. One parallel min/max reduction.
+template <class ExecutionSpace, class Positions>
+Cube boundingCube(ExecutionSpace const &space, Positions const &positions)
+{
+  using MinMax = Kokkos::MinMaxScalar<double>;
+  MinMax ext[3];
+  for (int d = 0; d < 3; ++d)
+  {
+    Kokkos::parallel_reduce(
+        "kfmm::tree::bounding_cube", Kokkos::RangePolicy<ExecutionSpace>(space, 0, positions.extent(0)),
+        KOKKOS_LAMBDA(std::size_t i, MinMax & e) {
+          double const v = positions(i, d);
+          if (v < e.min_val)
+            e.min_val = v;
+          if (v > e.max_val)
+            e.max_val = v;
+        },
+        Kokkos::MinMax<double>(ext[d]));
+  }
+  Cube cube{};
+  if (positions.extent(0) == 0)
+  {
+    cube.side = 1;
+    return cube;
+  }
+  double side = 0;
+  for (int d = 0; d < 3; ++d)
+    side = kfmm::detail::max(side, ext[d].max_val - ext[d].min_val);
+  // Enlarged by a relative 1e-6 (and never zero) so that the largest coordinate maps below
+  // 2^21 and coincident particles still get a valid cube.
+  side = side > 0 ? side * (1 + 1e-6) : 1;
+  for (int d = 0; d < 3; ++d)
+  {
+    double const mid = 0.5 * (ext[d].min_val + ext[d].max_val);
+    cube.origin[d] = mid - 0.5 * side;
+  }
+  cube.side = side;
+  return cube;
+}
+
+/// Morton key of every particle: keys(i) = key of positions(i, :) in `cube`.
+template <class ExecutionSpace, class Positions, class Keys>
+void computeMortonKeys(ExecutionSpace const &space, Cube const &cube, Positions const &positions,
+                       Keys const &keys)
+{
+  Kokkos::parallel_for(
+      "kfmm::tree::morton_keys", Kokkos::RangePolicy<ExecutionSpace>(space, 0, positions.extent(0)),
+      KOKKOS_LAMBDA(std::size_t i) {
+        keys(i) = mortonKey(cube, positions(i, 0), positions(i, 1), positions(i, 2));
+      });
+}
+
+} // namespace kfmm::tree
+
+#endif
