@@ -6,6 +6,7 @@
 #include <kfmm/detail/ScopedRegion.hpp>
 #include <kfmm/detail/Tuning.hpp>
 #include <kfmm/detail/Validation.hpp>
+#include <kfmm/kernels/detail/TargetBlock.hpp>
 
 #include <Kokkos_Core.hpp>
 
@@ -23,24 +24,13 @@ namespace detail
 /// all-pairs scheme of seed 001, Listing 2, and of Nyland, Harris & Prins, GPU Gems 3
 /// ch. 31). Each thread keeps `TargetsPerThread` targets in registers: one on a GPU, several
 /// on a CPU so that the source loop vectorises across targets.
-///
-/// Each tile's contribution is summed separately before it is added to the running total:
-/// this blocked summation keeps the float rounding error near eps * (sqrt(tile) +
-/// sqrt(N / tile)) instead of eps * sqrt(N) for one long running sum.
-/// One source as staged in team scratch: the four values an interaction reads, packed and
-/// aligned so that a GPU thread fetches them with one vector load.
-template <class Real>
-struct alignas(4 * sizeof(Real)) StagedSource
-{
-  Real x, y, z, q;
-};
-
 template <class ExecutionSpace, class Real, int TargetsPerThread, class Targets, class Sources,
           class Charges, class Potential, class Field>
 struct DirectSumKernel
 {
   using TeamMember = typename Kokkos::TeamPolicy<ExecutionSpace>::member_type;
   using Staged = StagedSource<Real>;
+  using Block = TargetBlock<Real, TargetsPerThread>;
 
   Targets targets;
   Sources sources;
@@ -62,17 +52,16 @@ struct DirectSumKernel
         team.team_scratch(0).get_shmem_aligned(source_tile * sizeof(Staged), sizeof(Staged)));
 
     int const first = team.league_rank() * targets_per_team + team.team_rank() * TargetsPerThread;
-    Real tx[TargetsPerThread], ty[TargetsPerThread], tz[TargetsPerThread];
-    Real phi[TargetsPerThread], gx[TargetsPerThread], gy[TargetsPerThread], gz[TargetsPerThread];
+    Block block;
     for (int k = 0; k < TargetsPerThread; ++k)
     {
       // Targets past the end compute on a copy of the last real one and are not written.
       int const t = detail::min(first + k, num_targets - 1);
-      tx[k] = t >= 0 ? static_cast<Real>(targets(t, 0)) : Real(0);
-      ty[k] = t >= 0 ? static_cast<Real>(targets(t, 1)) : Real(0);
-      tz[k] = t >= 0 ? static_cast<Real>(targets(t, 2)) : Real(0);
-      phi[k] = gx[k] = gy[k] = gz[k] = Real(0);
+      block.x[k] = t >= 0 ? static_cast<Real>(targets(t, 0)) : Real(0);
+      block.y[k] = t >= 0 ? static_cast<Real>(targets(t, 1)) : Real(0);
+      block.z[k] = t >= 0 ? static_cast<Real>(targets(t, 2)) : Real(0);
     }
+    block.clearSums();
 
     for (int tile_start = 0; tile_start < num_sources; tile_start += source_tile)
     {
@@ -86,38 +75,7 @@ struct DirectSumKernel
       });
       team.team_barrier();
 
-      Real tile_phi[TargetsPerThread], tile_gx[TargetsPerThread], tile_gy[TargetsPerThread],
-          tile_gz[TargetsPerThread];
-      for (int k = 0; k < TargetsPerThread; ++k)
-        tile_phi[k] = tile_gx[k] = tile_gy[k] = tile_gz[k] = Real(0);
-      for (int s = 0; s < tile; ++s)
-      {
-        Staged const source = staged[s];
-        for (int k = 0; k < TargetsPerThread; ++k)
-        {
-          Real const dx = tx[k] - source.x;
-          Real const dy = ty[k] - source.y;
-          Real const dz = tz[k] - source.z;
-          Real const r2 = dx * dx + dy * dy + dz * dz;
-          // Zero-distance pairs (the target itself, coincident particles) contribute
-          // nothing, with or without softening.
-          Real const inv_r = r2 > Real(0) ? detail::rsqrt(r2 + softening2) : Real(0);
-          Real const q_inv_r = source.q * inv_r;
-          Real const q_inv_r3 = q_inv_r * inv_r * inv_r;
-          tile_phi[k] += q_inv_r;
-          // field = grad_target(q / r) = -q (x_t - x_s) / r^3
-          tile_gx[k] -= q_inv_r3 * dx;
-          tile_gy[k] -= q_inv_r3 * dy;
-          tile_gz[k] -= q_inv_r3 * dz;
-        }
-      }
-      for (int k = 0; k < TargetsPerThread; ++k)
-      {
-        phi[k] += tile_phi[k];
-        gx[k] += tile_gx[k];
-        gy[k] += tile_gy[k];
-        gz[k] += tile_gz[k];
-      }
+      block.interact(staged, tile, softening2);
     }
 
     for (int k = 0; k < TargetsPerThread; ++k)
@@ -125,10 +83,10 @@ struct DirectSumKernel
       int const t = first + k;
       if (t < num_targets)
       {
-        potential(t) = phi[k];
-        field(t, 0) = gx[k];
-        field(t, 1) = gy[k];
-        field(t, 2) = gz[k];
+        potential(t) = block.phi[k];
+        field(t, 0) = block.gx[k];
+        field(t, 1) = block.gy[k];
+        field(t, 2) = block.gz[k];
       }
     }
   }
