@@ -1,0 +1,61 @@
+// SPDX-License-Identifier: BSD-3-Clause
+#ifndef KFMM_OPTIONS_HPP
+#define KFMM_OPTIONS_HPP
+
+#include <kfmm/detail/Validation.hpp>
+
+#include <cmath>
+#include <string>
+
+namespace kfmm
+{
+
+/// How the far field is evaluated.
+enum class Method
+{
+  fmm,     ///< multipole-to-local translations between cells, then local expansions (O(N))
+  treecode ///< multipoles evaluated directly at the particles of each target leaf (O(N log N))
+};
+
+inline char const *methodName(Method m) { return m == Method::fmm ? "fmm" : "treecode"; }
+
+/// The solver's parameters. The defaults give a float field error near 1e-4 on uniform and
+/// Plummer distributions (perf/RESULTS.md records what each setting reaches).
+struct Options
+{
+  /// Expansion order p: degrees 0..p of the spherical-harmonic expansions (1..max_order).
+  int order = 5;
+  /// Acceptance parameter of the test (R_t + R_s) < theta |c_t - c_s|, in (0, 1]: smaller is
+  /// more accurate and more expensive.
+  double theta = 0.5;
+  /// A cell splits while it holds more than this many particles (and is above level 21).
+  int leaf_size = 64;
+  Method method = Method::fmm;
+  /// Plummer softening length eps >= 0: 1/r becomes 1/sqrt(r^2 + eps^2).
+  double softening = 0;
+};
+
+/// The largest expansion order kfmm supports.
+constexpr int max_order = 20;
+
+namespace detail
+{
+
+/// Throws kfmm::Exception naming the first invalid option.
+inline void validate(Options const &o, std::string const &where)
+{
+  require(o.order >= 1 && o.order <= max_order, where,
+          "option 'order' must be in 1.." + std::to_string(max_order) + ", got " +
+              std::to_string(o.order));
+  require(o.theta > 0 && o.theta <= 1, where,
+          "option 'theta' must be in (0, 1], got " + std::to_string(o.theta));
+  require(o.leaf_size >= 1, where,
+          "option 'leaf_size' must be >= 1, got " + std::to_string(o.leaf_size));
+  require(o.softening >= 0 && std::isfinite(o.softening), where,
+          "option 'softening' must be finite and >= 0, got " + std::to_string(o.softening));
+}
+
+} // namespace detail
+} // namespace kfmm
+
+#endif

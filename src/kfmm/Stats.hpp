@@ -1,0 +1,52 @@
+// SPDX-License-Identifier: BSD-3-Clause
+#ifndef KFMM_STATS_HPP
+#define KFMM_STATS_HPP
+
+#include <cstddef>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace kfmm
+{
+
+/// What one tree build and evaluation did and how long each stage took.
+struct Stats
+{
+  /// Seconds per stage, in pipeline order ("tree", "lists", "P2M", "M2M", ...). Each stage is
+  /// fenced, so the times add up to the wall time of the call.
+  std::vector<std::pair<std::string, double>> stage_seconds;
+  /// Deepest level of the octree (the root is level 0).
+  int depth = 0;
+  std::size_t cells = 0;
+  std::size_t leaves = 0;
+  /// Particle-particle pairs evaluated by the near field.
+  std::size_t p2p_interactions = 0;
+  /// Cell-cell translations (fmm) and cell-particle evaluations (treecode) of the far field.
+  std::size_t m2l_interactions = 0;
+  std::size_t m2p_interactions = 0;
+  /// Estimated floating-point operations of the evaluation.
+  double flops = 0;
+  /// Device memory held by the tree, the lists and the expansions.
+  std::size_t bytes = 0;
+
+  double seconds(std::string const &stage) const
+  {
+    for (auto const &s : stage_seconds)
+      if (s.first == stage)
+        return s.second;
+    return 0;
+  }
+
+  double totalSeconds() const
+  {
+    double total = 0;
+    for (auto const &s : stage_seconds)
+      total += s.second;
+    return total;
+  }
+};
+
+} // namespace kfmm
+
+#endif
