@@ -41,6 +41,23 @@ using Configs = BothPrecisions<
 #endif
     >;
 
+/// One config per execution space, for tests where the precision does not matter.
+using Spaces = std::tuple<
+#if defined(KOKKOS_ENABLE_SERIAL)
+    Config<Kokkos::Serial, double>
+#endif
+#if defined(KOKKOS_ENABLE_OPENMP)
+#if defined(KOKKOS_ENABLE_SERIAL)
+    ,
+#endif
+    Config<Kokkos::OpenMP, double>
+#endif
+#if defined(KOKKOS_ENABLE_CUDA)
+    ,
+    Config<Kokkos::Cuda, double>
+#endif
+    >;
+
 } // namespace kfmm::test
 
 #endif

@@ -31,7 +31,9 @@ struct Options
   /// A cell splits while it holds more than this many particles (and is above level 21).
   int leaf_size = 64;
   Method method = Method::fmm;
-  /// Plummer softening length eps >= 0: 1/r becomes 1/sqrt(r^2 + eps^2).
+  /// Plummer softening length eps >= 0: 1/r becomes 1/sqrt(r^2 + eps^2) in the near field
+  /// (P2P). The far field expands the unsoftened 1/r, which differs by O(eps^2 / d^2) at the
+  /// distances d where it is used, so keep eps well below the leaf size.
   double softening = 0;
 };
 

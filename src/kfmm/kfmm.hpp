@@ -6,6 +6,9 @@
 
 #include <kfmm/Config.hpp>
 #include <kfmm/Exception.hpp>
+#include <kfmm/Fmm.hpp>
+#include <kfmm/Options.hpp>
+#include <kfmm/Stats.hpp>
 #include <kfmm/kernels/DirectSum.hpp>
 
 #endif

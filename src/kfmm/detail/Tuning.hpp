@@ -21,6 +21,26 @@ struct Tuning
   static constexpr int direct_team_size = 1;
   static constexpr int direct_targets_per_thread = 16;
   static constexpr int direct_source_tile = 512;
+
+  /// Radix sort (kfmm::tree::sortPairs): bits per pass, threads per team, items per thread
+  /// of a tile, tiles per group (one histogram team each), whether teams rank with warp
+  /// primitives (one tile per scatter team), and teams per multiprocessor the registers
+  /// must allow (0: no launch bound). A host team is one thread that scatters its group in
+  /// order.
+  static constexpr int sort_digit_bits = 8;
+  static constexpr int sort_team_size = 1;
+  static constexpr int sort_items_per_thread = 2048;
+  static constexpr int sort_tiles_per_team = 64;
+  static constexpr bool sort_warp_ranking = false;
+  static constexpr int sort_min_teams_per_sm = 0;
+
+  /// FMM near field (P2P): as the direct sum, per target leaf.
+  static constexpr int p2p_team_size = 1;
+  static constexpr int p2p_targets_per_thread = 8;
+  static constexpr int p2p_source_tile = 256;
+
+  /// Threads per team of the expansion operators (P2M, M2M, M2L, L2L, L2P, M2P) at order p.
+  static constexpr int expansionTeamSize(int /*p*/) { return 1; }
 };
 
 } // namespace kfmm::detail

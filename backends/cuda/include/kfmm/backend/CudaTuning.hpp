@@ -19,6 +19,30 @@ struct Tuning<Kokkos::Cuda>
   static constexpr int direct_team_size = 128;
   static constexpr int direct_targets_per_thread = 1;
   static constexpr int direct_source_tile = 128;
+
+  // Radix sort: a tile of 256 x 8 (key, value) pairs is staged in shared memory (about
+  // 34 KiB with the counters for 64-bit keys and 32-bit values); bounding the registers to
+  // 3 teams per multiprocessor (80 per thread) was fastest on an H200.
+  static constexpr int sort_digit_bits = 8;
+  static constexpr int sort_team_size = 256;
+  static constexpr int sort_items_per_thread = 8;
+  static constexpr int sort_tiles_per_team = 16;
+  static constexpr bool sort_warp_ranking = true;
+  static constexpr int sort_min_teams_per_sm = 3;
+
+  // FMM near field: one target per thread, a leaf's particles spread over a block.
+  static constexpr int p2p_team_size = 64;
+  static constexpr int p2p_targets_per_thread = 1;
+  static constexpr int p2p_source_tile = 128;
+
+  // Expansion operators: one thread per output coefficient of order p (rounded up to whole
+  // warps), at most 256.
+  static constexpr int expansionTeamSize(int p)
+  {
+    int const coefficients = (p + 1) * (p + 2) / 2;
+    int const warps = (coefficients + 31) / 32;
+    return warps > 8 ? 256 : 32 * warps;
+  }
 };
 
 } // namespace kfmm::detail

@@ -1,0 +1,32 @@
+// SPDX-License-Identifier: BSD-3-Clause
+#ifndef KFMM_APPS_CHECK_HPP
+#define KFMM_APPS_CHECK_HPP
+
+// The accuracy check: the solver's potential and field on sampled particles against the
+// direct sum over all particles, in double.
+
+#include "Problem.hpp"
+#include "Report.hpp"
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+namespace kfmm::app
+{
+
+/// `k` distinct indices of 0 .. n-1 (all of them when k >= n), increasing; the same for the
+/// same seed on every platform.
+std::vector<std::size_t> sampleIndices(std::size_t n, std::size_t k, std::uint64_t seed);
+
+/// Relative L2 errors of `results` on `targets` sampled particles against kfmm::directSum in
+/// double, with the same softening. Long checks show their progress on stderr when
+/// `progress`.
+template <class Real>
+CheckResult checkAccuracy(Space const &space, Particles<Real> const &particles,
+                          Results<Real> const &results, std::size_t targets, std::uint64_t seed,
+                          double softening, bool progress);
+
+} // namespace kfmm::app
+
+#endif

@@ -1,0 +1,319 @@
+// SPDX-License-Identifier: BSD-3-Clause
+#include "CommandLine.hpp"
+
+#include "Problem.hpp"
+#include "Solve.hpp"
+
+#include <kfmm/io/ParticleFile.hpp>
+
+#include <charconv>
+#include <cmath>
+#include <cstdlib>
+#include <filesystem>
+#include <functional>
+#include <limits>
+#include <map>
+#include <system_error>
+
+namespace kfmm::app
+{
+namespace
+{
+
+/// The largest --n and --check: kfmm indexes particles with 32-bit integers on the device.
+constexpr std::uint64_t max_particles = std::numeric_limits<int>::max();
+constexpr std::uint64_t max_repeat = 1000;
+
+[[noreturn]] void badValue(std::string const &option, std::string const &value,
+                           std::string const &expected)
+{
+  throw UsageError("bad value '" + value + "' for option '" + option + "' (expected " +
+                   expected + ")");
+}
+
+[[noreturn]] void outOfRange(std::string const &option, std::string const &value,
+                             std::string const &range)
+{
+  throw UsageError("value '" + value + "' for option '" + option + "' is out of range (" +
+                   range + ")");
+}
+
+/// A non-negative integer in [min, max]: plain digits, or a number like 1e6 or 2.5e5 that is
+/// an integer (particle counts are easier to type that way).
+std::uint64_t parseInteger(std::string const &option, std::string const &value,
+                           std::uint64_t min, std::uint64_t max)
+{
+  std::string const range = "expected " + std::to_string(min) + " to " + std::to_string(max);
+  char const *const end = value.data() + value.size();
+  std::uint64_t result = 0;
+  auto const [ptr, ec] = std::from_chars(value.data(), end, result);
+  if (ptr == end && !value.empty())
+  {
+    if (ec == std::errc::result_out_of_range || result < min || result > max)
+      outOfRange(option, value, range);
+    return result;
+  }
+  char *stop = nullptr;
+  double const d = std::strtod(value.c_str(), &stop);
+  if (value.empty() || *stop != '\0' || std::isspace(static_cast<unsigned char>(value[0])) ||
+      !std::isfinite(d) || d != std::floor(d))
+    badValue(option, value, "an integer, " + range.substr(9));
+  // 2^64 as a double: anything from there on does not fit in the result type.
+  if (d < static_cast<double>(min) || d > static_cast<double>(max) || d >= 18446744073709551616.0)
+    outOfRange(option, value, range);
+  return static_cast<std::uint64_t>(d);
+}
+
+double parseReal(std::string const &option, std::string const &value)
+{
+  char *stop = nullptr;
+  double const d = std::strtod(value.c_str(), &stop);
+  if (value.empty() || *stop != '\0' || std::isspace(static_cast<unsigned char>(value[0])) ||
+      std::isnan(d))
+    badValue(option, value, "a number");
+  return d;
+}
+
+/// A file the program will write: its folder must exist and it must not be a folder itself.
+void requireWritablePath(std::string const &option, std::string const &path)
+{
+  if (path.empty())
+    badValue(option, path, "a file name");
+  std::filesystem::path const p(path);
+  std::error_code ec;
+  if (std::filesystem::is_directory(p, ec))
+    throw UsageError("option '" + option + "': '" + path + "' is a folder");
+  auto const folder = p.parent_path();
+  if (!folder.empty() && !std::filesystem::is_directory(folder, ec))
+    throw UsageError("option '" + option + "': folder '" + folder.string() +
+                     "' does not exist");
+}
+
+void requireKnownExtension(std::string const &option, std::string const &path)
+{
+  try
+  {
+    io::formatOf(path, io::Format::automatic, "option '" + option + "'");
+  }
+  catch (io::FileError const &e)
+  {
+    throw UsageError(e.what());
+  }
+}
+
+} // namespace
+
+std::size_t defaultParticleCount()
+{
+  return default_space_is_gpu ? default_particles_gpu : default_particles_cpu;
+}
+
+Configuration parseCommandLine(std::vector<std::string> const &arguments)
+{
+  Configuration c;
+  std::map<std::string, bool> given;
+  // Options with a value, each with what it does with it.
+  std::map<std::string, std::function<void(std::string const &, std::string const &)>> const
+      valued = {
+          {"--n",
+           [&](auto const &o, auto const &v) { c.n = parseInteger(o, v, 1, max_particles); }},
+          {"--distribution",
+           [&](auto const &o, auto const &v) {
+             try
+             {
+               c.distribution = distributionFromName(v);
+             }
+             catch (Exception const &)
+             {
+               throw UsageError("unknown value '" + v + "' for option '" + o +
+                                "' (expected uniform, plummer, sphere, ellipsoid or cylinder)");
+             }
+           }},
+          {"--seed",
+           [&](auto const &o, auto const &v) {
+             c.seed = parseInteger(o, v, 0, std::numeric_limits<std::uint64_t>::max());
+           }},
+          {"--order",
+           [&](auto const &o, auto const &v) {
+             c.options.order = static_cast<int>(parseInteger(o, v, 1, max_order));
+           }},
+          {"--theta",
+           [&](auto const &o, auto const &v) {
+             double const t = parseReal(o, v);
+             if (!(t > 0 && t <= 1))
+               outOfRange(o, v, "expected 0 < theta <= 1");
+             c.options.theta = t;
+           }},
+          {"--leaf-size",
+           [&](auto const &o, auto const &v) {
+             c.options.leaf_size =
+                 static_cast<int>(parseInteger(o, v, 1, std::numeric_limits<int>::max()));
+           }},
+          {"--method",
+           [&](auto const &o, auto const &v) {
+             if (v == "fmm")
+               c.options.method = Method::fmm;
+             else if (v == "treecode")
+               c.options.method = Method::treecode;
+             else
+               throw UsageError("unknown value '" + v + "' for option '" + o +
+                                "' (expected fmm or treecode)");
+           }},
+          {"--precision",
+           [&](auto const &o, auto const &v) {
+             if (v == "float")
+               c.precision = Precision::single;
+             else if (v == "double")
+               c.precision = Precision::double_;
+             else
+               throw UsageError("unknown value '" + v + "' for option '" + o +
+                                "' (expected float or double)");
+           }},
+          {"--softening",
+           [&](auto const &o, auto const &v) {
+             double const s = parseReal(o, v);
+             if (!(s >= 0 && std::isfinite(s)))
+               outOfRange(o, v, "expected a finite number >= 0");
+             c.options.softening = s;
+           }},
+          {"--check",
+           [&](auto const &o, auto const &v) { c.check = parseInteger(o, v, 0, max_particles); }},
+          {"--repeat",
+           [&](auto const &o, auto const &v) {
+             c.repeat = static_cast<int>(parseInteger(o, v, 0, max_repeat));
+           }},
+          {"--input",
+           [&](auto const &o, auto const &v) {
+             if (v.empty())
+               badValue(o, v, "a file name");
+             requireKnownExtension(o, v);
+             c.input = v;
+           }},
+          {"--output",
+           [&](auto const &o, auto const &v) {
+             requireWritablePath(o, v);
+             requireKnownExtension(o, v);
+             c.output = v;
+           }},
+          {"--json",
+           [&](auto const &o, auto const &v) {
+             requireWritablePath(o, v);
+             c.json = v;
+           }},
+      };
+
+  for (std::size_t i = 0; i < arguments.size(); ++i)
+  {
+    std::string option = arguments[i];
+    std::string value;
+    bool has_value = false;
+    // --option=value as well as --option value.
+    auto const equals = option.find('=');
+    if (option.rfind("--", 0) == 0 && equals != std::string::npos)
+    {
+      value = option.substr(equals + 1);
+      option.resize(equals);
+      has_value = true;
+    }
+    if (option == "--help" || option == "--quiet")
+    {
+      if (has_value)
+        throw UsageError("option '" + option + "' takes no value");
+      (option == "--help" ? c.help : c.quiet) = true;
+      continue;
+    }
+    auto const handler = valued.find(option);
+    if (handler == valued.end())
+    {
+      if (option.rfind("-", 0) == 0)
+        throw UsageError("unknown option '" + option + "' (see kfmm --help)");
+      throw UsageError("unexpected argument '" + option + "' (see kfmm --help)");
+    }
+    if (!has_value)
+    {
+      // A following option is not taken for the value: "--n --check 5" lacks the value of --n.
+      if (i + 1 >= arguments.size() || arguments[i + 1].rfind("--", 0) == 0)
+        throw UsageError("option '" + option + "' needs a value (see kfmm --help)");
+      value = arguments[++i];
+    }
+    handler->second(option, value);
+    given[option] = true;
+  }
+  if (c.help)
+    return c;
+
+  if (!c.input.empty())
+    for (char const *option : {"--n", "--distribution", "--seed"})
+      if (given.count(option))
+        throw UsageError("option '" + std::string(option) +
+                         "' cannot be used with --input (the file gives the particles)");
+  if (!c.output.empty() && c.output == c.json)
+    throw UsageError("options '--output' and '--json' name the same file '" + c.output + "'");
+  if (c.input.empty() && c.n == 0)
+    c.n = defaultParticleCount();
+  try
+  {
+    detail::validate(c.options, "kfmm");
+  }
+  catch (Exception const &e)
+  {
+    throw UsageError(e.what());
+  }
+  return c;
+}
+
+std::string helpText()
+{
+  Options const o;
+  std::string const n_default = std::to_string(defaultParticleCount()) + " in this " +
+                                (default_space_is_gpu ? "GPU" : "CPU") + " build";
+  return "usage: kfmm [options] [--kokkos-...]\n"
+         "\n"
+         "Computes the potential and field of N charged particles (or masses) on each other\n"
+         "with the fast multipole method, and reports the time of each stage, the rate and\n"
+         "the error against the direct sum.\n"
+         "\n"
+         "Problem:\n"
+         "  --n N                number of generated particles, 1 to 2^31-1; 1e6 notation is\n"
+         "                       accepted (default " +
+         n_default +
+         ")\n"
+         "  --distribution D     uniform | plummer | sphere | ellipsoid | cylinder (plummer)\n"
+         "  --seed S             random seed of the generated particles, 0 to 2^64-1 (1)\n"
+         "  --input FILE         read the particles from FILE instead: .csv (header x,y,z,q)\n"
+         "                       or .kfmm (binary); see docs/CLI.md\n"
+         "Solver:\n"
+         "  --method M           fmm | treecode (" +
+         methodName(o.method) +
+         ")\n"
+         "  --order P            expansion order, 1 to " +
+         std::to_string(max_order) + " (" + std::to_string(o.order) +
+         ")\n"
+         "  --theta T            multipole acceptance parameter, 0 < T <= 1; smaller is more\n"
+         "                       accurate and slower (0.5)\n"
+         "  --leaf-size L        a cell with more than L particles is split, L >= 1 (" +
+         std::to_string(o.leaf_size) +
+         ")\n"
+         "  --precision P        float | double (float)\n"
+         "  --softening EPS      Plummer softening length, finite and >= 0 (0)\n"
+         "Measurement:\n"
+         "  --check K            compare with the direct sum (in double) on K sampled\n"
+         "                       particles; 0 turns the comparison off (1000)\n"
+         "  --repeat R           R more runs after the first; the report gives their median\n"
+         "                       times (0)\n"
+         "Output:\n"
+         "  --output FILE        write x,y,z,q,phi,gx,gy,gz of every particle to FILE: .csv\n"
+         "                       text or .kfmm binary\n"
+         "  --json FILE          write the report as JSON to FILE\n"
+         "  --quiet              print nothing but errors\n"
+         "  --help               print this text and exit\n"
+         "\n"
+         "Values follow their option as the next argument or after '=' (--n=1e6). Arguments\n"
+         "that start with --kokkos- go to Kokkos (--kokkos-help lists them). Files are\n"
+         "written under a temporary name and renamed when complete.\n"
+         "\n"
+         "Exit status: 0 success, 1 failure while running, 2 bad command line, 3 unusable\n"
+         "input file.\n";
+}
+
+} // namespace kfmm::app

@@ -1,0 +1,70 @@
+// SPDX-License-Identifier: BSD-3-Clause
+#ifndef KFMM_APPS_COMMAND_LINE_HPP
+#define KFMM_APPS_COMMAND_LINE_HPP
+
+// The kfmm program's options: parsing, validation and the --help text. Everything that can
+// be checked without running anything is checked here, so that a bad command line fails
+// before any work is done or any file is written.
+
+#include <kfmm/Options.hpp>
+#include <kfmm/io/Generators.hpp>
+
+#include <cstddef>
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace kfmm::app
+{
+
+/// A bad command line; main() prints "kfmm: error: <message>" and exits with status 2.
+class UsageError : public std::runtime_error
+{
+public:
+  using std::runtime_error::runtime_error;
+};
+
+enum class Precision
+{
+  single,
+  double_
+};
+
+inline char const *precisionName(Precision p) { return p == Precision::single ? "float" : "double"; }
+
+struct Configuration
+{
+  /// Number of generated particles; 0 until parsed (then the default if --n is not given).
+  std::size_t n = 0;
+  Distribution distribution = Distribution::plummer;
+  std::uint64_t seed = 1;
+  Options options;
+  Precision precision = Precision::single;
+  /// Particles sampled for the comparison with the direct sum; 0: no comparison.
+  std::size_t check = 1000;
+  /// Timed runs after the first one; their median is reported when there are any.
+  int repeat = 0;
+  std::string input;
+  std::string output;
+  std::string json;
+  bool quiet = false;
+  bool help = false;
+};
+
+/// Parses the program's own arguments (without argv[0] and the --kokkos-* ones). Throws
+/// UsageError with a one-line message on an unknown option, a missing, malformed or
+/// out-of-range value, an option that conflicts with another, or an output path that cannot
+/// be written (unknown extension, missing folder).
+Configuration parseCommandLine(std::vector<std::string> const &arguments);
+
+/// The --help text, with this build's defaults.
+std::string helpText();
+
+/// Particles of the default problem in this build: larger when the default execution space
+/// is a GPU.
+std::size_t defaultParticleCount();
+
+} // namespace kfmm::app
+
+#endif

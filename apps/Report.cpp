@@ -1,0 +1,357 @@
+// SPDX-License-Identifier: BSD-3-Clause
+#include "Report.hpp"
+
+#include "Problem.hpp"
+#include "Solve.hpp"
+
+#include <kfmm/Config.hpp>
+
+#include <Kokkos_Core.hpp>
+
+#include <cstdint>
+#include <cstdlib>
+
+#if defined(__unix__) || defined(__APPLE__)
+#include <sys/resource.h>
+#endif
+
+namespace kfmm::app
+{
+namespace
+{
+
+std::string versionString()
+{
+  return std::to_string(KFMM_VERSION_MAJOR) + "." + std::to_string(KFMM_VERSION_MINOR) + "." +
+         std::to_string(KFMM_VERSION_PATCH);
+}
+
+std::string algorithmName(Configuration const &c)
+{
+  return methodName(c.options.method);
+}
+
+std::string problemText(Report const &r)
+{
+  Configuration const &c = r.configuration;
+  if (!c.input.empty())
+    return std::to_string(r.n) + " from " + c.input;
+  return std::to_string(r.n) + ", " + distributionName(c.distribution) + ", seed " +
+         std::to_string(c.seed);
+}
+
+/// A streaming JSON writer: two-space indentation, members in the order written.
+class JsonWriter
+{
+public:
+  std::string const &text() const { return text_; }
+
+  void beginObject(char const *key = nullptr) { open(key, '{'); }
+  void endObject() { close('}'); }
+  void beginArray(char const *key = nullptr) { open(key, '['); }
+  void endArray() { close(']'); }
+
+  void string(char const *key, std::string const &value)
+  {
+    member(key);
+    text_ += quote(value);
+  }
+  void number(char const *key, double value)
+  {
+    member(key);
+    if (!std::isfinite(value))
+    {
+      text_ += "null";
+      return;
+    }
+    // The shortest of 15 or 17 digits that reads back as the same double.
+    char buffer[32];
+    std::snprintf(buffer, sizeof buffer, "%.15g", value);
+    if (std::strtod(buffer, nullptr) != value)
+      std::snprintf(buffer, sizeof buffer, "%.17g", value);
+    text_ += buffer;
+  }
+  void integer(char const *key, std::uint64_t value)
+  {
+    member(key);
+    text_ += std::to_string(value);
+  }
+  void boolean(char const *key, bool value)
+  {
+    member(key);
+    text_ += value ? "true" : "false";
+  }
+  void null(char const *key)
+  {
+    member(key);
+    text_ += "null";
+  }
+
+private:
+  static std::string quote(std::string const &s)
+  {
+    std::string q = "\"";
+    for (unsigned char ch : s)
+    {
+      if (ch == '"' || ch == '\\')
+      {
+        q += '\\';
+        q += static_cast<char>(ch);
+      }
+      else if (ch < 0x20)
+      {
+        char buffer[8];
+        std::snprintf(buffer, sizeof buffer, "\\u%04x", ch);
+        q += buffer;
+      }
+      else
+        q += static_cast<char>(ch);
+    }
+    return q + "\"";
+  }
+
+  void member(char const *key)
+  {
+    if (!first_.empty())
+    {
+      if (!first_.back())
+        text_ += ',';
+      first_.back() = false;
+      text_ += '\n';
+      text_.append(2 * first_.size(), ' ');
+    }
+    if (key)
+      text_ += quote(key) + ": ";
+  }
+
+  void open(char const *key, char bracket)
+  {
+    member(key);
+    text_ += bracket;
+    first_.push_back(true);
+  }
+
+  void close(char bracket)
+  {
+    bool const empty = first_.back();
+    first_.pop_back();
+    if (!empty)
+    {
+      text_ += '\n';
+      text_.append(2 * first_.size(), ' ');
+    }
+    text_ += bracket;
+    if (first_.empty())
+      text_ += '\n';
+  }
+
+  std::string text_;
+  std::vector<bool> first_;
+};
+
+double megabytes(std::size_t bytes) { return static_cast<double>(bytes) / (1 << 20); }
+
+} // namespace
+
+KokkosInfo kokkosInfo()
+{
+  KokkosInfo k;
+  k.version = std::to_string(KOKKOS_VERSION / 10000) + "." +
+              std::to_string(KOKKOS_VERSION / 100 % 100) + "." +
+              std::to_string(KOKKOS_VERSION % 100);
+  // Names as the spaces' name() gives them, written out because some of these classes moved
+  // between namespaces across Kokkos versions.
+#if defined(KOKKOS_ENABLE_SERIAL)
+  k.enabled_spaces.push_back("Serial");
+#endif
+#if defined(KOKKOS_ENABLE_OPENMP)
+  k.enabled_spaces.push_back("OpenMP");
+#endif
+#if defined(KOKKOS_ENABLE_THREADS)
+  k.enabled_spaces.push_back("Threads");
+#endif
+#if defined(KOKKOS_ENABLE_CUDA)
+  k.enabled_spaces.push_back("Cuda");
+#endif
+#if defined(KOKKOS_ENABLE_HIP)
+  k.enabled_spaces.push_back("HIP");
+#endif
+#if defined(KOKKOS_ENABLE_SYCL)
+  k.enabled_spaces.push_back("SYCL");
+#endif
+  k.default_space = Space::name();
+  k.concurrency = Space().concurrency();
+  k.gpu = default_space_is_gpu;
+  return k;
+}
+
+std::size_t hostPeakBytes()
+{
+#if defined(__unix__) || defined(__APPLE__)
+  rusage usage{};
+  if (getrusage(RUSAGE_SELF, &usage) != 0)
+    return 0;
+#if defined(__APPLE__)
+  return static_cast<std::size_t>(usage.ru_maxrss); // bytes on macOS
+#else
+  return static_cast<std::size_t>(usage.ru_maxrss) * 1024; // KiB elsewhere
+#endif
+#else
+  return 0;
+#endif
+}
+
+void printReport(std::FILE *out, Report const &r)
+{
+  Configuration const &c = r.configuration;
+  KokkosInfo const &k = r.kokkos;
+  std::string spaces;
+  for (auto const &s : k.enabled_spaces)
+    spaces += (spaces.empty() ? "" : " ") + s;
+  std::fprintf(out, "kfmm %s: %s\n", versionString().c_str(), algorithmName(c).c_str());
+  std::fprintf(out, "  backend       %s, concurrency %d (Kokkos %s; enabled: %s)\n",
+               k.default_space.c_str(), k.concurrency, k.version.c_str(), spaces.c_str());
+  std::fprintf(out, "  precision     %s\n", precisionName(c.precision));
+  std::fprintf(out, "  particles     %s\n", problemText(r).c_str());
+  std::fprintf(out, "  options       method %s, order %d, theta %g, leaf size %d, softening %g\n",
+               methodName(c.options.method), c.options.order, c.options.theta,
+               c.options.leaf_size, c.options.softening);
+  std::fprintf(out, "  tree          depth %d, %zu leaves, %zu cells\n", r.stats.depth,
+               r.stats.leaves, r.stats.cells);
+  std::fprintf(out, "  interactions  p2p %.3e, m2l %.3e, m2p %.3e\n",
+               static_cast<double>(r.stats.p2p_interactions),
+               static_cast<double>(r.stats.m2l_interactions),
+               static_cast<double>(r.stats.m2p_interactions));
+
+  double const staged = r.stats.totalSeconds();
+  std::fprintf(out, "  %-22s %12s %7s\n", "stage", "seconds", "share");
+  for (auto const &[name, seconds] : r.stats.stage_seconds)
+    std::fprintf(out, "    %-20s %12.6f %6.1f%%\n", name.c_str(), seconds,
+                 staged > 0 ? 100 * seconds / staged : 0.0);
+  std::fprintf(out, "    %-20s %12.6f\n", "total (wall)", r.seconds);
+  if (r.runs > 1 || c.repeat > 0)
+    std::fprintf(out, "  runs          first %.6f s; median of the %d after it %.6f s\n",
+                 r.first_seconds, r.runs, r.seconds);
+  std::fprintf(out, "  rate          %.4g particles/s\n",
+               r.seconds > 0 ? static_cast<double>(r.n) / r.seconds : 0.0);
+  if (r.check)
+    std::fprintf(out,
+                 "  error         potential %.3e, field %.3e (relative L2 against the direct "
+                 "sum in double on %zu particles; %.3f s)\n",
+                 r.check->potential_error, r.check->field_error, r.check->targets,
+                 r.check->seconds);
+  else
+    std::fprintf(out, "  error         not checked (--check 0)\n");
+  char line[160];
+  std::snprintf(line, sizeof line, "particles and results %.1f MiB, solver %.1f MiB",
+                megabytes(r.particle_bytes), megabytes(r.stats.bytes));
+  std::string memory = line;
+  if (r.host_peak_bytes > 0)
+  {
+    std::snprintf(line, sizeof line, ", host peak %.1f MiB", megabytes(r.host_peak_bytes));
+    memory += line;
+  }
+  std::fprintf(out, "  memory        %s\n", memory.c_str());
+  std::fflush(out);
+}
+
+std::string jsonReport(Report const &r)
+{
+  Configuration const &c = r.configuration;
+  KokkosInfo const &k = r.kokkos;
+  JsonWriter j;
+  j.beginObject();
+  j.string("program", "kfmm");
+  j.string("version", versionString());
+  j.string("solver", algorithmName(c));
+
+  j.beginObject("configuration");
+  j.integer("n", r.n);
+  if (c.input.empty())
+  {
+    j.string("source", "generated");
+    j.string("distribution", distributionName(c.distribution));
+    j.integer("seed", c.seed);
+    j.null("input");
+  }
+  else
+  {
+    j.string("source", "input");
+    j.null("distribution");
+    j.null("seed");
+    j.string("input", c.input);
+  }
+  j.string("method", methodName(c.options.method));
+  j.integer("order", static_cast<std::uint64_t>(c.options.order));
+  j.number("theta", c.options.theta);
+  j.integer("leaf_size", static_cast<std::uint64_t>(c.options.leaf_size));
+  j.string("precision", precisionName(c.precision));
+  j.number("softening", c.options.softening);
+  j.integer("check", c.check);
+  j.integer("repeat", static_cast<std::uint64_t>(c.repeat));
+  if (c.output.empty())
+    j.null("output");
+  else
+    j.string("output", c.output);
+  j.endObject();
+
+  j.beginObject("kokkos");
+  j.string("version", k.version);
+  j.beginArray("enabled_spaces");
+  for (auto const &s : k.enabled_spaces)
+    j.string(nullptr, s);
+  j.endArray();
+  j.string("default_space", k.default_space);
+  j.boolean("default_space_is_gpu", k.gpu);
+  j.integer("concurrency", static_cast<std::uint64_t>(k.concurrency > 0 ? k.concurrency : 0));
+  j.endObject();
+
+  j.beginObject("tree");
+  j.integer("depth", static_cast<std::uint64_t>(r.stats.depth > 0 ? r.stats.depth : 0));
+  j.integer("cells", r.stats.cells);
+  j.integer("leaves", r.stats.leaves);
+  j.endObject();
+  j.beginObject("interactions");
+  j.integer("p2p", r.stats.p2p_interactions);
+  j.integer("m2l", r.stats.m2l_interactions);
+  j.integer("m2p", r.stats.m2p_interactions);
+  j.number("flops", r.stats.flops);
+  j.endObject();
+
+  j.beginObject("timing");
+  j.integer("runs", static_cast<std::uint64_t>(r.runs));
+  j.beginObject("stage_seconds");
+  for (auto const &[name, seconds] : r.stats.stage_seconds)
+    j.number(name.c_str(), seconds);
+  j.endObject();
+  j.number("total_seconds", r.seconds);
+  j.number("first_run_seconds", r.first_seconds);
+  j.number("particles_per_second", r.seconds > 0 ? static_cast<double>(r.n) / r.seconds : NAN);
+  j.endObject();
+
+  if (r.check)
+  {
+    j.beginObject("errors");
+    j.string("measure", "relative L2 against the direct sum in double");
+    j.integer("targets", r.check->targets);
+    j.number("potential", r.check->potential_error);
+    j.number("field", r.check->field_error);
+    j.number("seconds", r.check->seconds);
+    j.endObject();
+  }
+  else
+    j.null("errors");
+
+  j.beginObject("memory");
+  j.integer("particle_bytes", r.particle_bytes);
+  j.integer("solver_bytes", r.stats.bytes);
+  if (r.host_peak_bytes > 0)
+    j.integer("host_peak_bytes", r.host_peak_bytes);
+  else
+    j.null("host_peak_bytes");
+  j.endObject();
+  j.endObject();
+  return j.text();
+}
+
+} // namespace kfmm::app

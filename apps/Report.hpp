@@ -1,0 +1,74 @@
+// SPDX-License-Identifier: BSD-3-Clause
+#ifndef KFMM_APPS_REPORT_HPP
+#define KFMM_APPS_REPORT_HPP
+
+// What one run of the program measured, printed as a text table on stdout and, on request,
+// written as JSON (docs/CLI.md lists the keys).
+
+#include "CommandLine.hpp"
+
+#include <kfmm/Stats.hpp>
+
+#include <cmath>
+#include <cstddef>
+#include <cstdio>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace kfmm::app
+{
+
+/// The Kokkos build and the default execution space (Kokkos must be initialised).
+struct KokkosInfo
+{
+  std::string version;
+  std::vector<std::string> enabled_spaces;
+  std::string default_space;
+  int concurrency = 0;
+  bool gpu = false;
+};
+
+KokkosInfo kokkosInfo();
+
+/// The comparison with the direct sum on sampled particles.
+struct CheckResult
+{
+  std::size_t targets = 0;
+  double potential_error = NAN;
+  double field_error = NAN;
+  double seconds = 0;
+};
+
+struct Report
+{
+  Configuration configuration;
+  std::size_t n = 0;
+  KokkosInfo kokkos;
+  /// The solver's statistics; stage_seconds holds the median of each stage over the runs
+  /// summarised.
+  Stats stats;
+  /// Runs summarised: the first one alone (1), or the --repeat runs after it.
+  int runs = 1;
+  /// Wall time of the first run, and the reported wall time (the first run, or the median
+  /// of the runs after it).
+  double first_seconds = 0;
+  double seconds = 0;
+  std::optional<CheckResult> check;
+  /// Bytes of the program's particle and result Views, and the host's peak resident set
+  /// (0 where the platform does not tell).
+  std::size_t particle_bytes = 0;
+  std::size_t host_peak_bytes = 0;
+};
+
+/// The peak resident memory of this process, or 0 where unknown.
+std::size_t hostPeakBytes();
+
+void printReport(std::FILE *out, Report const &report);
+
+/// The report as a JSON document (non-finite numbers as null).
+std::string jsonReport(Report const &report);
+
+} // namespace kfmm::app
+
+#endif

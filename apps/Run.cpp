@@ -1,0 +1,137 @@
+// SPDX-License-Identifier: BSD-3-Clause
+#include "Run.hpp"
+
+#include "Check.hpp"
+#include "Problem.hpp"
+#include "Report.hpp"
+#include "Solve.hpp"
+
+#include <Kokkos_Core.hpp>
+
+#include <algorithm>
+#include <cstdio>
+#include <vector>
+
+namespace kfmm::app
+{
+namespace
+{
+
+double median(std::vector<double> values)
+{
+  std::sort(values.begin(), values.end());
+  return values[values.size() / 2];
+}
+
+/// The statistics of the last run with each stage's time replaced by its median over `runs`.
+Stats medianStats(std::vector<Stats> const &runs)
+{
+  Stats stats = runs.back();
+  for (auto &[name, seconds] : stats.stage_seconds)
+  {
+    std::vector<double> times;
+    for (auto const &run : runs)
+      times.push_back(run.seconds(name));
+    seconds = median(times);
+  }
+  return stats;
+}
+
+template <class Real>
+Particles<Real> setUp(Space const &space, Configuration const &c, io::ParticleTable const *input)
+{
+  if (!input)
+    return generateParticles<Real>(space, c.n, c.distribution, c.seed);
+  try
+  {
+    return copyParticles<Real>(*input);
+  }
+  catch (io::FileError const &e)
+  {
+    throw InputError(e.what());
+  }
+}
+
+template <class Real>
+void runIn(Configuration const &c, io::ParticleTable const *input)
+{
+  Space space;
+  auto const particles = setUp<Real>(space, c, input);
+  std::size_t const n = particles.size();
+  auto const results = allocateResults<Real>(n);
+
+  Report report;
+  report.configuration = c;
+  report.n = n;
+  report.kokkos = kokkosInfo();
+
+  // The first run pays for first touches and allocations; --repeat runs after it are warm.
+  space.fence();
+  Kokkos::Timer timer;
+  Stats const first = solve(space, c.options, particles, results);
+  space.fence();
+  report.first_seconds = timer.seconds();
+  std::vector<Stats> warm;
+  std::vector<double> walls;
+  for (int r = 0; r < c.repeat; ++r)
+  {
+    timer.reset();
+    warm.push_back(solve(space, c.options, particles, results));
+    space.fence();
+    walls.push_back(timer.seconds());
+  }
+  if (warm.empty())
+  {
+    report.stats = first;
+    report.seconds = report.first_seconds;
+    report.runs = 1;
+  }
+  else
+  {
+    report.stats = medianStats(warm);
+    report.seconds = median(walls);
+    report.runs = c.repeat;
+  }
+
+  if (c.check > 0)
+    report.check = checkAccuracy(space, particles, results, c.check, c.seed,
+                                 c.options.softening, !c.quiet);
+  report.particle_bytes = n * 8 * sizeof(Real);
+  report.host_peak_bytes = hostPeakBytes();
+  if (!c.quiet)
+    printReport(stdout, report);
+
+  if (!c.output.empty())
+  {
+    auto const x = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, particles.positions);
+    auto const q = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, particles.charges);
+    auto const phi = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, results.potential);
+    auto const g = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, results.field);
+    io::WriteOptions options;
+    options.progress = !c.quiet;
+    io::writeResults(c.output, x, q, phi, g, options);
+    if (!c.quiet)
+      std::printf("  output        %s\n", c.output.c_str());
+  }
+  if (!c.json.empty())
+  {
+    std::string const text = jsonReport(report);
+    io::detail::OutputFile file(c.json, "option '--json'");
+    file.write(text.data(), text.size());
+    file.commit();
+    if (!c.quiet)
+      std::printf("  report        %s\n", c.json.c_str());
+  }
+}
+
+} // namespace
+
+void run(Configuration const &configuration, io::ParticleTable const *input)
+{
+  if (configuration.precision == Precision::single)
+    runIn<float>(configuration, input);
+  else
+    runIn<double>(configuration, input);
+}
+
+} // namespace kfmm::app

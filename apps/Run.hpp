@@ -1,0 +1,38 @@
+// SPDX-License-Identifier: BSD-3-Clause
+#ifndef KFMM_APPS_RUN_HPP
+#define KFMM_APPS_RUN_HPP
+
+// One run of the program: set up the particles, solve (timed, repeated), check, report, write.
+
+#include "CommandLine.hpp"
+
+#include <kfmm/io/ParticleFile.hpp>
+
+#include <stdexcept>
+
+namespace kfmm::app
+{
+
+/// The program's exit statuses (docs/CLI.md).
+enum ExitStatus : int
+{
+  exit_success = 0,
+  exit_failure = 1, ///< something failed while running (solver, memory, writing a file)
+  exit_usage = 2,   ///< bad command line; nothing was run or written
+  exit_input = 3    ///< the --input file cannot be used; nothing was run or written
+};
+
+/// The --input file's contents cannot be used (exit_input).
+class InputError : public std::runtime_error
+{
+public:
+  using std::runtime_error::runtime_error;
+};
+
+/// Runs `configuration` on the default execution space (Kokkos initialised); `input` holds
+/// the --input file's records, or is null to generate the particles.
+void run(Configuration const &configuration, io::ParticleTable const *input);
+
+} // namespace kfmm::app
+
+#endif

@@ -1,0 +1,26 @@
+// SPDX-License-Identifier: BSD-3-Clause
+#include "Solve.hpp"
+
+#include <kfmm/kfmm.hpp>
+
+#include <Kokkos_Core.hpp>
+
+namespace kfmm::app
+{
+
+template <class Real>
+Stats solve(Space const &space, Options const &options, Particles<Real> const &particles,
+            Results<Real> const &results)
+{
+  Stats stats = kfmm::evaluate(space, particles.positions, particles.charges,
+                               results.potential, results.field, options);
+  space.fence();
+  return stats;
+}
+
+template Stats solve<float>(Space const &, Options const &, Particles<float> const &,
+                            Results<float> const &);
+template Stats solve<double>(Space const &, Options const &, Particles<double> const &,
+                             Results<double> const &);
+
+} // namespace kfmm::app

@@ -1,0 +1,32 @@
+// SPDX-License-Identifier: BSD-3-Clause
+#ifndef KFMM_APPS_SOLVE_HPP
+#define KFMM_APPS_SOLVE_HPP
+
+// The one place where the program calls the solver (apps/Solve.cpp), and the settings that
+// depend on which solver that is.
+
+#include "Problem.hpp"
+
+#include <kfmm/Options.hpp>
+#include <kfmm/Stats.hpp>
+
+#include <cstddef>
+
+namespace kfmm::app
+{
+
+/// Particles of the default problem (no --n, no --input): about ten seconds on a 2-core CPU
+/// build, and the GPU figure for a GPU build.
+constexpr std::size_t default_particles_cpu = 100000;
+constexpr std::size_t default_particles_gpu = 10000000;
+
+/// Potential and field of all `particles` on each other, into `results` (particle order
+/// kept), with `options`; fenced before it returns. The stages it reports in
+/// Stats::stage_seconds form the report's time table.
+template <class Real>
+Stats solve(Space const &space, Options const &options, Particles<Real> const &particles,
+            Results<Real> const &results);
+
+} // namespace kfmm::app
+
+#endif

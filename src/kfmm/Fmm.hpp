@@ -1,0 +1,372 @@
+// SPDX-License-Identifier: BSD-3-Clause
+#ifndef KFMM_FMM_HPP
+#define KFMM_FMM_HPP
+
+// The solver: tree and lists built once from the positions, then any number of evaluations
+// for new charges (the static-geometry case of seed 004), or the one-shot kfmm::evaluate.
+//
+// One evaluation (docs/ARCHITECTURE.md):
+//   charges -> sorted order -> P2M (leaves) -> M2M (levels, bottom up)
+//     -> M2L (fmm) or M2P (treecode) -> L2L (levels, top down) -> L2P (leaves)
+//     -> P2P (leaf pairs) -> caller's order
+// Every stage is a Kokkos team kernel in which one team writes one target (cell or leaf);
+// every stage is fenced and timed into Stats and is a Kokkos Tools region.
+
+#include <kfmm/Options.hpp>
+#include <kfmm/Stats.hpp>
+#include <kfmm/detail/ScopedRegion.hpp>
+#include <kfmm/detail/Tuning.hpp>
+#include <kfmm/detail/Validation.hpp>
+#include <kfmm/expansions/Operators.hpp>
+#include <kfmm/kernels/Downward.hpp>
+#include <kfmm/kernels/FarField.hpp>
+#include <kfmm/kernels/P2P.hpp>
+#include <kfmm/kernels/Permutation.hpp>
+#include <kfmm/kernels/Upward.hpp>
+#include <kfmm/kernels/detail/TargetBlock.hpp>
+#include <kfmm/tree/InteractionLists.hpp>
+#include <kfmm/tree/Octree.hpp>
+
+#include <Kokkos_Core.hpp>
+
+#include <string>
+#include <type_traits>
+
+namespace kfmm
+{
+namespace detail
+{
+
+/// Interactions of a list whose rows are leaves: for each target particle, the particles
+/// of its source leaves (`source_leaves`) or its source cells (else). One reduction.
+template <class ExecutionSpace, class MemorySpace, class Offsets, class Sources>
+std::size_t countLeafRowPairs(ExecutionSpace const &space, CellView<MemorySpace> const &tree,
+                              Offsets const &offsets, Sources const &sources, bool source_leaves)
+{
+  std::size_t total = 0;
+  Kokkos::parallel_reduce(
+      "kfmm::Fmm::count_pairs",
+      Kokkos::RangePolicy<ExecutionSpace>(space, 0, offsets.extent(0) - 1),
+      KOKKOS_LAMBDA(std::size_t row, std::size_t & sum) {
+        int const leaf = tree.leaves(row);
+        std::size_t const targets = tree.particle_end(leaf) - tree.particle_begin(leaf);
+        for (auto s = offsets(row); s < offsets(row + 1); ++s)
+        {
+          int const c = sources(s);
+          sum += source_leaves ? targets * (tree.particle_end(c) - tree.particle_begin(c))
+                               : targets;
+        }
+      },
+      total);
+  return total;
+}
+
+} // namespace detail
+
+/// The FMM / treecode solver for one set of positions.
+///
+/// \tparam Real         float or double: the precision of the expansions and kernels
+/// \tparam MemorySpace  where the tree, lists and expansions live (that of the execution
+///                      space the solver runs on)
+///
+/// Positions, charges and results are Kokkos Views in `MemorySpace` (any layout), in the
+/// caller's particle order. The potential and field follow kfmm::directSum's definitions.
+template <class Real, class MemorySpace>
+class Fmm
+{
+  static_assert(std::is_same<Real, float>::value || std::is_same<Real, double>::value,
+                "kfmm::Fmm: Real must be float or double");
+  static_assert(Kokkos::is_memory_space<MemorySpace>::value,
+                "kfmm::Fmm: the second parameter must be a Kokkos memory space");
+
+public:
+  using real_type = Real;
+  using memory_space = MemorySpace;
+
+  /// Builds the octree and the interaction lists of `positions` (N x 3).
+  /// \throws kfmm::Exception on invalid options or positions (NaN/Inf: the first bad index)
+  template <class ExecutionSpace, class Positions>
+  Fmm(ExecutionSpace const &space, Positions const &positions, Options const &options = {})
+      : _options(options)
+  {
+    checkSpace<ExecutionSpace>();
+    detail::ScopedRegion region("kfmm::Fmm::build");
+    std::string const where = "kfmm::Fmm";
+    detail::validate(options, where);
+    detail::requireExtent(where, "positions (columns)", positions.extent(1), 3);
+
+    Kokkos::Timer timer;
+    _tree = tree::buildOctree(space, positions, options.leaf_size);
+    space.fence();
+    _build_stages.emplace_back("tree", timer.seconds());
+
+    timer.reset();
+    _lists = tree::buildInteractionLists(
+        space, _tree, options.theta,
+        options.method == Method::fmm ? tree::Method::fmm : tree::Method::treecode);
+    space.fence();
+    _build_stages.emplace_back("lists", timer.seconds());
+
+    timer.reset();
+    allocate(space);
+    detail::sortPositions(space, _tree.permutation, positions, _x);
+    space.fence();
+    _build_stages.emplace_back("setup", timer.seconds());
+    countWork(space);
+    _stats.stage_seconds = _build_stages;
+  }
+
+  /// Potential and field at every particle due to all others, for `charges` (N).
+  /// Results go to `potential` (N) and `field` (N x 3) in the caller's particle order.
+  /// \throws kfmm::Exception on mismatched extents or NaN/Inf charges
+  template <class ExecutionSpace, class Charges, class Potential, class Field>
+  void evaluate(ExecutionSpace const &space, Charges const &charges, Potential const &potential,
+                Field const &field)
+  {
+    checkSpace<ExecutionSpace>();
+    detail::ScopedRegion region("kfmm::Fmm::evaluate");
+    std::string const where = "kfmm::Fmm::evaluate";
+    auto const n = size();
+    detail::requireExtent(where, "charges", charges.extent(0), n);
+    detail::requireExtent(where, "potential", potential.extent(0), n);
+    detail::requireExtent(where, "field", field.extent(0), n);
+    detail::requireExtent(where, "field (columns)", field.extent(1), 3);
+    detail::requireFinite(space, where, "charges", charges);
+
+    _stats.stage_seconds = _build_stages;
+    if (n == 0)
+      return;
+    stage(space, "sort charges",
+          [&] { detail::sortCharges(space, _tree.permutation, charges, _q, _phi, _field); });
+    stage(space, "P2M", [&] { upwardP2M(space); });
+    stage(space, "M2M", [&] { upwardM2M(space); });
+    if (_options.method == Method::fmm)
+    {
+      stage(space, "M2L", [&] { farFieldM2L(space); });
+      stage(space, "L2L", [&] { downwardL2L(space); });
+      stage(space, "L2P", [&] { downwardL2P(space); });
+    }
+    else
+      stage(space, "M2P", [&] { farFieldM2P(space); });
+    stage(space, "P2P", [&] { nearField(space); });
+    stage(space, "unsort results", [&] {
+      detail::unsortResults(space, _tree.permutation, _phi, _field, potential, field);
+    });
+  }
+
+  /// Times, counts and sizes of the build and of the last evaluation.
+  Stats const &stats() const { return _stats; }
+  Options const &options() const { return _options; }
+  /// Number of particles.
+  std::size_t size() const { return _tree.numParticles(); }
+
+private:
+  template <class ExecutionSpace>
+  using Policy = Kokkos::TeamPolicy<ExecutionSpace>;
+  using Coefficients = detail::CoefficientArray<Real, MemorySpace>;
+
+  template <class ExecutionSpace>
+  static void checkSpace()
+  {
+    static_assert(Kokkos::is_execution_space<ExecutionSpace>::value,
+                  "kfmm::Fmm: the first argument must be a Kokkos execution space");
+    static_assert(std::is_same<typename ExecutionSpace::memory_space, MemorySpace>::value,
+                  "kfmm::Fmm: the execution space must work in the solver's memory space");
+  }
+
+  /// Runs one stage inside a profiling region, fenced, and records its time.
+  template <class ExecutionSpace, class Work>
+  void stage(ExecutionSpace const &space, std::string const &name, Work &&work)
+  {
+    detail::ScopedRegion region("kfmm::Fmm::" + name);
+    Kokkos::Timer timer;
+    work();
+    space.fence();
+    _stats.stage_seconds.emplace_back(name, timer.seconds());
+  }
+
+  int order() const { return _options.order; }
+  int coefficients() const { return expansions::coefficientCount(_options.order); }
+
+  template <class ExecutionSpace>
+  void allocate(ExecutionSpace const &space)
+  {
+    auto const n = size();
+    auto const cells = static_cast<std::size_t>(_tree.numCells());
+    auto const alloc = [&](char const *label) {
+      return Kokkos::view_alloc(space, Kokkos::WithoutInitializing, std::string(label));
+    };
+    _x = Kokkos::View<Real *[3], MemorySpace>(alloc("kfmm::Fmm::sorted_positions"), n);
+    _q = Kokkos::View<Real *, MemorySpace>(alloc("kfmm::Fmm::sorted_charges"), n);
+    _phi = Kokkos::View<Real *, MemorySpace>(alloc("kfmm::Fmm::sorted_potential"), n);
+    _field = Kokkos::View<Real *[3], MemorySpace>(alloc("kfmm::Fmm::sorted_field"), n);
+    _multipoles = Coefficients(alloc("kfmm::Fmm::multipoles"), cells, coefficients());
+    if (_options.method == Method::fmm)
+      _locals = Coefficients(alloc("kfmm::Fmm::locals"), cells, coefficients());
+  }
+
+  /// Interaction counts, flop estimate, depth and memory, for Stats (one reduction per
+  /// list; only the totals come back).
+  template <class ExecutionSpace>
+  void countWork(ExecutionSpace const &space)
+  {
+    detail::CellView<MemorySpace> const cells_view(_tree);
+    auto const pairsOfLeafRows = [&](tree::CsrList<MemorySpace> const &list, bool leaves) {
+      return detail::countLeafRowPairs(space, cells_view, list.offsets, list.sources, leaves);
+    };
+    _stats.depth = _tree.depth();
+    _stats.cells = static_cast<std::size_t>(_tree.numCells());
+    _stats.leaves = static_cast<std::size_t>(_tree.numLeaves());
+    _stats.p2p_interactions = _tree.numLeaves() > 0 ? pairsOfLeafRows(_lists.p2p, true) : 0;
+    _stats.m2l_interactions = _options.method == Method::fmm ? _lists.m2l.size : 0;
+    _stats.m2p_interactions = _options.method == Method::treecode && _tree.numLeaves() > 0
+                                  ? pairsOfLeafRows(_lists.m2p, false)
+                                  : 0;
+    int const p = order();
+    double const n = static_cast<double>(size());
+    double const cells = static_cast<double>(_stats.cells);
+    _stats.flops = detail::flops_per_interaction * double(_stats.p2p_interactions) +
+                   n * double(expansions::flops::p2m(p)) + cells * double(expansions::flops::m2m(p)) +
+                   double(_stats.m2l_interactions) * double(expansions::flops::m2l(p)) +
+                   double(_stats.m2p_interactions) * double(expansions::flops::m2p(p));
+    if (_options.method == Method::fmm)
+      _stats.flops += cells * double(expansions::flops::l2l(p)) + n * double(expansions::flops::l2p(p));
+    _stats.bytes = _x.span() * sizeof(Real) * 2 + _q.span() * sizeof(Real) * 2 +
+                   (_multipoles.span() + _locals.span()) * sizeof(Kokkos::complex<Real>) +
+                   _tree.keys.span() * sizeof(tree::MortonKey) +
+                   _tree.permutation.span() * sizeof(std::uint32_t) +
+                   static_cast<std::size_t>(_tree.numCells()) * (sizeof(tree::MortonKey) + 4 * sizeof(double) + 7 * sizeof(int)) +
+                   static_cast<std::size_t>(_lists.m2l.size + _lists.m2p.size + _lists.p2p.size) * sizeof(int);
+  }
+
+  /// A team policy for the expansion operators over `teams` cells, with `scratch` bytes.
+  template <class ExecutionSpace>
+  Policy<ExecutionSpace> expansionPolicy(ExecutionSpace const &space, int teams,
+                                         std::size_t scratch) const
+  {
+    return Policy<ExecutionSpace>(space, teams,
+                                  detail::Tuning<ExecutionSpace>::expansionTeamSize(order()))
+        .set_scratch_size(0, Kokkos::PerTeam(scratch));
+  }
+
+  template <class ExecutionSpace>
+  void upwardP2M(ExecutionSpace const &space)
+  {
+    Kokkos::deep_copy(space, _multipoles, Kokkos::complex<Real>(0, 0));
+    using Kernel = detail::P2MKernel<ExecutionSpace, Real, decltype(_x), decltype(_q)>;
+    int const team_size = detail::Tuning<ExecutionSpace>::expansionTeamSize(order());
+    Kokkos::parallel_for("kfmm::Fmm::P2M",
+                         expansionPolicy(space, _tree.numLeaves(),
+                                         Kernel::scratchBytes(order(), team_size)),
+                         Kernel{detail::CellView<MemorySpace>(_tree), _x, _q, _multipoles, order()});
+  }
+
+  template <class ExecutionSpace>
+  void upwardM2M(ExecutionSpace const &space)
+  {
+    using Kernel = detail::M2MKernel<ExecutionSpace, Real>;
+    for (int level = _tree.depth() - 1; level >= 0; --level)
+    {
+      int const first = _tree.level_offsets[level];
+      int const count = _tree.level_offsets[level + 1] - first;
+      Kokkos::parallel_for(
+          "kfmm::Fmm::M2M", expansionPolicy(space, count, Kernel::scratchBytes(order())),
+          Kernel{detail::CellView<MemorySpace>(_tree), _multipoles, order(), first});
+    }
+  }
+
+  template <class ExecutionSpace>
+  void farFieldM2L(ExecutionSpace const &space)
+  {
+    using Kernel = detail::M2LKernel<ExecutionSpace, Real, decltype(_lists.m2l.offsets),
+                                     decltype(_lists.m2l.sources)>;
+    Kokkos::parallel_for("kfmm::Fmm::M2L",
+                         expansionPolicy(space, _lists.m2l.numRows(), Kernel::scratchBytes(order())),
+                         Kernel{detail::CellView<MemorySpace>(_tree), _lists.m2l.offsets,
+                                _lists.m2l.sources, _multipoles, _locals, order()});
+  }
+
+  template <class ExecutionSpace>
+  void farFieldM2P(ExecutionSpace const &space)
+  {
+    using Kernel =
+        detail::M2PKernel<ExecutionSpace, Real, decltype(_lists.m2p.offsets),
+                          decltype(_lists.m2p.sources), decltype(_x), decltype(_phi), decltype(_field)>;
+    Kokkos::parallel_for("kfmm::Fmm::M2P",
+                         expansionPolicy(space, _lists.m2p.numRows(), Kernel::scratchBytes(order())),
+                         Kernel{detail::CellView<MemorySpace>(_tree), _lists.m2p.offsets,
+                                _lists.m2p.sources, _multipoles, _x, _phi, _field, order()});
+  }
+
+  template <class ExecutionSpace>
+  void downwardL2L(ExecutionSpace const &space)
+  {
+    using Kernel = detail::L2LKernel<ExecutionSpace, Real>;
+    for (int level = 1; level <= _tree.depth(); ++level)
+    {
+      int const first = _tree.level_offsets[level];
+      int const count = _tree.level_offsets[level + 1] - first;
+      Kokkos::parallel_for(
+          "kfmm::Fmm::L2L", expansionPolicy(space, count, Kernel::scratchBytes(order())),
+          Kernel{detail::CellView<MemorySpace>(_tree), _locals, order(), first});
+    }
+  }
+
+  template <class ExecutionSpace>
+  void downwardL2P(ExecutionSpace const &space)
+  {
+    using Kernel =
+        detail::L2PKernel<ExecutionSpace, Real, decltype(_x), decltype(_phi), decltype(_field)>;
+    Kokkos::parallel_for("kfmm::Fmm::L2P",
+                         expansionPolicy(space, _tree.numLeaves(), Kernel::scratchBytes(order())),
+                         Kernel{detail::CellView<MemorySpace>(_tree), _locals, _x, _phi, _field,
+                                order()});
+  }
+
+  template <class ExecutionSpace>
+  void nearField(ExecutionSpace const &space)
+  {
+    using Tune = detail::Tuning<ExecutionSpace>;
+    using Kernel = detail::P2PKernel<ExecutionSpace, Real, Tune::p2p_targets_per_thread,
+                                     decltype(_x), decltype(_q), decltype(_lists.p2p.offsets),
+                                     decltype(_lists.p2p.sources), decltype(_phi),
+                                     decltype(_field)>;
+    Kokkos::parallel_for(
+        "kfmm::Fmm::P2P",
+        Policy<ExecutionSpace>(space, _lists.p2p.numRows(), Tune::p2p_team_size)
+            .set_scratch_size(0, Kokkos::PerTeam(Kernel::scratchBytes(Tune::p2p_source_tile))),
+        Kernel{detail::CellView<MemorySpace>(_tree), _x, _q, _lists.p2p.offsets,
+               _lists.p2p.sources, _phi, _field,
+               static_cast<Real>(_options.softening * _options.softening),
+               Tune::p2p_source_tile});
+  }
+
+  Options _options;
+  tree::Octree<MemorySpace> _tree;
+  tree::InteractionLists<MemorySpace> _lists;
+  Kokkos::View<Real *[3], MemorySpace> _x;     ///< positions, sorted order
+  Kokkos::View<Real *, MemorySpace> _q;        ///< charges, sorted order
+  Kokkos::View<Real *, MemorySpace> _phi;      ///< potential, sorted order
+  Kokkos::View<Real *[3], MemorySpace> _field; ///< field, sorted order
+  Coefficients _multipoles;
+  Coefficients _locals; ///< fmm only
+  std::vector<std::pair<std::string, double>> _build_stages;
+  Stats _stats;
+};
+
+/// One-shot evaluation: builds the tree and lists of `positions`, evaluates the potential
+/// and field of `charges` at every particle, and returns what it did. The precision is the
+/// value type of `potential`.
+template <class ExecutionSpace, class Positions, class Charges, class Potential, class Field>
+Stats evaluate(ExecutionSpace const &space, Positions const &positions, Charges const &charges,
+               Potential const &potential, Field const &field, Options const &options = {})
+{
+  using Real = typename Potential::non_const_value_type;
+  Fmm<Real, typename ExecutionSpace::memory_space> fmm(space, positions, options);
+  fmm.evaluate(space, charges, potential, field);
+  return fmm.stats();
+}
+
+} // namespace kfmm
+
+#endif

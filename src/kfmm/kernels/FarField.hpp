@@ -1,0 +1,106 @@
+// SPDX-License-Identifier: BSD-3-Clause
+#ifndef KFMM_KERNELS_FAR_FIELD_HPP
+#define KFMM_KERNELS_FAR_FIELD_HPP
+
+// The far field: M2L for the FMM, M2P for the treecode (seed 001, Fig. 1 and Listing 5).
+// One team per row of the CSR list, i.e. per target, so every target is written by exactly
+// one team and no atomics are needed.
+
+#include <kfmm/expansions/TeamOperators.hpp>
+#include <kfmm/kernels/detail/ExpansionArrays.hpp>
+
+#include <Kokkos_Core.hpp>
+
+namespace kfmm::detail
+{
+
+/// M2L: team `cell` sums the translations of the multipoles of its list into a local
+/// expansion kept in scratch, then writes it: locals(cell) = sum over sources.
+template <class ExecutionSpace, class Real, class Offsets, class Sources>
+struct M2LKernel
+{
+  using TeamMember = typename Kokkos::TeamPolicy<ExecutionSpace>::member_type;
+  using Memory = typename ExecutionSpace::memory_space;
+
+  CellView<Memory> tree;
+  Offsets offsets; ///< row `cell` holds sources(offsets(cell) .. offsets(cell + 1))
+  Sources sources;
+  CoefficientArray<Real, Memory> multipoles;
+  CoefficientArray<Real, Memory> locals;
+  int order;
+
+  static std::size_t scratchBytes(int p)
+  {
+    return scratchCoefficientBytes<Real, ExecutionSpace>(expansions::m2lTeamScratchSize(p)) +
+           scratchCoefficientBytes<Real, ExecutionSpace>(expansions::coefficientCount(p));
+  }
+
+  KOKKOS_FUNCTION void operator()(TeamMember const &team) const
+  {
+    int const cell = team.league_rank();
+    int const count = expansions::coefficientCount(order);
+    ScratchCoefficients<Real, ExecutionSpace> work(team.team_scratch(0),
+                                                   expansions::m2lTeamScratchSize(order));
+    ScratchCoefficients<Real, ExecutionSpace> sum(team.team_scratch(0), count);
+    Kokkos::parallel_for(Kokkos::TeamThreadRange(team, count),
+                         [&](int i) { sum(i) = Kokkos::complex<Real>(0, 0); });
+    Real const target_scale = tree.template scale<Real>(cell);
+    for (auto s = offsets(cell); s < offsets(cell + 1); ++s)
+    {
+      int const source = sources(s);
+      expansions::m2lTeam(team, order, tree.template offset<Real>(cell, source, 0),
+                          tree.template offset<Real>(cell, source, 1),
+                          tree.template offset<Real>(cell, source, 2), &multipoles(source, 0),
+                          sum.data(), work.data(), tree.template scale<Real>(source),
+                          target_scale);
+    }
+    team.team_barrier();
+    Kokkos::parallel_for(Kokkos::TeamThreadRange(team, count),
+                         [&](int i) { locals(cell, i) = sum(i); });
+  }
+};
+
+/// M2P: team r adds the field of the multipoles of its list at the particles of leaf
+/// leaves(r) (sorted order).
+template <class ExecutionSpace, class Real, class Offsets, class Sources, class Positions,
+          class Potential, class Field>
+struct M2PKernel
+{
+  using TeamMember = typename Kokkos::TeamPolicy<ExecutionSpace>::member_type;
+  using Memory = typename ExecutionSpace::memory_space;
+
+  CellView<Memory> tree;
+  Offsets offsets;
+  Sources sources;
+  CoefficientArray<Real, Memory> multipoles;
+  Positions x;
+  Potential potential;
+  Field field;
+  int order;
+
+  static std::size_t scratchBytes(int p)
+  {
+    return scratchCoefficientBytes<Real, ExecutionSpace>(expansions::m2pTeamScratchSize(p));
+  }
+
+  KOKKOS_FUNCTION void operator()(TeamMember const &team) const
+  {
+    int const row = team.league_rank();
+    int const leaf = tree.leaves(row);
+    ScratchCoefficients<Real, ExecutionSpace> work(team.team_scratch(0),
+                                                   expansions::m2pTeamScratchSize(order));
+    for (auto s = offsets(row); s < offsets(row + 1); ++s)
+    {
+      int const source = sources(s);
+      expansions::m2pTeam(team, order, static_cast<Real>(tree.centre(source, 0)),
+                          static_cast<Real>(tree.centre(source, 1)),
+                          static_cast<Real>(tree.centre(source, 2)), &multipoles(source, 0), x,
+                          tree.particle_begin(leaf), tree.particle_end(leaf), potential, field,
+                          work.data(), tree.template scale<Real>(source));
+    }
+  }
+};
+
+} // namespace kfmm::detail
+
+#endif

@@ -1,0 +1,571 @@
+// SPDX-License-Identifier: BSD-3-Clause
+#ifndef KFMM_TREE_OCTREE_HPP
+#define KFMM_TREE_OCTREE_HPP
+
+// Adaptive octree built level by level on the device from sorted Morton keys.
+//
+// Build (every stage a Kokkos kernel; only one count per level comes back to the host):
+//   1. cube and keys: tree::boundingCube, tree::computeMortonKeys (Morton.hpp convention);
+//   2. sort (key, particle index) pairs with tree::sortPairs, our stable LSD radix sort;
+//   3. cells level by level from the root: a cell of level l with more than `leaf_size`
+//      particles and l < 21 splits; its children's particle ranges are found by binary search
+//      on the octant digit (key >> 3 (20 - l)) & 7 inside the parent's sorted range, empty
+//      octants make no cell, and an exclusive scan over the level places each parent's
+//      children contiguously in the next level (the level-by-level construction of seed 004
+//      and of Warren & Salmon's hashed octree, seed 002; done with sort + search + scan).
+//   4. radii bottom up (leaves from their particles, then one launch per level), and the
+//      list of leaves in particle order.
+//
+// Layout (structure of arrays, one entry per cell; everything in the tree's memory space
+// except the host copies noted):
+//   - Cells are numbered level by level: the root is cell 0, level l holds the cells
+//     [level_offsets[l], level_offsets[l + 1]) (host vector). Inside a level, cells are in
+//     Morton order, so their particle ranges increase and the children of one parent are
+//     contiguous: [first_child, first_child + child_count). Hence each step of the FMM's
+//     upward pass (P2M at the leaves, then M2M for level l from its children at l + 1, deepest
+//     level first) and of the downward pass (L2L top down) is one parallel launch over one
+//     contiguous range of cells, and a team per cell reads its children contiguously.
+//   - A cell owns the particles [particle_begin, particle_end) of the sorted order; the sorted
+//     position i is original particle permutation(i), and keys(i) is its Morton key. Particles
+//     are permuted once into this order so that P2P and P2M read each cell contiguously.
+//   - `leaves` lists the leaf cells (child_count == 0) in particle order: leaf j's range
+//     starts where leaf j - 1's ends. The near-field lists (InteractionLists.hpp) are rows
+//     over this list, one team per target leaf.
+//   - cell_keys holds each cell's Morton prefix (key >> 3 (21 - level)): with the cube, it is
+//     the cell's global name, what a rank exchanges when it builds a local essential tree
+//     (seed 002, section 3) and what locates a cell's neighbours.
+//
+// Expansion centre and radius: the centre is the cell's geometric centre (Morton.hpp's
+// cellCentre), so that every M2M/L2L shift between a level and the next is one of eight
+// fixed vectors and M2L pairs can be grouped by relative offset (seed 003). The radius is
+// an upper bound on the distance from that centre to the cell's particles: exact (the
+// largest particle distance) for leaves, and max over children of (|c - c_child| + R_child)
+// for inner cells. It is never more than the geometric half-diagonal, and on surface
+// distributions (sphere, ellipsoid, cylinder; seeds 002 and 003) it is much smaller for the
+// many cells the surface only clips. The truncation error of a multipole or local expansion
+// is bounded by powers of (R_s / d) and (R_t / d), with R the radius of a ball about the
+// expansion centre that holds the particles (Greengard & Rokhlin 1987; Salmon & Warren 1994
+// for the same data-dependent b_max in treecodes), so the acceptance test (R_t + R_s) <
+// theta |c_t - c_s| bounds the error uniformly while accepting far more pairs on surfaces
+// than the half-diagonal would.
+
+#include <kfmm/detail/Math.hpp>
+#include <kfmm/detail/ScopedRegion.hpp>
+#include <kfmm/detail/Validation.hpp>
+#include <kfmm/tree/Morton.hpp>
+#include <kfmm/tree/RadixSort.hpp>
+
+#include <Kokkos_Core.hpp>
+
+#include <climits>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace kfmm::tree
+{
+
+/// An adaptive octree over N particles, cells stored level by level (see the file comment
+/// for the layout). Copies are shallow (Views).
+template <class MemorySpace>
+struct Octree
+{
+  using memory_space = MemorySpace;
+  template <class T>
+  using View = Kokkos::View<T, MemorySpace>;
+
+  Cube cube{};      ///< the cube the keys are computed in
+  int leaf_size = 0; ///< the split threshold the tree was built with
+
+  /// Host: cells of level l are [level_offsets[l], level_offsets[l + 1]); size levels + 1.
+  std::vector<int> level_offsets{0};
+
+  // Particles in sorted order (N entries).
+  View<MortonKey *> keys;                 ///< sorted Morton keys
+  View<std::uint32_t *> permutation;      ///< sorted position -> original particle index
+
+  // Cells (numCells() entries).
+  View<MortonKey *> cell_keys;  ///< Morton prefix of the cell at its level
+  View<int *> level;            ///< 0 = root
+  View<double * [3]> centre;    ///< geometric centre of the cell
+  View<double *> radius;        ///< bound on the distance from centre to the cell's particles
+  View<int *> particle_begin;   ///< first particle (sorted order)
+  View<int *> particle_end;     ///< one past the last particle
+  View<int *> first_child;      ///< first child cell, -1 for a leaf
+  View<int *> child_count;      ///< 0 for a leaf, else 1..8
+  View<int *> parent;           ///< parent cell, -1 for the root
+
+  View<int *> leaves;           ///< leaf cells in particle order
+
+  /// Number of levels holding cells (depth + 1); 0 for an empty tree.
+  int numLevels() const { return static_cast<int>(level_offsets.size()) - 1; }
+  /// Deepest level, -1 for an empty tree.
+  int depth() const { return numLevels() - 1; }
+  int numCells() const { return level_offsets.back(); }
+  int numLeaves() const { return static_cast<int>(leaves.extent(0)); }
+  std::size_t numParticles() const { return keys.extent(0); }
+};
+
+namespace detail
+{
+
+/// First index in [lo, hi) whose octant digit (key >> shift) & 7 is >= octant; the digits of
+/// a cell's sorted keys are non-decreasing.
+template <class Keys>
+KOKKOS_INLINE_FUNCTION int firstOfOctant(Keys const &keys, int lo, int hi, int shift,
+                                         unsigned octant)
+{
+  while (lo < hi)
+  {
+    int const mid = lo + (hi - lo) / 2;
+    if (static_cast<unsigned>((keys(mid) >> shift) & 7u) < octant)
+      lo = mid + 1;
+    else
+      hi = mid;
+  }
+  return lo;
+}
+
+/// bounds[k] .. bounds[k + 1] is the sorted range of octant k of the cell [begin, end) whose
+/// children are at the level with key shift `shift`.
+template <class Keys>
+KOKKOS_INLINE_FUNCTION void octantBounds(Keys const &keys, int begin, int end, int shift,
+                                         int bounds[9])
+{
+  bounds[0] = begin;
+  bounds[8] = end;
+  for (unsigned k = 1; k < 8; ++k)
+    bounds[k] = firstOfOctant(keys, bounds[k - 1], end, shift, k);
+}
+
+/// Whether a cell of `level` holding `count` particles splits.
+KOKKOS_INLINE_FUNCTION bool splits(int count, int level, int leaf_size)
+{
+  return count > leaf_size && level < max_level;
+}
+
+/// The cells of one level while the tree is being built.
+template <class MemorySpace>
+struct LevelCells
+{
+  Kokkos::View<MortonKey *, MemorySpace> prefix;
+  Kokkos::View<int *, MemorySpace> begin;
+  Kokkos::View<int *, MemorySpace> end;
+  Kokkos::View<int *, MemorySpace> parent;      // global cell index
+  Kokkos::View<int *, MemorySpace> first_child; // global cell index or -1
+  Kokkos::View<int *, MemorySpace> child_count;
+
+  template <class ExecutionSpace>
+  LevelCells(ExecutionSpace const &space, int n)
+      : prefix(Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "kfmm::tree::level_prefix"),
+               n),
+        begin(Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "kfmm::tree::level_begin"),
+              n),
+        end(Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "kfmm::tree::level_end"), n),
+        parent(Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "kfmm::tree::level_parent"),
+               n),
+        first_child(Kokkos::view_alloc(space, Kokkos::WithoutInitializing,
+                                       "kfmm::tree::level_first_child"),
+                    n),
+        child_count(Kokkos::view_alloc(space, Kokkos::WithoutInitializing,
+                                       "kfmm::tree::level_child_count"),
+                    n)
+  {
+  }
+  int size() const { return static_cast<int>(prefix.extent(0)); }
+};
+
+/// Counts the children of every cell of level `level` (stored in `cells.child_count`),
+/// places them by an exclusive scan (`cells.first_child`, global indices starting at
+/// `next_offset`) and returns how many there are.
+template <class ExecutionSpace, class MemorySpace, class Keys>
+int countChildren(ExecutionSpace const &space, Keys const &keys, LevelCells<MemorySpace> const &cells,
+                  int level, int leaf_size, int next_offset)
+{
+  auto const begin = cells.begin;
+  auto const end = cells.end;
+  auto const first_child = cells.first_child;
+  auto const child_count = cells.child_count;
+  int const shift = 3 * (max_level - level - 1);
+  int total = 0;
+  Kokkos::parallel_scan(
+      "kfmm::tree::count_children", Kokkos::RangePolicy<ExecutionSpace>(space, 0, cells.size()),
+      KOKKOS_LAMBDA(int i, int &update, bool final) {
+        int const b = begin(i);
+        int const e = end(i);
+        int count = 0;
+        if (splits(e - b, level, leaf_size))
+        {
+          int bounds[9];
+          octantBounds(keys, b, e, shift, bounds);
+          for (int k = 0; k < 8; ++k)
+            count += bounds[k + 1] > bounds[k] ? 1 : 0;
+        }
+        if (final)
+        {
+          child_count(i) = count;
+          first_child(i) = count > 0 ? next_offset + update : -1;
+        }
+        update += count;
+      },
+      total);
+  return total;
+}
+
+/// Writes the children of the cells of `cells` (level `level`) into `next`.
+template <class ExecutionSpace, class MemorySpace, class Keys>
+void emitChildren(ExecutionSpace const &space, Keys const &keys, LevelCells<MemorySpace> const &cells,
+                  int level, int offset, int next_offset, LevelCells<MemorySpace> const &next)
+{
+  auto const prefix = cells.prefix;
+  auto const begin = cells.begin;
+  auto const end = cells.end;
+  auto const first_child = cells.first_child;
+  auto const child_count = cells.child_count;
+  auto const next_prefix = next.prefix;
+  auto const next_begin = next.begin;
+  auto const next_end = next.end;
+  auto const next_parent = next.parent;
+  int const shift = 3 * (max_level - level - 1);
+  Kokkos::parallel_for(
+      "kfmm::tree::emit_children", Kokkos::RangePolicy<ExecutionSpace>(space, 0, cells.size()),
+      KOKKOS_LAMBDA(int i) {
+        if (child_count(i) == 0)
+          return;
+        int bounds[9];
+        octantBounds(keys, begin(i), end(i), shift, bounds);
+        int slot = first_child(i) - next_offset;
+        for (int k = 0; k < 8; ++k)
+        {
+          if (bounds[k + 1] == bounds[k])
+            continue;
+          next_prefix(slot) = prefix(i) << 3 | static_cast<MortonKey>(k);
+          next_begin(slot) = bounds[k];
+          next_end(slot) = bounds[k + 1];
+          next_parent(slot) = offset + i;
+          ++slot;
+        }
+      });
+}
+
+/// Exact radius of every leaf: the largest distance from its centre to its particles. One
+/// team per leaf (a leaf at the deepest level may hold any number of particles).
+template <class ExecutionSpace, class MemorySpace, class Positions>
+void leafRadii(ExecutionSpace const &space, Octree<MemorySpace> const &tree,
+               Positions const &positions)
+{
+  auto const leaves = tree.leaves;
+  auto const centre = tree.centre;
+  auto const radius = tree.radius;
+  auto const begin = tree.particle_begin;
+  auto const end = tree.particle_end;
+  auto const permutation = tree.permutation;
+  using Policy = Kokkos::TeamPolicy<ExecutionSpace>;
+  using Member = typename Policy::member_type;
+  auto const kernel = KOKKOS_LAMBDA(Member const &team)
+  {
+    int const cell = leaves(team.league_rank());
+    double const cx = centre(cell, 0);
+    double const cy = centre(cell, 1);
+    double const cz = centre(cell, 2);
+    double r2 = 0;
+    Kokkos::parallel_reduce(
+        Kokkos::TeamThreadRange(team, begin(cell), end(cell)),
+        [&](int i, double &m) {
+          auto const p = permutation(i);
+          double const dx = static_cast<double>(positions(p, 0)) - cx;
+          double const dy = static_cast<double>(positions(p, 1)) - cy;
+          double const dz = static_cast<double>(positions(p, 2)) - cz;
+          m = kfmm::detail::max(m, dx * dx + dy * dy + dz * dz);
+        },
+        Kokkos::Max<double>(r2));
+    Kokkos::single(Kokkos::PerTeam(team), [&]() { radius(cell) = kfmm::detail::sqrt(r2); });
+  };
+  int const num_leaves = tree.numLeaves();
+  if (num_leaves == 0)
+    return;
+  // A warp per leaf on GPUs (leaves hold tens of particles), one thread on host spaces.
+  constexpr bool on_host =
+      Kokkos::SpaceAccessibility<Kokkos::HostSpace, typename ExecutionSpace::memory_space>::accessible;
+  int const team_size =
+      on_host ? 1
+              : kfmm::detail::min(32, Policy(space, num_leaves, 1)
+                                          .team_size_recommended(kernel, Kokkos::ParallelForTag()));
+  Kokkos::parallel_for("kfmm::tree::leaf_radii", Policy(space, num_leaves, team_size), kernel);
+}
+
+/// Radius of every inner cell from its children, level by level from the deepest: the
+/// bottom-up order of the FMM upward pass, one launch per level.
+template <class ExecutionSpace, class MemorySpace>
+void innerRadii(ExecutionSpace const &space, Octree<MemorySpace> const &tree)
+{
+  auto const centre = tree.centre;
+  auto const radius = tree.radius;
+  auto const first_child = tree.first_child;
+  auto const child_count = tree.child_count;
+  for (int l = tree.numLevels() - 2; l >= 0; --l)
+  {
+    Kokkos::parallel_for(
+        "kfmm::tree::inner_radii",
+        Kokkos::RangePolicy<ExecutionSpace>(space, tree.level_offsets[l], tree.level_offsets[l + 1]),
+        KOKKOS_LAMBDA(int c) {
+          int const count = child_count(c);
+          if (count == 0)
+            return;
+          double r = 0;
+          for (int k = first_child(c); k < first_child(c) + count; ++k)
+          {
+            double const dx = centre(k, 0) - centre(c, 0);
+            double const dy = centre(k, 1) - centre(c, 1);
+            double const dz = centre(k, 2) - centre(c, 2);
+            r = kfmm::detail::max(r, kfmm::detail::sqrt(dx * dx + dy * dy + dz * dz) + radius(k));
+          }
+          radius(c) = r;
+        });
+  }
+}
+
+/// The leaf cells in particle order: each leaf marks its first particle, a scan over the
+/// particles compacts the marks.
+template <class ExecutionSpace, class MemorySpace>
+void collectLeaves(ExecutionSpace const &space, Octree<MemorySpace> &tree)
+{
+  int const n = static_cast<int>(tree.numParticles());
+  int const num_cells = tree.numCells();
+  Kokkos::View<int *, MemorySpace> marks(
+      Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "kfmm::tree::leaf_marks"), n);
+  Kokkos::deep_copy(space, marks, -1);
+  auto const begin = tree.particle_begin;
+  auto const child_count = tree.child_count;
+  Kokkos::parallel_for(
+      "kfmm::tree::mark_leaves", Kokkos::RangePolicy<ExecutionSpace>(space, 0, num_cells),
+      KOKKOS_LAMBDA(int c) {
+        if (child_count(c) == 0)
+          marks(begin(c)) = c;
+      });
+  int num_leaves = 0;
+  Kokkos::parallel_reduce(
+      "kfmm::tree::count_leaves", Kokkos::RangePolicy<ExecutionSpace>(space, 0, num_cells),
+      KOKKOS_LAMBDA(int c, int &count) { count += child_count(c) == 0 ? 1 : 0; }, num_leaves);
+  Kokkos::View<int *, MemorySpace> leaves(
+      Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "kfmm::tree::leaves"), num_leaves);
+  Kokkos::parallel_scan(
+      "kfmm::tree::compact_leaves", Kokkos::RangePolicy<ExecutionSpace>(space, 0, n),
+      KOKKOS_LAMBDA(int i, int &update, bool final) {
+        int const c = marks(i);
+        if (c < 0)
+          return;
+        if (final)
+          leaves(update) = c;
+        ++update;
+      });
+  tree.leaves = leaves;
+}
+
+template <class ExecutionSpace, class Positions>
+void checkPositions(ExecutionSpace const &space, std::string const &where,
+                    Positions const &positions)
+{
+  static_assert(Positions::rank == 2, "kfmm::tree: positions must be a rank-2 View (N x 3)");
+  static_assert(
+      Kokkos::SpaceAccessibility<ExecutionSpace, typename Positions::memory_space>::accessible,
+      "kfmm::tree: positions must be accessible from the execution space");
+  kfmm::detail::requireExtent(where, "positions (columns)", positions.extent(1), 3);
+  kfmm::detail::require(positions.extent(0) <= static_cast<std::size_t>(INT_MAX), where,
+                        "argument 'positions' holds " + std::to_string(positions.extent(0)) +
+                            " particles, more than the 2^31 - 1 a tree indexes");
+  kfmm::detail::requireFinite(space, where, "positions", positions);
+}
+
+inline void checkLeafSize(std::string const &where, int leaf_size)
+{
+  kfmm::detail::require(leaf_size >= 1, where,
+                        "argument 'leaf_size' must be >= 1, got " + std::to_string(leaf_size));
+}
+
+/// Steps 3 and 4 of the file comment on validated input.
+template <class ExecutionSpace, class Positions, class MemorySpace>
+Octree<MemorySpace> buildCells(ExecutionSpace const &space, Positions const &positions,
+                               Cube const &cube, Kokkos::View<MortonKey *, MemorySpace> const &keys,
+                               Kokkos::View<std::uint32_t *, MemorySpace> const &permutation,
+                               int leaf_size)
+{
+  kfmm::detail::ScopedRegion region("kfmm::tree::build_cells");
+  int const n = static_cast<int>(positions.extent(0));
+  Octree<MemorySpace> tree;
+  tree.cube = cube;
+  tree.leaf_size = leaf_size;
+  tree.keys = keys;
+  tree.permutation = permutation;
+
+  // Cells level by level: each level's cells are placed by the scan over their parents.
+  std::vector<LevelCells<MemorySpace>> levels;
+  std::vector<int> offsets{0};
+  if (n > 0)
+  {
+    LevelCells<MemorySpace> root(space, 1);
+    auto const prefix = root.prefix;
+    auto const begin = root.begin;
+    auto const end = root.end;
+    auto const parent = root.parent;
+    Kokkos::parallel_for(
+        "kfmm::tree::root", Kokkos::RangePolicy<ExecutionSpace>(space, 0, 1),
+        KOKKOS_LAMBDA(int) {
+          prefix(0) = 0;
+          begin(0) = 0;
+          end(0) = n;
+          parent(0) = -1;
+        });
+    levels.push_back(root);
+    offsets.push_back(1);
+  }
+  for (int l = 0; l < static_cast<int>(levels.size()); ++l)
+  {
+    int const next_offset = offsets[l + 1];
+    int const count = countChildren(space, keys, levels[l], l, leaf_size, next_offset);
+    if (count == 0)
+      break;
+    LevelCells<MemorySpace> next(space, count);
+    emitChildren(space, keys, levels[l], l, offsets[l], next_offset, next);
+    levels.push_back(next);
+    offsets.push_back(next_offset + count);
+  }
+  tree.level_offsets = offsets;
+
+  // Assembly into the final arrays, one launch per level.
+  int const num_cells = offsets.back();
+  auto alloc = [&](char const *label) {
+    return Kokkos::view_alloc(space, Kokkos::WithoutInitializing, std::string(label));
+  };
+  tree.cell_keys = Kokkos::View<MortonKey *, MemorySpace>(alloc("kfmm::tree::cell_keys"), num_cells);
+  tree.level = Kokkos::View<int *, MemorySpace>(alloc("kfmm::tree::level"), num_cells);
+  tree.centre = Kokkos::View<double *[3], MemorySpace>(alloc("kfmm::tree::centre"), num_cells);
+  tree.radius = Kokkos::View<double *, MemorySpace>(alloc("kfmm::tree::radius"), num_cells);
+  tree.particle_begin = Kokkos::View<int *, MemorySpace>(alloc("kfmm::tree::particle_begin"), num_cells);
+  tree.particle_end = Kokkos::View<int *, MemorySpace>(alloc("kfmm::tree::particle_end"), num_cells);
+  tree.first_child = Kokkos::View<int *, MemorySpace>(alloc("kfmm::tree::first_child"), num_cells);
+  tree.child_count = Kokkos::View<int *, MemorySpace>(alloc("kfmm::tree::child_count"), num_cells);
+  tree.parent = Kokkos::View<int *, MemorySpace>(alloc("kfmm::tree::parent"), num_cells);
+  {
+    auto const cell_keys = tree.cell_keys;
+    auto const level = tree.level;
+    auto const centre = tree.centre;
+    auto const particle_begin = tree.particle_begin;
+    auto const particle_end = tree.particle_end;
+    auto const first_child = tree.first_child;
+    auto const child_count = tree.child_count;
+    auto const parent = tree.parent;
+    for (int l = 0; l < static_cast<int>(levels.size()); ++l)
+    {
+      auto const cells = levels[l];
+      int const offset = offsets[l];
+      Kokkos::parallel_for(
+          "kfmm::tree::assemble_level",
+          Kokkos::RangePolicy<ExecutionSpace>(space, 0, cells.size()), KOKKOS_LAMBDA(int i) {
+            int const c = offset + i;
+            MortonKey const key = cells.prefix(i);
+            double x[3];
+            cellCentre(cube, key, l, x);
+            cell_keys(c) = key;
+            level(c) = l;
+            centre(c, 0) = x[0];
+            centre(c, 1) = x[1];
+            centre(c, 2) = x[2];
+            particle_begin(c) = cells.begin(i);
+            particle_end(c) = cells.end(i);
+            parent(c) = cells.parent(i);
+            first_child(c) = cells.first_child(i);
+            child_count(c) = cells.child_count(i);
+          });
+    }
+  }
+  levels.clear();
+
+  collectLeaves(space, tree);
+  leafRadii(space, tree, positions);
+  innerRadii(space, tree);
+  return tree;
+}
+
+} // namespace detail
+
+/// The octree of particles whose Morton keys are already sorted: the cells, radii and
+/// leaves (steps 3 and 4 of the file comment). buildOctree computes and sorts the keys
+/// first; this entry point is for callers that time or distribute those steps themselves.
+///
+/// \param [in] space        execution space instance the kernels run on
+/// \param [in] positions    N x 3 particle positions (original order)
+/// \param [in] cube         the cube `keys` were computed in
+/// \param [in] keys         N Morton keys in ascending order (kept by the tree, not copied)
+/// \param [in] permutation  N indices: sorted position -> original particle (kept)
+/// \param [in] leaf_size    a cell with more particles splits (unless at level 21); >= 1
+/// \throws kfmm::Exception on leaf_size < 1, mismatched extents, or NaN/Inf in positions
+/// (the message names the argument and, for positions, the first bad index).
+template <class ExecutionSpace, class Positions, class MemorySpace>
+Octree<MemorySpace> buildOctreeFromSortedKeys(ExecutionSpace const &space,
+                                              Positions const &positions, Cube const &cube,
+                                              Kokkos::View<MortonKey *, MemorySpace> const &keys,
+                                              Kokkos::View<std::uint32_t *, MemorySpace> const &permutation,
+                                              int leaf_size)
+{
+  static_assert(Kokkos::is_execution_space<ExecutionSpace>::value,
+                "kfmm::tree::buildOctreeFromSortedKeys: the first argument must be a Kokkos "
+                "execution space");
+  static_assert(Kokkos::SpaceAccessibility<ExecutionSpace, MemorySpace>::accessible,
+                "kfmm::tree::buildOctreeFromSortedKeys: keys must be accessible from the "
+                "execution space");
+  kfmm::detail::ScopedRegion region("kfmm::tree::build");
+  std::string const where = "kfmm::tree::buildOctreeFromSortedKeys";
+  detail::checkLeafSize(where, leaf_size);
+  detail::checkPositions(space, where, positions);
+  kfmm::detail::requireExtent(where, "keys", keys.extent(0), positions.extent(0));
+  kfmm::detail::requireExtent(where, "permutation", permutation.extent(0), positions.extent(0));
+  return detail::buildCells(space, positions, cube, keys, permutation, leaf_size);
+}
+
+/// Builds the adaptive octree of `positions`: bounding cube, Morton keys, radix sort of
+/// (key, particle index), then cells level by level. A cell splits while it holds more than
+/// `leaf_size` particles and its level is below tree::max_level (21); empty octants make no
+/// cell. The tree lives in the execution space's memory space.
+///
+/// \param [in] space      execution space instance the kernels run on
+/// \param [in] positions  N x 3 particle positions (float or double)
+/// \param [in] leaf_size  the most particles a leaf holds above level 21; >= 1
+/// \return the tree; N = 0 gives a tree with no cells
+/// \throws kfmm::Exception on leaf_size < 1, positions not N x 3, or NaN/Inf coordinates
+/// (the message names the argument and, for positions, the first bad index).
+template <class ExecutionSpace, class Positions>
+Octree<typename ExecutionSpace::memory_space>
+buildOctree(ExecutionSpace const &space, Positions const &positions, int leaf_size)
+{
+  static_assert(Kokkos::is_execution_space<ExecutionSpace>::value,
+                "kfmm::tree::buildOctree: the first argument must be a Kokkos execution space");
+  using MemorySpace = typename ExecutionSpace::memory_space;
+  kfmm::detail::ScopedRegion region("kfmm::tree::build");
+  std::string const where = "kfmm::tree::buildOctree";
+  detail::checkLeafSize(where, leaf_size);
+  detail::checkPositions(space, where, positions);
+  auto const n = positions.extent(0);
+
+  Kokkos::Profiling::pushRegion("kfmm::tree::build_keys");
+  Cube const cube = boundingCube(space, positions);
+  Kokkos::View<MortonKey *, MemorySpace> keys(
+      Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "kfmm::tree::keys"), n);
+  Kokkos::View<std::uint32_t *, MemorySpace> permutation(
+      Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "kfmm::tree::permutation"), n);
+  computeMortonKeys(space, cube, positions, keys);
+  Kokkos::parallel_for(
+      "kfmm::tree::identity", Kokkos::RangePolicy<ExecutionSpace>(space, 0, n),
+      KOKKOS_LAMBDA(std::size_t i) { permutation(i) = static_cast<std::uint32_t>(i); });
+  Kokkos::Profiling::popRegion();
+
+  Kokkos::Profiling::pushRegion("kfmm::tree::build_sort");
+  kfmm::tree::sortPairs(space, keys, permutation, 3 * max_level);
+  Kokkos::Profiling::popRegion();
+
+  return detail::buildCells(space, positions, cube, keys, permutation, leaf_size);
+}
+
+} // namespace kfmm::tree
+
+#endif

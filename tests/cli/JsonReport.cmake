@@ -1,0 +1,69 @@
+# SPDX-License-Identifier: BSD-3-Clause
+# --json writes a valid JSON report with the documented keys (ctest: cmake -P); --quiet
+# prints nothing.
+include(${CMAKE_CURRENT_LIST_DIR}/Common.cmake)
+
+kfmm_run_ok(--n 300 --check 50 --repeat 2 --json report.json --quiet)
+if(NOT run_OUT STREQUAL "")
+  kfmm_fail("--quiet printed on stdout")
+endif()
+file(READ ${WORK_DIR}/report.json json)
+
+# kfmm_json(<var> KEY...): the value at the path, failing when it is missing.
+function(kfmm_json var)
+  string(JSON value ERROR_VARIABLE error GET "${json}" ${ARGN})
+  if(error)
+    message(FATAL_ERROR "report.json: ${error}\n${json}")
+  endif()
+  set(${var} "${value}" PARENT_SCOPE)
+endfunction()
+
+macro(kfmm_bad what)
+  message(FATAL_ERROR "report.json: ${what}\n${json}")
+endmacro()
+
+kfmm_json(program program)
+kfmm_json(n configuration n)
+kfmm_json(repeat configuration repeat)
+kfmm_json(check configuration check)
+kfmm_json(precision configuration precision)
+kfmm_json(distribution configuration distribution)
+if(NOT program STREQUAL "kfmm" OR NOT n EQUAL 300 OR NOT repeat EQUAL 2 OR NOT check EQUAL 50
+   OR NOT precision STREQUAL "float" OR NOT distribution STREQUAL "plummer")
+  kfmm_bad("configuration differs from the command line")
+endif()
+foreach(key method order theta leaf_size softening seed)
+  kfmm_json(ignored configuration ${key})
+endforeach()
+
+kfmm_json(version kokkos version)
+kfmm_json(default_space kokkos default_space)
+kfmm_json(concurrency kokkos concurrency)
+string(JSON spaces LENGTH "${json}" kokkos enabled_spaces)
+if(NOT version MATCHES "^[0-9]+[.][0-9]+[.][0-9]+$" OR default_space STREQUAL ""
+   OR NOT spaces GREATER 0 OR NOT concurrency GREATER 0)
+  kfmm_bad("incomplete Kokkos description")
+endif()
+
+kfmm_json(runs timing runs)
+kfmm_json(total timing total_seconds)
+kfmm_json(rate timing particles_per_second)
+string(JSON stages LENGTH "${json}" timing stage_seconds)
+if(NOT runs EQUAL 2 OR NOT stages GREATER 0 OR NOT total GREATER 0 OR NOT rate GREATER 0)
+  kfmm_bad("incomplete timing")
+endif()
+
+kfmm_json(targets errors targets)
+kfmm_json(potential errors potential)
+kfmm_json(field errors field)
+# Float results: the solver's defaults aim at about 1e-4.
+if(NOT targets EQUAL 50 OR NOT potential LESS 1e-3 OR NOT field LESS 1e-2)
+  kfmm_bad("errors: ${targets} targets, potential ${potential}, field ${field}")
+endif()
+
+kfmm_json(bytes memory particle_bytes)
+if(NOT bytes EQUAL 9600) # 300 particles x 8 floats
+  kfmm_bad("memory.particle_bytes is ${bytes}, expected 9600")
+endif()
+kfmm_json(ignored memory solver_bytes)
+kfmm_json(ignored interactions p2p)

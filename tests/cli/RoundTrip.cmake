@@ -1,0 +1,51 @@
+# SPDX-License-Identifier: BSD-3-Clause
+# Particle files through the kfmm program and back (ctest: cmake -P), FORMAT csv or binary:
+#   csv     DATA_DIR/particles.csv in, CSV results out with an accuracy check; the results
+#           file read back as input gives the same x,y,z,q to the last digit.
+#   binary  a generated problem written as .kfmm (header checked byte by byte), read back and
+#           written as CSV: the same x,y,z,q as the generated problem written as CSV directly.
+include(${CMAKE_CURRENT_LIST_DIR}/Common.cmake)
+
+if(FORMAT STREQUAL "csv")
+  kfmm_run_ok(--input ${DATA_DIR}/particles.csv --precision double --check 16 --output out.csv)
+  if(NOT run_OUT MATCHES "particles +64 from [^\n]*particles.csv")
+    kfmm_fail("the report does not name the 64 particles of the input")
+  endif()
+  if(NOT run_OUT MATCHES "error +potential [0-9.e+-]+, field [0-9.e+-]+ [^\n]* on 16 particles")
+    kfmm_fail("the report has no accuracy line for 16 particles")
+  endif()
+  file(STRINGS ${WORK_DIR}/out.csv lines)
+  list(LENGTH lines count)
+  list(GET lines 0 header)
+  if(NOT header STREQUAL "x,y,z,q,phi,gx,gy,gz" OR NOT count EQUAL 65)
+    kfmm_fail("out.csv: header '${header}' and ${count} lines, expected the result header + 64")
+  endif()
+  kfmm_run_ok(--input out.csv --precision double --check 0 --output again.csv)
+  kfmm_csv_columns(first ${WORK_DIR}/out.csv 0 4)
+  kfmm_csv_columns(second ${WORK_DIR}/again.csv 0 4)
+  if(NOT first STREQUAL second)
+    kfmm_fail("x,y,z,q changed in the CSV round trip")
+  endif()
+elseif(FORMAT STREQUAL "binary")
+  set(problem --n 100 --seed 7 --precision double --check 0)
+  kfmm_run_ok(${problem} --output a.kfmm)
+  file(SIZE ${WORK_DIR}/a.kfmm size)
+  if(NOT size EQUAL 6424) # 24-byte header + 100 records of 8 float64
+    kfmm_fail("a.kfmm has ${size} bytes, expected 6424")
+  endif()
+  file(READ ${WORK_DIR}/a.kfmm header LIMIT 24 HEX)
+  # "KFMMPART", version 1, 8 columns, 100 records, little-endian.
+  string(CONCAT expected "4b464d4d50415254" "01000000" "08000000" "6400000000000000")
+  if(NOT header STREQUAL expected)
+    kfmm_fail("a.kfmm header is ${header}")
+  endif()
+  kfmm_run_ok(--input a.kfmm --precision double --check 0 --output b.csv)
+  kfmm_run_ok(${problem} --output c.csv)
+  kfmm_csv_columns(from_binary ${WORK_DIR}/b.csv 0 4)
+  kfmm_csv_columns(direct ${WORK_DIR}/c.csv 0 4)
+  if(NOT from_binary STREQUAL direct)
+    kfmm_fail("x,y,z,q differ after the binary round trip")
+  endif()
+else()
+  message(FATAL_ERROR "RoundTrip.cmake: FORMAT must be csv or binary")
+endif()

@@ -1,0 +1,310 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Interaction lists: for every target particle the near and far lists cover every particle
+// exactly once (fmm and treecode), the acceptance test holds for every far pair, the lists
+// are deterministic, and bad theta is rejected.
+#include <kfmm/io/Generators.hpp>
+#include <kfmm/tree/InteractionLists.hpp>
+#include <kfmm/tree/Octree.hpp>
+
+#include <Kokkos_Core.hpp>
+
+#include <catch2/catch_template_test_macros.hpp>
+#include <catch2/catch_test_macros.hpp>
+#include <catch2/generators/catch_generators.hpp>
+#include <catch2/matchers/catch_matchers_string.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+#include "TestTypes.hpp"
+
+using Catch::Matchers::ContainsSubstring;
+using kfmm::tree::Method;
+
+namespace
+{
+
+template <class View>
+auto toHost(View const &v)
+{
+  return Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, v);
+}
+
+/// Checks one list's CSR shape and returns its host copy.
+template <class List>
+auto hostList(List const &list, int rows)
+{
+  auto offsets = toHost(list.offsets);
+  auto sources = toHost(list.sources);
+  REQUIRE(list.numRows() == rows);
+  REQUIRE(offsets(0) == 0);
+  for (int r = 0; r < rows; ++r)
+    REQUIRE(offsets(r) <= offsets(r + 1));
+  REQUIRE(offsets(rows) == list.size);
+  REQUIRE(static_cast<std::int64_t>(sources.extent(0)) == list.size);
+  return std::make_pair(offsets, sources);
+}
+
+/// For every target leaf (hence every target particle): the particle ranges of its P2P
+/// sources and of its far-field cells (M2L of the leaf and its ancestors in fmm mode, M2P of
+/// the leaf in treecode mode) tile [0, N) exactly: every particle once. Also: the acceptance
+/// test holds for every far pair and fails for every near pair, near sources are leaves,
+/// and each leaf is in its own P2P row.
+template <class Tree, class Lists>
+void checkLists(Tree const &tree, Lists const &lists)
+{
+  int const n = static_cast<int>(tree.numParticles());
+  int const num_cells = tree.numCells();
+  int const num_leaves = tree.numLeaves();
+  auto const begin = toHost(tree.particle_begin);
+  auto const end = toHost(tree.particle_end);
+  auto const parent = toHost(tree.parent);
+  auto const child_count = toHost(tree.child_count);
+  auto const centre = toHost(tree.centre);
+  auto const radius = toHost(tree.radius);
+  auto const leaves = toHost(tree.leaves);
+  auto const [m2l_offsets, m2l] = hostList(lists.m2l, num_cells);
+  auto const [m2p_offsets, m2p] = hostList(lists.m2p, num_leaves);
+  auto const [p2p_offsets, p2p] = hostList(lists.p2p, num_leaves);
+  bool const treecode = lists.method == Method::treecode;
+  if (treecode)
+    CHECK(lists.m2l.size == 0);
+  else
+    CHECK(lists.m2p.size == 0);
+
+  // The acceptance test, evaluated with a relative slack of `slack` on the distance: the
+  // device may round the distance differently (fused multiply-adds), so a far pair is
+  // checked with slack 1e-12 and a near pair with -1e-12.
+  double const theta = lists.theta;
+  auto const accepted = [&](int t, int s, double slack) {
+    double const dx = centre(t, 0) - centre(s, 0);
+    double const dy = centre(t, 1) - centre(s, 1);
+    double const dz = centre(t, 2) - centre(s, 2);
+    return radius(t) + radius(s) < theta * std::sqrt(dx * dx + dy * dy + dz * dz) * (1 + slack);
+  };
+  // Plain loops that remember the first failure: one assertion per property, not per entry.
+  int bad_m2l = -1;
+  for (int c = 0; c < num_cells && bad_m2l < 0; ++c)
+    for (auto e = m2l_offsets(c); e < m2l_offsets(c + 1); ++e)
+      if (!accepted(c, m2l(e), 1e-12))
+        bad_m2l = c;
+  CHECK(bad_m2l == -1);
+
+  int bad_near = -1, missing_self = -1, bad_far = -1, bad_cover = -1;
+  std::vector<std::pair<int, int>> ranges;
+  for (int j = 0; j < num_leaves; ++j)
+  {
+    int const leaf = leaves(j);
+    ranges.clear();
+    bool self = false;
+    for (auto e = p2p_offsets(j); e < p2p_offsets(j + 1); ++e)
+    {
+      int const s = p2p(e);
+      if (child_count(s) != 0 || (s != leaf && accepted(leaf, s, -1e-12)))
+        bad_near = bad_near < 0 ? j : bad_near;
+      self = self || s == leaf;
+      ranges.emplace_back(begin(s), end(s));
+    }
+    if (!self)
+      missing_self = missing_self < 0 ? j : missing_self;
+    for (auto e = m2p_offsets(j); e < m2p_offsets(j + 1); ++e)
+    {
+      if (!accepted(leaf, m2p(e), 1e-12))
+        bad_far = bad_far < 0 ? j : bad_far;
+      ranges.emplace_back(begin(m2p(e)), end(m2p(e)));
+    }
+    for (int c = leaf; c >= 0; c = parent(c))
+      for (auto e = m2l_offsets(c); e < m2l_offsets(c + 1); ++e)
+        ranges.emplace_back(begin(m2l(e)), end(m2l(e)));
+    // Cells' ranges are nested or disjoint, so sorted ranges that follow one another
+    // from 0 to N cover each particle exactly once.
+    std::sort(ranges.begin(), ranges.end());
+    int next = 0;
+    for (auto const &r : ranges)
+      next = r.first == next ? r.second : -1;
+    if (next != n)
+      bad_cover = bad_cover < 0 ? j : bad_cover;
+  }
+  CHECK(bad_near == -1);    // first leaf row with a near source that is not a leaf or is far
+  CHECK(missing_self == -1); // first leaf row without itself
+  CHECK(bad_far == -1);     // first leaf row with an M2P source failing the test
+  CHECK(bad_cover == -1);   // first leaf row whose particles do not see all once
+}
+
+template <class Config>
+using Positions = Kokkos::View<typename Config::real_type *[3], typename Config::memory_space>;
+
+template <class Config>
+Positions<Config> generated(kfmm::Distribution d, std::size_t n, std::uint64_t seed = 5)
+{
+  Positions<Config> x("kfmm::test::positions", n);
+  Kokkos::View<typename Config::real_type *, typename Config::memory_space> q("kfmm::test::q", n);
+  kfmm::generate(typename Config::execution_space{}, d, seed, x, q);
+  return x;
+}
+
+template <class Config, class Fill>
+Positions<Config> handMade(std::size_t n, Fill const &fill)
+{
+  Positions<Config> x("kfmm::test::positions", n);
+  auto h = Kokkos::create_mirror_view(x);
+  fill(h);
+  Kokkos::deep_copy(x, h);
+  return x;
+}
+
+template <class Config>
+void checkBothMethods(Positions<Config> const &x, int leaf_size, double theta)
+{
+  typename Config::execution_space space;
+  auto const tree = kfmm::tree::buildOctree(space, x, leaf_size);
+  for (auto const method : {Method::fmm, Method::treecode})
+  {
+    CAPTURE(method == Method::fmm ? "fmm" : "treecode", theta, leaf_size);
+    auto const lists = kfmm::tree::buildInteractionLists(space, tree, theta, method);
+    CHECK(lists.method == method);
+    CHECK(lists.theta == theta);
+    checkLists(tree, lists);
+  }
+}
+
+template <class List>
+bool sameList(List const &a, List const &b)
+{
+  auto const ao = toHost(a.offsets);
+  auto const bo = toHost(b.offsets);
+  auto const as = toHost(a.sources);
+  auto const bs = toHost(b.sources);
+  return ao.size() == bo.size() && as.size() == bs.size() &&
+         std::equal(ao.data(), ao.data() + ao.size(), bo.data()) &&
+         std::equal(as.data(), as.data() + as.size(), bs.data());
+}
+
+} // namespace
+
+TEMPLATE_LIST_TEST_CASE("interaction lists cover every particle once on the five distributions",
+                        "[tree][lists]", kfmm::test::Configs)
+{
+  auto const distribution =
+      GENERATE(kfmm::Distribution::uniform, kfmm::Distribution::plummer,
+               kfmm::Distribution::sphere, kfmm::Distribution::ellipsoid,
+               kfmm::Distribution::cylinder);
+  double const theta = GENERATE(0.4, 1.0);
+  CAPTURE(kfmm::distributionName(distribution));
+  auto const x = generated<TestType>(distribution, 2000);
+  checkBothMethods<TestType>(x, 8, theta);
+}
+
+TEMPLATE_LIST_TEST_CASE("interaction lists of degenerate inputs", "[tree][lists]",
+                        kfmm::test::Configs)
+{
+  using Real = typename TestType::real_type;
+  SECTION("no particles")
+  {
+    Positions<TestType> x("kfmm::test::positions", 0);
+    typename TestType::execution_space space;
+    auto const tree = kfmm::tree::buildOctree(space, x, 4);
+    auto const lists = kfmm::tree::buildInteractionLists(space, tree, 0.5);
+    CHECK(lists.m2l.size == 0);
+    CHECK(lists.p2p.size == 0);
+    checkBothMethods<TestType>(x, 4, 0.5);
+  }
+  SECTION("one particle")
+  {
+    auto const x = handMade<TestType>(1, [](auto &h) { h(0, 0) = h(0, 1) = h(0, 2) = Real(3); });
+    checkBothMethods<TestType>(x, 1, 0.5);
+  }
+  SECTION("two particles")
+  {
+    auto const x = handMade<TestType>(2, [](auto &h) {
+      h(0, 0) = Real(-1);
+      h(0, 1) = h(0, 2) = Real(0);
+      h(1, 0) = Real(1);
+      h(1, 1) = h(1, 2) = Real(0);
+    });
+    checkBothMethods<TestType>(x, 1, 1.0);
+    checkBothMethods<TestType>(x, 1, 0.1);
+  }
+  SECTION("all particles at one point")
+  {
+    auto const x = handMade<TestType>(40, [](auto &h) {
+      for (std::size_t i = 0; i < h.extent(0); ++i)
+      {
+        h(i, 0) = Real(-0.5);
+        h(i, 1) = Real(2);
+        h(i, 2) = Real(1);
+      }
+    });
+    checkBothMethods<TestType>(x, 3, 0.5);
+  }
+  SECTION("two tight clusters far apart")
+  {
+    auto const x = handMade<TestType>(600, [](auto &h) {
+      for (std::size_t i = 0; i < h.extent(0); ++i)
+      {
+        double const spread = 1e-3 * double(i % 20) / 20;
+        double const side = i % 2 == 0 ? -100 : 100;
+        h(i, 0) = Real(side + spread);
+        h(i, 1) = Real(spread * double((i / 20) % 5));
+        h(i, 2) = Real(-spread * double(i % 7));
+      }
+    });
+    checkBothMethods<TestType>(x, 4, 0.5);
+  }
+}
+
+TEMPLATE_LIST_TEST_CASE("interaction lists of a Plummer sphere deeper than 15 levels",
+                        "[tree][lists]", kfmm::test::Configs)
+{
+  typename TestType::execution_space space;
+  auto const x = generated<TestType>(kfmm::Distribution::plummer, 100000, 3);
+  auto const tree = kfmm::tree::buildOctree(space, x, 1);
+  CAPTURE(tree.depth(), tree.numLeaves());
+  REQUIRE(tree.depth() > 15);
+  // theta = 1 keeps the lists (and the test) short: with leaf size 1 a leaf's treecode list
+  // holds about 200 cells at theta 1 and 700 at theta 0.6. The treecode lists, four times
+  // longer than the fmm ones, are checked once per execution space (in double).
+  checkLists(tree, kfmm::tree::buildInteractionLists(space, tree, 1.0, Method::fmm));
+  if (std::is_same<typename TestType::real_type, double>::value)
+    checkLists(tree, kfmm::tree::buildInteractionLists(space, tree, 1.0, Method::treecode));
+}
+
+TEMPLATE_LIST_TEST_CASE("interaction lists are deterministic", "[tree][lists]",
+                        kfmm::test::Configs)
+{
+  typename TestType::execution_space space;
+  auto const x = generated<TestType>(kfmm::Distribution::ellipsoid, 5000, 9);
+  auto const tree = kfmm::tree::buildOctree(space, x, 16);
+  for (auto const method : {Method::fmm, Method::treecode})
+  {
+    auto const a = kfmm::tree::buildInteractionLists(space, tree, 0.5, method);
+    auto const b = kfmm::tree::buildInteractionLists(space, kfmm::tree::buildOctree(space, x, 16),
+                                                     0.5, method);
+    CHECK(sameList(a.m2l, b.m2l));
+    CHECK(sameList(a.m2p, b.m2p));
+    CHECK(sameList(a.p2p, b.p2p));
+    CHECK(a.rounds == b.rounds);
+  }
+}
+
+TEMPLATE_LIST_TEST_CASE("interaction lists reject theta outside (0, 1]",
+                        "[tree][lists][validation]", kfmm::test::Configs)
+{
+  typename TestType::execution_space space;
+  auto const x = generated<TestType>(kfmm::Distribution::uniform, 100);
+  auto const tree = kfmm::tree::buildOctree(space, x, 8);
+  double const theta =
+      GENERATE(0.0, -0.5, 1.0000001, 2.0, std::numeric_limits<double>::quiet_NaN(),
+               std::numeric_limits<double>::infinity());
+  CAPTURE(theta);
+  auto const method = GENERATE(Method::fmm, Method::treecode);
+  CHECK_THROWS_AS(kfmm::tree::buildInteractionLists(space, tree, theta, method), kfmm::Exception);
+  CHECK_THROWS_WITH(kfmm::tree::buildInteractionLists(space, tree, theta, method),
+                    ContainsSubstring("'theta'"));
+  CHECK_NOTHROW(kfmm::tree::buildInteractionLists(space, tree, 1.0, method));
+}

@@ -1,0 +1,392 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// The adaptive octree: structural invariants on the five distributions and on degenerate
+// inputs, agreement with a build from keys sorted on the host, and bad input.
+#include <kfmm/io/Generators.hpp>
+#include <kfmm/tree/Octree.hpp>
+
+#include <Kokkos_Core.hpp>
+
+#include <catch2/catch_template_test_macros.hpp>
+#include <catch2/catch_test_macros.hpp>
+#include <catch2/generators/catch_generators.hpp>
+#include <catch2/matchers/catch_matchers_string.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <numeric>
+#include <utility>
+#include <vector>
+
+#include "TestTypes.hpp"
+
+using Catch::Matchers::ContainsSubstring;
+
+namespace
+{
+
+template <class View>
+auto toHost(View const &v)
+{
+  return Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, v);
+}
+
+/// Every structural property the tree promises, checked on the host.
+template <class Tree, class HostPositions>
+void checkOctree(Tree const &tree, HostPositions const &x, int leaf_size)
+{
+  using kfmm::tree::max_level;
+  using kfmm::tree::MortonKey;
+  int const n = static_cast<int>(x.extent(0));
+  auto const keys = toHost(tree.keys);
+  auto const perm = toHost(tree.permutation);
+  auto const cell_keys = toHost(tree.cell_keys);
+  auto const level = toHost(tree.level);
+  auto const centre = toHost(tree.centre);
+  auto const radius = toHost(tree.radius);
+  auto const begin = toHost(tree.particle_begin);
+  auto const end = toHost(tree.particle_end);
+  auto const first_child = toHost(tree.first_child);
+  auto const child_count = toHost(tree.child_count);
+  auto const parent = toHost(tree.parent);
+  auto const leaves = toHost(tree.leaves);
+  auto const &offsets = tree.level_offsets;
+  auto const &cube = tree.cube;
+
+  REQUIRE(tree.numParticles() == static_cast<std::size_t>(n));
+  REQUIRE(perm.extent(0) == static_cast<std::size_t>(n));
+  CHECK(tree.leaf_size == leaf_size);
+
+  // The permutation is one, the keys are sorted and belong to the permuted particles.
+  std::vector<int> seen(n, 0);
+  for (int i = 0; i < n; ++i)
+  {
+    REQUIRE(perm(i) < static_cast<std::uint32_t>(n));
+    ++seen[perm(i)];
+    auto const p = perm(i);
+    CHECK(keys(i) == kfmm::tree::mortonKey(cube, double(x(p, 0)), double(x(p, 1)), double(x(p, 2))));
+    if (i > 0)
+      CHECK(keys(i - 1) <= keys(i));
+  }
+  CHECK(std::all_of(seen.begin(), seen.end(), [](int s) { return s == 1; }));
+
+  if (n == 0)
+  {
+    CHECK(tree.numLevels() == 0);
+    CHECK(tree.numCells() == 0);
+    CHECK(tree.numLeaves() == 0);
+    return;
+  }
+  int const num_cells = tree.numCells();
+  REQUIRE(tree.numLevels() >= 1);
+  REQUIRE(tree.numLevels() <= max_level + 1);
+  REQUIRE(offsets[0] == 0);
+  REQUIRE(offsets[1] == 1);
+  REQUIRE(cell_keys.extent(0) == static_cast<std::size_t>(num_cells));
+  for (int l = 0; l < tree.numLevels(); ++l)
+    REQUIRE(offsets[l] < offsets[l + 1]);
+  CHECK(begin(0) == 0);
+  CHECK(end(0) == n);
+  CHECK(parent(0) == -1);
+
+  double const sqrt3 = std::sqrt(3.0);
+  int leaf_count = 0;
+  for (int l = 0; l < tree.numLevels(); ++l)
+  {
+    for (int c = offsets[l]; c < offsets[l + 1]; ++c)
+    {
+      CAPTURE(l, c);
+      REQUIRE(level(c) == l);
+      REQUIRE(begin(c) < end(c)); // no empty cells
+      int const count = end(c) - begin(c);
+      // Inside a level: Morton order, disjoint increasing ranges.
+      if (c > offsets[l])
+      {
+        CHECK(cell_keys(c - 1) < cell_keys(c));
+        CHECK(end(c - 1) <= begin(c));
+      }
+      // The cell's key prefix is that of all its particles; the centre is the geometric one.
+      int const shift = 3 * (max_level - l);
+      for (int i = begin(c); i < end(c); ++i)
+        REQUIRE((keys(i) >> shift) == cell_keys(c));
+      double geometric[3];
+      kfmm::tree::cellCentre(cube, cell_keys(c), l, geometric);
+      // (Equal up to rounding: device compilers may fuse the multiply-add.)
+      for (int d = 0; d < 3; ++d)
+        CHECK(std::abs(centre(c, d) - geometric[d]) <= 1e-15 * cube.side);
+      // Every particle lies within the radius; the radius within the half-diagonal.
+      double const half_diagonal = 0.5 * sqrt3 * cube.side / double(1u << l);
+      CHECK(radius(c) >= 0);
+      CHECK(radius(c) <= half_diagonal * (1 + 1e-9));
+      for (int i = begin(c); i < end(c); ++i)
+      {
+        auto const p = perm(i);
+        double const dx = double(x(p, 0)) - centre(c, 0);
+        double const dy = double(x(p, 1)) - centre(c, 1);
+        double const dz = double(x(p, 2)) - centre(c, 2);
+        REQUIRE(std::sqrt(dx * dx + dy * dy + dz * dz) <= radius(c) * (1 + 1e-12));
+      }
+      // The split rule: a cell splits exactly when it holds more than leaf_size particles
+      // and is above level 21.
+      bool const should_split = count > leaf_size && l < max_level;
+      CHECK((child_count(c) > 0) == should_split);
+      if (child_count(c) == 0)
+      {
+        CHECK(first_child(c) == -1);
+        ++leaf_count;
+        continue;
+      }
+      // Children: next level, linked back, Morton order, partitioning the parent's range.
+      REQUIRE(child_count(c) <= 8);
+      REQUIRE(first_child(c) >= offsets[l + 1]);
+      REQUIRE(first_child(c) + child_count(c) <= offsets[l + 2]);
+      int expected_begin = begin(c);
+      for (int k = first_child(c); k < first_child(c) + child_count(c); ++k)
+      {
+        CHECK(parent(k) == c);
+        CHECK((cell_keys(k) >> 3) == cell_keys(c));
+        CHECK(begin(k) == expected_begin);
+        expected_begin = end(k);
+      }
+      CHECK(expected_begin == end(c));
+    }
+  }
+  // Every non-root cell is among its parent's children.
+  for (int c = 1; c < num_cells; ++c)
+  {
+    int const p = parent(c);
+    REQUIRE(p >= 0);
+    CHECK(level(p) == level(c) - 1);
+    CHECK(c >= first_child(p));
+    CHECK(c < first_child(p) + child_count(p));
+  }
+  CHECK(tree.depth() == level(num_cells - 1));
+
+  // The leaves, in particle order, hold every particle exactly once.
+  REQUIRE(tree.numLeaves() == leaf_count);
+  int next = 0;
+  for (int j = 0; j < tree.numLeaves(); ++j)
+  {
+    int const c = leaves(j);
+    REQUIRE(child_count(c) == 0);
+    CHECK(begin(c) == next);
+    next = end(c);
+    CHECK((end(c) - begin(c) <= leaf_size || level(c) == max_level));
+  }
+  CHECK(next == n);
+}
+
+template <class Config>
+using Positions = Kokkos::View<typename Config::real_type *[3], typename Config::memory_space>;
+
+template <class Config>
+Positions<Config> generated(kfmm::Distribution d, std::size_t n, std::uint64_t seed = 5)
+{
+  Positions<Config> x("kfmm::test::positions", n);
+  Kokkos::View<typename Config::real_type *, typename Config::memory_space> q("kfmm::test::q", n);
+  kfmm::generate(typename Config::execution_space{}, d, seed, x, q);
+  return x;
+}
+
+/// Positions set on the host by `fill(x_host)`.
+template <class Config, class Fill>
+Positions<Config> handMade(std::size_t n, Fill const &fill)
+{
+  Positions<Config> x("kfmm::test::positions", n);
+  auto h = Kokkos::create_mirror_view(x);
+  fill(h);
+  Kokkos::deep_copy(x, h);
+  return x;
+}
+
+} // namespace
+
+TEMPLATE_LIST_TEST_CASE("octree invariants on the five distributions", "[tree][octree]",
+                        kfmm::test::Configs)
+{
+  auto const distribution =
+      GENERATE(kfmm::Distribution::uniform, kfmm::Distribution::plummer,
+               kfmm::Distribution::sphere, kfmm::Distribution::ellipsoid,
+               kfmm::Distribution::cylinder);
+  int const leaf_size = GENERATE(1, 8, 64);
+  std::size_t const n = 3000;
+  CAPTURE(kfmm::distributionName(distribution), leaf_size);
+  typename TestType::execution_space space;
+  auto const x = generated<TestType>(distribution, n);
+  auto const tree = kfmm::tree::buildOctree(space, x, leaf_size);
+  checkOctree(tree, toHost(x), leaf_size);
+  CHECK(tree.depth() >= 1);
+}
+
+TEMPLATE_LIST_TEST_CASE("octree from keys sorted on the host equals the full build",
+                        "[tree][octree]", kfmm::test::Configs)
+{
+  using Memory = typename TestType::memory_space;
+  typename TestType::execution_space space;
+  auto const distribution = GENERATE(kfmm::Distribution::plummer, kfmm::Distribution::sphere);
+  std::size_t const n = 2500;
+  int const leaf_size = 10;
+  auto const x = generated<TestType>(distribution, n, 11);
+
+  // Keys on the device, sorted (key, index) on the host with a stable sort.
+  auto const cube = kfmm::tree::boundingCube(space, x);
+  Kokkos::View<kfmm::tree::MortonKey *, Memory> keys("kfmm::test::keys", n);
+  kfmm::tree::computeMortonKeys(space, cube, x, keys);
+  auto keys_h = toHost(keys);
+  std::vector<std::pair<kfmm::tree::MortonKey, std::uint32_t>> pairs(n);
+  for (std::size_t i = 0; i < n; ++i)
+    pairs[i] = {keys_h(i), static_cast<std::uint32_t>(i)};
+  std::stable_sort(pairs.begin(), pairs.end(),
+                   [](auto const &a, auto const &b) { return a.first < b.first; });
+  Kokkos::View<std::uint32_t *, Memory> perm("kfmm::test::permutation", n);
+  auto perm_h = Kokkos::create_mirror_view(perm);
+  for (std::size_t i = 0; i < n; ++i)
+  {
+    keys_h(i) = pairs[i].first;
+    perm_h(i) = pairs[i].second;
+  }
+  Kokkos::deep_copy(keys, keys_h);
+  Kokkos::deep_copy(perm, perm_h);
+
+  auto const from_keys = kfmm::tree::buildOctreeFromSortedKeys(space, x, cube, keys, perm, leaf_size);
+  checkOctree(from_keys, toHost(x), leaf_size);
+  auto const full = kfmm::tree::buildOctree(space, x, leaf_size);
+  REQUIRE(full.level_offsets == from_keys.level_offsets);
+  auto const same = [](auto const &a, auto const &b) {
+    auto const ha = toHost(a);
+    auto const hb = toHost(b);
+    REQUIRE(ha.size() == hb.size());
+    return std::equal(ha.data(), ha.data() + ha.size(), hb.data());
+  };
+  CHECK(same(full.keys, from_keys.keys));
+  CHECK(same(full.permutation, from_keys.permutation));
+  CHECK(same(full.cell_keys, from_keys.cell_keys));
+  CHECK(same(full.particle_begin, from_keys.particle_begin));
+  CHECK(same(full.particle_end, from_keys.particle_end));
+  CHECK(same(full.first_child, from_keys.first_child));
+  CHECK(same(full.parent, from_keys.parent));
+  CHECK(same(full.radius, from_keys.radius));
+  CHECK(same(full.leaves, from_keys.leaves));
+}
+
+TEMPLATE_LIST_TEST_CASE("octree of degenerate inputs", "[tree][octree]", kfmm::test::Configs)
+{
+  using Real = typename TestType::real_type;
+  typename TestType::execution_space space;
+
+  SECTION("no particles")
+  {
+    Positions<TestType> x("kfmm::test::positions", 0);
+    auto const tree = kfmm::tree::buildOctree(space, x, 4);
+    checkOctree(tree, toHost(x), 4);
+    CHECK(tree.depth() == -1);
+  }
+  SECTION("one particle")
+  {
+    auto const x = handMade<TestType>(1, [](auto &h) {
+      h(0, 0) = Real(0.25);
+      h(0, 1) = Real(-3);
+      h(0, 2) = Real(7);
+    });
+    auto const tree = kfmm::tree::buildOctree(space, x, 1);
+    checkOctree(tree, toHost(x), 1);
+    CHECK(tree.numCells() == 1);
+    CHECK(tree.numLeaves() == 1);
+  }
+  SECTION("two particles, leaf size 1")
+  {
+    auto const x = handMade<TestType>(2, [](auto &h) {
+      h(0, 0) = Real(-1);
+      h(0, 1) = h(0, 2) = Real(0);
+      h(1, 0) = Real(1);
+      h(1, 1) = h(1, 2) = Real(0.5);
+    });
+    auto const tree = kfmm::tree::buildOctree(space, x, 1);
+    checkOctree(tree, toHost(x), 1);
+    CHECK(tree.numLeaves() == 2);
+  }
+  SECTION("all particles at one point: one chain down to level 21")
+  {
+    auto const x = handMade<TestType>(50, [](auto &h) {
+      for (std::size_t i = 0; i < h.extent(0); ++i)
+      {
+        h(i, 0) = Real(1.5);
+        h(i, 1) = Real(-2);
+        h(i, 2) = Real(0.125);
+      }
+    });
+    auto const tree = kfmm::tree::buildOctree(space, x, 4);
+    checkOctree(tree, toHost(x), 4);
+    CHECK(tree.depth() == kfmm::tree::max_level);
+    CHECK(tree.numCells() == kfmm::tree::max_level + 1);
+    CHECK(tree.numLeaves() == 1);
+  }
+  SECTION("two tight clusters far apart")
+  {
+    auto const x = handMade<TestType>(400, [](auto &h) {
+      for (std::size_t i = 0; i < h.extent(0); ++i)
+      {
+        double const spread = 1e-3 * double(i % 20) / 20;
+        double const side = i % 2 == 0 ? -100 : 100;
+        h(i, 0) = Real(side + spread);
+        h(i, 1) = Real(spread * double((i / 20) % 5));
+        h(i, 2) = Real(-spread * double(i % 7));
+      }
+    });
+    auto const tree = kfmm::tree::buildOctree(space, x, 8);
+    checkOctree(tree, toHost(x), 8);
+    CHECK(tree.depth() >= 15);
+  }
+}
+
+TEMPLATE_LIST_TEST_CASE("octree of a deep Plummer sphere", "[tree][octree]", kfmm::test::Configs)
+{
+  typename TestType::execution_space space;
+  auto const x = generated<TestType>(kfmm::Distribution::plummer, 100000, 3);
+  auto const tree = kfmm::tree::buildOctree(space, x, 1);
+  CAPTURE(tree.depth(), tree.numCells(), tree.numLeaves());
+  CHECK(tree.depth() > 15);
+  checkOctree(tree, toHost(x), 1);
+}
+
+TEMPLATE_LIST_TEST_CASE("octree rejects bad input with a message naming it",
+                        "[tree][octree][validation]", kfmm::test::Configs)
+{
+  using Real = typename TestType::real_type;
+  typename TestType::execution_space space;
+  auto const nan = std::numeric_limits<Real>::quiet_NaN();
+  auto const inf = std::numeric_limits<Real>::infinity();
+  auto const x = generated<TestType>(kfmm::Distribution::uniform, 100);
+
+  SECTION("leaf_size < 1")
+  {
+    int const leaf_size = GENERATE(0, -3);
+    CHECK_THROWS_AS(kfmm::tree::buildOctree(space, x, leaf_size), kfmm::Exception);
+    CHECK_THROWS_WITH(kfmm::tree::buildOctree(space, x, leaf_size),
+                      ContainsSubstring("'leaf_size'"));
+  }
+  SECTION("NaN or Inf coordinates name the first bad index")
+  {
+    auto const bad = GENERATE_COPY(nan, inf, -inf);
+    auto h = toHost(x);
+    h(71, 1) = bad;
+    h(42, 2) = bad;
+    Positions<TestType> y("kfmm::test::positions", 100);
+    Kokkos::deep_copy(y, h);
+    CHECK_THROWS_AS(kfmm::tree::buildOctree(space, y, 8), kfmm::Exception);
+    CHECK_THROWS_WITH(kfmm::tree::buildOctree(space, y, 8),
+                      ContainsSubstring("'positions'") && ContainsSubstring("index 42"));
+  }
+  SECTION("the entry point from sorted keys validates too")
+  {
+    using Memory = typename TestType::memory_space;
+    Kokkos::View<kfmm::tree::MortonKey *, Memory> keys("kfmm::test::keys", 100);
+    Kokkos::View<std::uint32_t *, Memory> perm("kfmm::test::permutation", 99);
+    auto const cube = kfmm::tree::boundingCube(space, x);
+    CHECK_THROWS_WITH(kfmm::tree::buildOctreeFromSortedKeys(space, x, cube, keys, perm, 0),
+                      ContainsSubstring("'leaf_size'"));
+    CHECK_THROWS_WITH(kfmm::tree::buildOctreeFromSortedKeys(space, x, cube, keys, perm, 4),
+                      ContainsSubstring("'permutation'"));
+  }
+}
