@@ -1,14 +1,21 @@
 #!/usr/bin/env bash
 # On the GPU machine, in one command: set up the CUDA dependencies from a bundle folder made
-# on a CPU machine (backends/setup-deps.sh bundle DIR), build the `cuda` preset, run the whole
-# test suite on the GPU, then the benchmarks. Logs go to LOG_DIR.
+# on a CPU machine (backends/setup-deps.sh bundle DIR), build the `cuda` preset, then run the
+# chosen phases. One log per step goes to LOG_DIR.
 #
-#   backends/cuda/build-test-bench.sh BUNDLE_DIR LOG_DIR [--sanitize]
+#   backends/cuda/build-test-bench.sh BUNDLE_DIR LOG_DIR [PHASE...]
 #
-# --sanitize also runs compute-sanitizer (memcheck, racecheck) over the kernel tests.
+# Phases (default: test bench):
+#   test      the whole test suite (ctest), every execution space including CUDA
+#   sanitize  compute-sanitizer memcheck and racecheck over the kernel tests and over the
+#             program on a small problem (tree, sort, lists and every FMM/treecode kernel)
+#   bench     the benchmarks and the 1e6-particle runs recorded in perf/RESULTS.md
 set -uo pipefail
 [ $# -ge 2 ] || { sed -n '2,9p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
-bundle=$1 logs=$2 sanitize=${3:-}
+bundle=$1 logs=$2
+shift 2
+phases=${*:-test bench}
+has() { [[ " $phases " == *" $1 "* ]]; }
 cd "$(dirname "$0")/../.."
 mkdir -p "$logs"
 status=0
@@ -29,12 +36,29 @@ cat "$logs/gpu.txt"
 step deps backends/setup-deps.sh cuda --from "$bundle" || exit 1
 step configure cmake --preset cuda -DCMAKE_PREFIX_PATH="$HOME/.cache/kfmm/catch2/usr" || exit 1
 step build cmake --build --preset cuda || exit 1
-step test ctest --preset cuda -j 4
-step bench build/cuda/perf/kfmm_bench_direct --repeat 5
-if [ "$sanitize" = --sanitize ]; then
+has test && step test ctest --preset cuda -j 4
+if has bench; then
+  # Benchmarks: all-pairs, sort, tree + lists, then the whole solver on 1e6 particles at the
+  # accuracies perf/RESULTS.md records (float ~1e-4 field error, double ~1e-8).
+  step bench-direct build/cuda/perf/kfmm_bench_direct --repeat 5
+  step bench-sort build/cuda/perf/kfmm_bench_sort --repeat 5 --host-max 10000000
+  step bench-tree build/cuda/perf/kfmm_bench_tree --repeat 3 --backends cuda
+  for distribution in uniform plummer; do
+    step "fmm-float-$distribution" build/cuda/apps/kfmm --n 1000000 --distribution "$distribution" \
+      --precision float --order 4 --repeat 5 --check 2000 --json "$logs/fmm-float-$distribution.json"
+    step "fmm-double-$distribution" build/cuda/apps/kfmm --n 1000000 --distribution "$distribution" \
+      --precision double --order 10 --theta 0.4 --repeat 3 --check 2000 \
+      --json "$logs/fmm-double-$distribution.json"
+  done
+fi
+if has sanitize; then
   for tool in memcheck racecheck; do
-    step "sanitize-$tool" compute-sanitizer --tool "$tool" --error-exitcode 1 \
+    step "sanitize-$tool-kernels" compute-sanitizer --tool "$tool" --error-exitcode 1 \
       build/cuda/tests/kfmm_test_kernels
+    for method in fmm treecode; do
+      step "sanitize-$tool-$method" compute-sanitizer --tool "$tool" --error-exitcode 1 \
+        build/cuda/apps/kfmm --n 20000 --method "$method" --check 100
+    done
   done
 fi
 exit $status

@@ -3,6 +3,7 @@
 #define KFMM_OPTIONS_HPP
 
 #include <kfmm/detail/Validation.hpp>
+#include <kfmm/expansions/SphericalHarmonics.hpp>
 
 #include <cmath>
 #include <string>
@@ -38,7 +39,7 @@ struct Options
 };
 
 /// The largest expansion order kfmm supports.
-constexpr int max_order = 20;
+constexpr int max_order = expansions::max_order;
 
 namespace detail
 {
