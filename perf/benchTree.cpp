@@ -104,11 +104,11 @@ void run(kfmm::Distribution distribution, std::size_t n, Settings const &setting
       t_lists.push_back(lists_s);
     }
   }
-  double const tree_bytes =
-      bytes(tree.keys) + bytes(tree.permutation) + bytes(tree.cell_keys) + bytes(tree.level) +
-      bytes(tree.centre) + bytes(tree.radius) + bytes(tree.particle_begin) +
-      bytes(tree.particle_end) + bytes(tree.first_child) + bytes(tree.child_count) +
-      bytes(tree.parent) + bytes(tree.leaves);
+  double const tree_bytes = bytes(tree.keys) + bytes(tree.permutation) + bytes(tree.cell_keys) +
+                            bytes(tree.level) + bytes(tree.centre) + bytes(tree.radius) +
+                            bytes(tree.particle_begin) + bytes(tree.particle_end) +
+                            bytes(tree.first_child) + bytes(tree.child_count) + bytes(tree.parent) +
+                            bytes(tree.leaves);
   double const list_bytes = bytes(lists.m2l.offsets) + bytes(lists.m2l.sources) +
                             bytes(lists.m2p.offsets) + bytes(lists.m2p.sources) +
                             bytes(lists.p2p.offsets) + bytes(lists.p2p.sources);

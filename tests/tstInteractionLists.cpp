@@ -130,10 +130,10 @@ void checkLists(Tree const &tree, Lists const &lists)
     if (next != n)
       bad_cover = bad_cover < 0 ? j : bad_cover;
   }
-  CHECK(bad_near == -1);    // first leaf row with a near source that is not a leaf or is far
+  CHECK(bad_near == -1);     // first leaf row with a near source that is not a leaf or is far
   CHECK(missing_self == -1); // first leaf row without itself
-  CHECK(bad_far == -1);     // first leaf row with an M2P source failing the test
-  CHECK(bad_cover == -1);   // first leaf row whose particles do not see all once
+  CHECK(bad_far == -1);      // first leaf row with an M2P source failing the test
+  CHECK(bad_cover == -1);    // first leaf row whose particles do not see all once
 }
 
 template <class Config>
@@ -191,9 +191,8 @@ TEMPLATE_LIST_TEST_CASE("interaction lists cover every particle once on the five
                         "[tree][lists]", kfmm::test::Configs)
 {
   auto const distribution =
-      GENERATE(kfmm::Distribution::uniform, kfmm::Distribution::plummer,
-               kfmm::Distribution::sphere, kfmm::Distribution::ellipsoid,
-               kfmm::Distribution::cylinder);
+      GENERATE(kfmm::Distribution::uniform, kfmm::Distribution::plummer, kfmm::Distribution::sphere,
+               kfmm::Distribution::ellipsoid, kfmm::Distribution::cylinder);
   double const theta = GENERATE(0.4, 1.0);
   CAPTURE(kfmm::distributionName(distribution));
   auto const x = generated<TestType>(distribution, 2000);
@@ -274,8 +273,7 @@ TEMPLATE_LIST_TEST_CASE("interaction lists of a Plummer sphere deeper than 15 le
     checkLists(tree, kfmm::tree::buildInteractionLists(space, tree, 1.0, Method::treecode));
 }
 
-TEMPLATE_LIST_TEST_CASE("interaction lists are deterministic", "[tree][lists]",
-                        kfmm::test::Configs)
+TEMPLATE_LIST_TEST_CASE("interaction lists are deterministic", "[tree][lists]", kfmm::test::Configs)
 {
   typename TestType::execution_space space;
   auto const x = generated<TestType>(kfmm::Distribution::ellipsoid, 5000, 9);
@@ -298,9 +296,8 @@ TEMPLATE_LIST_TEST_CASE("interaction lists reject theta outside (0, 1]",
   typename TestType::execution_space space;
   auto const x = generated<TestType>(kfmm::Distribution::uniform, 100);
   auto const tree = kfmm::tree::buildOctree(space, x, 8);
-  double const theta =
-      GENERATE(0.0, -0.5, 1.0000001, 2.0, std::numeric_limits<double>::quiet_NaN(),
-               std::numeric_limits<double>::infinity());
+  double const theta = GENERATE(0.0, -0.5, 1.0000001, 2.0, std::numeric_limits<double>::quiet_NaN(),
+                                std::numeric_limits<double>::infinity());
   CAPTURE(theta);
   auto const method = GENERATE(Method::fmm, Method::treecode);
   CHECK_THROWS_AS(kfmm::tree::buildInteractionLists(space, tree, theta, method), kfmm::Exception);

@@ -65,7 +65,8 @@ void checkOctree(Tree const &tree, HostPositions const &x, int leaf_size)
     REQUIRE(perm(i) < static_cast<std::uint32_t>(n));
     ++seen[perm(i)];
     auto const p = perm(i);
-    CHECK(keys(i) == kfmm::tree::mortonKey(cube, double(x(p, 0)), double(x(p, 1)), double(x(p, 2))));
+    CHECK(keys(i) ==
+          kfmm::tree::mortonKey(cube, double(x(p, 0)), double(x(p, 1)), double(x(p, 2))));
     if (i > 0)
       CHECK(keys(i - 1) <= keys(i));
   }
@@ -206,9 +207,8 @@ TEMPLATE_LIST_TEST_CASE("octree invariants on the five distributions", "[tree][o
                         kfmm::test::Configs)
 {
   auto const distribution =
-      GENERATE(kfmm::Distribution::uniform, kfmm::Distribution::plummer,
-               kfmm::Distribution::sphere, kfmm::Distribution::ellipsoid,
-               kfmm::Distribution::cylinder);
+      GENERATE(kfmm::Distribution::uniform, kfmm::Distribution::plummer, kfmm::Distribution::sphere,
+               kfmm::Distribution::ellipsoid, kfmm::Distribution::cylinder);
   int const leaf_size = GENERATE(1, 8, 64);
   std::size_t const n = 3000;
   CAPTURE(kfmm::distributionName(distribution), leaf_size);
@@ -249,7 +249,8 @@ TEMPLATE_LIST_TEST_CASE("octree from keys sorted on the host equals the full bui
   Kokkos::deep_copy(keys, keys_h);
   Kokkos::deep_copy(perm, perm_h);
 
-  auto const from_keys = kfmm::tree::buildOctreeFromSortedKeys(space, x, cube, keys, perm, leaf_size);
+  auto const from_keys =
+      kfmm::tree::buildOctreeFromSortedKeys(space, x, cube, keys, perm, leaf_size);
   checkOctree(from_keys, toHost(x), leaf_size);
   auto const full = kfmm::tree::buildOctree(space, x, leaf_size);
   REQUIRE(full.level_offsets == from_keys.level_offsets);

@@ -51,12 +51,20 @@ if has bench; then
       --json "$logs/fmm-double-$distribution.json"
   done
 fi
+# compute-sanitizer exits non-zero on racecheck warnings too; Kokkos 3.4's own CUDA
+# reductions and scans produce such warnings (warp-synchronous shared memory), so a run
+# passes when the tool's summary reports 0 errors, and the log keeps every warning.
+sanitize() { # sanitize TOOL COMMAND...
+  local tool=$1; shift
+  compute-sanitizer --tool "$tool" "$@" > /tmp/kfmm-sanitize.log 2>&1
+  cat /tmp/kfmm-sanitize.log
+  grep -Eq "RACECHECK SUMMARY: .*\(0 errors|ERROR SUMMARY: 0 errors" /tmp/kfmm-sanitize.log
+}
 if has sanitize; then
   for tool in memcheck racecheck; do
-    step "sanitize-$tool-kernels" compute-sanitizer --tool "$tool" --error-exitcode 1 \
-      build/cuda/tests/kfmm_test_kernels
+    step "sanitize-$tool-kernels" sanitize "$tool" build/cuda/tests/kfmm_test_kernels
     for method in fmm treecode; do
-      step "sanitize-$tool-$method" compute-sanitizer --tool "$tool" --error-exitcode 1 \
+      step "sanitize-$tool-$method" sanitize "$tool" \
         build/cuda/apps/kfmm --n 20000 --method "$method" --check 100
     done
   done

@@ -47,7 +47,7 @@
 #include <cmath>
 #include <cstdint>
 #include <string>
-#include <vector>
+#include <utility>
 
 namespace kfmm::tree
 {
@@ -154,41 +154,50 @@ struct PairRule
   KOKKOS_FUNCTION std::uint64_t entries() const { return treecode ? 1 : 2; }
 };
 
-/// The output pairs of one frontier round: sort keys (target row) and sources.
+/// Reallocates `view` when it holds fewer than `n` entries, without keeping its contents,
+/// with slack so that later rounds rarely reallocate (device allocations synchronise).
+template <class ExecutionSpace, class View>
+void reserve(ExecutionSpace const &space, View &view, std::size_t n, std::string const &label)
+{
+  if (view.extent(0) >= n)
+    return;
+  view = View(); // free first: the old contents are not needed
+  view = View(Kokkos::view_alloc(space, Kokkos::WithoutInitializing, label), n + n / 2);
+}
+
+/// List entries (target row, source cell) appended round after round into arrays that
+/// grow geometrically, keeping the first `size` entries.
 template <class MemorySpace>
-struct PairChunk
+struct PairBuffer
 {
   Kokkos::View<std::uint64_t *, MemorySpace> rows;
   Kokkos::View<std::uint32_t *, MemorySpace> sources;
-};
+  std::size_t size = 0;
 
-/// Copies the chunks into one pair of arrays, in round order.
-template <class ExecutionSpace, class MemorySpace>
-PairChunk<MemorySpace> concatenate(ExecutionSpace const &space,
-                                   std::vector<PairChunk<MemorySpace>> &chunks,
-                                   std::string const &label)
-{
-  std::size_t total = 0;
-  for (auto const &c : chunks)
-    total += c.rows.extent(0);
-  PairChunk<MemorySpace> all{
-      Kokkos::View<std::uint64_t *, MemorySpace>(
-          Kokkos::view_alloc(space, Kokkos::WithoutInitializing, label + "_rows"), total),
-      Kokkos::View<std::uint32_t *, MemorySpace>(
-          Kokkos::view_alloc(space, Kokkos::WithoutInitializing, label + "_sources"), total)};
-  std::size_t offset = 0;
-  for (auto &c : chunks)
+  template <class ExecutionSpace>
+  void append(ExecutionSpace const &space, std::size_t n, std::string const &label)
   {
-    auto const n = c.rows.extent(0);
-    auto const range = Kokkos::make_pair(offset, offset + n);
-    Kokkos::deep_copy(space, Kokkos::subview(all.rows, range), c.rows);
-    Kokkos::deep_copy(space, Kokkos::subview(all.sources, range), c.sources);
-    offset += n;
-    c = PairChunk<MemorySpace>{}; // release the round's memory as soon as it is copied
+    std::size_t const needed = size + n;
+    if (rows.extent(0) < needed)
+    {
+      // 1.5x: amortised copies, and at most half the list unused before the sort.
+      std::size_t const capacity = kfmm::detail::max(needed, rows.extent(0) + rows.extent(0) / 2);
+      grow(space, rows, capacity, label + "_rows");
+      grow(space, sources, capacity, label + "_sources");
+    }
+    size = needed;
   }
-  chunks.clear();
-  return all;
-}
+
+private:
+  template <class ExecutionSpace, class View>
+  void grow(ExecutionSpace const &space, View &view, std::size_t capacity, std::string const &label)
+  {
+    View bigger(Kokkos::view_alloc(space, Kokkos::WithoutInitializing, label), capacity);
+    auto const used = Kokkos::make_pair(std::size_t(0), size);
+    Kokkos::deep_copy(space, Kokkos::subview(bigger, used), Kokkos::subview(view, used));
+    view = bigger;
+  }
+};
 
 /// Number of bits that hold the values 0 .. n - 1 (at least 1).
 inline int bitsFor(std::int64_t n)
@@ -202,20 +211,21 @@ inline int bitsFor(std::int64_t n)
 /// Groups `pairs` by row with the stable radix sort and writes the compressed rows: row r
 /// starts at the first sorted entry whose row is >= r (a binary search per row).
 template <class ExecutionSpace, class MemorySpace>
-CsrList<MemorySpace> groupByRow(ExecutionSpace const &space, PairChunk<MemorySpace> pairs,
+CsrList<MemorySpace> groupByRow(ExecutionSpace const &space, PairBuffer<MemorySpace> &pairs,
                                 int num_rows, std::string const &label)
 {
-  std::int64_t const size = static_cast<std::int64_t>(pairs.rows.extent(0));
+  std::int64_t const size = static_cast<std::int64_t>(pairs.size);
+  auto const used = Kokkos::make_pair(std::size_t(0), pairs.size);
+  auto const rows = Kokkos::subview(pairs.rows, used);
+  auto const sorted_sources = Kokkos::subview(pairs.sources, used);
   if (size > 0)
-    kfmm::tree::sortPairs(space, pairs.rows, pairs.sources, bitsFor(num_rows));
+    kfmm::tree::sortPairs(space, rows, sorted_sources, bitsFor(num_rows));
   CsrList<MemorySpace> list;
   list.size = size;
   list.offsets = Kokkos::View<std::int64_t *, MemorySpace>(
       Kokkos::view_alloc(space, Kokkos::WithoutInitializing, label + "_offsets"), num_rows + 1);
   list.sources = Kokkos::View<int *, MemorySpace>(
       Kokkos::view_alloc(space, Kokkos::WithoutInitializing, label + "_sources"), size);
-  auto const rows = pairs.rows;
-  auto const sorted_sources = pairs.sources;
   auto const offsets = list.offsets;
   auto const sources = list.sources;
   Kokkos::parallel_for(
@@ -236,13 +246,13 @@ CsrList<MemorySpace> groupByRow(ExecutionSpace const &space, PairChunk<MemorySpa
   Kokkos::parallel_for(
       "kfmm::lists::row_sources", Kokkos::RangePolicy<ExecutionSpace>(space, 0, size),
       KOKKOS_LAMBDA(std::int64_t i) { sources(i) = static_cast<int>(sorted_sources(i)); });
+  pairs = PairBuffer<MemorySpace>{}; // the list holds what it needs
   return list;
 }
 
 /// Rows with no entries: offsets all 0.
 template <class ExecutionSpace, class MemorySpace>
-CsrList<MemorySpace> emptyList(ExecutionSpace const &space, int num_rows,
-                               std::string const &label)
+CsrList<MemorySpace> emptyList(ExecutionSpace const &space, int num_rows, std::string const &label)
 {
   CsrList<MemorySpace> list;
   list.offsets = Kokkos::View<std::int64_t *, MemorySpace>(
@@ -265,8 +275,8 @@ CsrList<MemorySpace> emptyList(ExecutionSpace const &space, int num_rows,
 /// \throws kfmm::Exception when theta is not in (0, 1] (the message names 'theta').
 template <class ExecutionSpace, class MemorySpace>
 InteractionLists<MemorySpace> buildInteractionLists(ExecutionSpace const &space,
-                                                    Octree<MemorySpace> const &tree,
-                                                    double theta, Method method = Method::fmm)
+                                                    Octree<MemorySpace> const &tree, double theta,
+                                                    Method method = Method::fmm)
 {
   static_assert(Kokkos::is_execution_space<ExecutionSpace>::value,
                 "kfmm::tree::buildInteractionLists: the first argument must be a Kokkos "
@@ -279,7 +289,6 @@ InteractionLists<MemorySpace> buildInteractionLists(ExecutionSpace const &space,
   kfmm::detail::require(theta > 0 && theta <= 1, where,
                         "argument 'theta' must be in (0, 1], got " + std::to_string(theta));
 
-  using Chunk = detail::PairChunk<MemorySpace>;
   using Policy = Kokkos::RangePolicy<ExecutionSpace>;
   bool const treecode = method == Method::treecode;
   int const num_cells = tree.numCells();
@@ -304,44 +313,45 @@ InteractionLists<MemorySpace> buildInteractionLists(ExecutionSpace const &space,
   auto const first_child = tree.first_child;
   auto const child_count = tree.child_count;
 
-  std::vector<Chunk> far_chunks;
-  std::vector<Chunk> near_chunks;
-  Kokkos::View<int *, MemorySpace> frontier_t(
-      Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "kfmm::lists::frontier_targets"),
-      num_cells > 0 ? 1 : 0);
-  Kokkos::View<int *, MemorySpace> frontier_s(
-      Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "kfmm::lists::frontier_sources"),
-      num_cells > 0 ? 1 : 0);
-  // The root is cell 0.
+  // Work arrays reused from round to round (reallocated only when a frontier outgrows them):
+  // the frontier and the next one, each pair's action and the scanned offsets.
+  Kokkos::View<int *, MemorySpace> frontier_t, frontier_s, next_t, next_s;
+  Kokkos::View<std::uint8_t *, MemorySpace> action;
+  Kokkos::View<std::int64_t *, MemorySpace> child_offset;
+  Kokkos::View<std::uint64_t *, MemorySpace> entry_offset;
+  detail::PairBuffer<MemorySpace> far_pairs, near_pairs;
+  std::size_t size = num_cells > 0 ? 1 : 0;
+  detail::reserve(space, frontier_t, size, "kfmm::lists::frontier_targets");
+  detail::reserve(space, frontier_s, size, "kfmm::lists::frontier_sources");
+  // The first frontier is (root, root); the root is cell 0.
   Kokkos::deep_copy(space, frontier_t, 0);
   Kokkos::deep_copy(space, frontier_s, 0);
 
   Kokkos::Profiling::pushRegion("kfmm::lists::traverse");
-  while (frontier_t.extent(0) > 0)
+  while (size > 0)
   {
-    int const size = static_cast<int>(frontier_t.extent(0));
+    detail::reserve(space, action, size, "kfmm::lists::action");
+    detail::reserve(space, child_offset, size, "kfmm::lists::child_offset");
+    detail::reserve(space, entry_offset, size, "kfmm::lists::entry_offset");
     auto const ft = frontier_t;
     auto const fs = frontier_s;
-    Kokkos::View<std::uint8_t *, MemorySpace> action(
-        Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "kfmm::lists::action"), size);
-    Kokkos::View<std::int64_t *, MemorySpace> child_offset(
-        Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "kfmm::lists::child_offset"),
-        size);
-    Kokkos::View<std::uint64_t *, MemorySpace> out_offset(
-        Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "kfmm::lists::out_offset"), size);
+    auto const act = action;
+    auto const child_at = child_offset;
+    auto const entry_at = entry_offset;
+    Policy const pairs(space, 0, size);
 
     // Classify each pair once; the scans below only read the result.
     Kokkos::parallel_for(
-        "kfmm::lists::classify_pairs", Policy(space, 0, size),
-        KOKKOS_LAMBDA(int i) { action(i) = rule.action(ft(i), fs(i)); });
+        "kfmm::lists::classify_pairs", pairs,
+        KOKKOS_LAMBDA(int i) { act(i) = rule.action(ft(i), fs(i)); });
     // Where each pair's child pairs go in the next frontier.
     std::int64_t num_children = 0;
     Kokkos::parallel_scan(
-        "kfmm::lists::place_children", Policy(space, 0, size),
-        KOKKOS_LAMBDA(int i, std::int64_t & update, bool final) {
+        "kfmm::lists::place_children", pairs,
+        KOKKOS_LAMBDA(int i, std::int64_t &update, bool final) {
           if (final)
-            child_offset(i) = update;
-          update += rule.children(action(i), ft(i), fs(i));
+            child_at(i) = update;
+          update += rule.children(act(i), ft(i), fs(i));
         },
         num_children);
     // Where each pair's list entries go: far entries counted in the high 32 bits, near
@@ -349,11 +359,11 @@ InteractionLists<MemorySpace> buildInteractionLists(ExecutionSpace const &space,
     // overflows).
     std::uint64_t packed = 0;
     Kokkos::parallel_scan(
-        "kfmm::lists::place_entries", Policy(space, 0, size),
-        KOKKOS_LAMBDA(int i, std::uint64_t & update, bool final) {
+        "kfmm::lists::place_entries", pairs,
+        KOKKOS_LAMBDA(int i, std::uint64_t &update, bool final) {
           if (final)
-            out_offset(i) = update;
-          std::uint8_t const a = action(i);
+            entry_at(i) = update;
+          std::uint8_t const a = act(i);
           if (a == detail::far_pair)
             update += rule.entries() << 32;
           else if (a == detail::near_pair)
@@ -362,46 +372,34 @@ InteractionLists<MemorySpace> buildInteractionLists(ExecutionSpace const &space,
             update += 1;
         },
         packed);
-    auto const num_far = static_cast<std::int64_t>(packed >> 32);
-    auto const num_near = static_cast<std::int64_t>(packed & 0xffffffffULL);
     kfmm::detail::require(num_children <= INT_MAX, where,
                           "the traversal frontier exceeds 2^31 - 1 pairs (theta " +
                               std::to_string(theta) + " too small for this tree)");
 
-    // Emit: list entries and the next frontier.
-    Chunk far_chunk{Kokkos::View<std::uint64_t *, MemorySpace>(
-                  Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "kfmm::lists::far_rows"),
-                  num_far),
-              Kokkos::View<std::uint32_t *, MemorySpace>(
-                  Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "kfmm::lists::far_sources"),
-                  num_far)};
-    Chunk near_chunk{Kokkos::View<std::uint64_t *, MemorySpace>(
-                   Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "kfmm::lists::near_rows"),
-                   num_near),
-               Kokkos::View<std::uint32_t *, MemorySpace>(
-                   Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "kfmm::lists::near_sources"),
-                   num_near)};
-    Kokkos::View<int *, MemorySpace> next_t(
-        Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "kfmm::lists::frontier_targets"),
-        num_children);
-    Kokkos::View<int *, MemorySpace> next_s(
-        Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "kfmm::lists::frontier_sources"),
-        num_children);
-    auto const far_rows = far_chunk.rows;
-    auto const far_sources = far_chunk.sources;
-    auto const near_rows = near_chunk.rows;
-    auto const near_sources = near_chunk.sources;
+    // Emit: list entries after those of the earlier rounds, and the next frontier.
+    std::size_t const far_base = far_pairs.size;
+    std::size_t const near_base = near_pairs.size;
+    far_pairs.append(space, packed >> 32, "kfmm::lists::far");
+    near_pairs.append(space, packed & 0xffffffffULL, "kfmm::lists::near");
+    detail::reserve(space, next_t, num_children, "kfmm::lists::frontier_targets");
+    detail::reserve(space, next_s, num_children, "kfmm::lists::frontier_sources");
+    auto const far_rows = far_pairs.rows;
+    auto const far_sources = far_pairs.sources;
+    auto const near_rows = near_pairs.rows;
+    auto const near_sources = near_pairs.sources;
+    auto const nt = next_t;
+    auto const ns = next_s;
     Kokkos::parallel_for(
-        "kfmm::lists::emit_pairs", Policy(space, 0, size), KOKKOS_LAMBDA(int i) {
+        "kfmm::lists::emit_pairs", pairs, KOKKOS_LAMBDA(int i) {
           int const t = ft(i);
           int const s = fs(i);
-          std::int64_t o = child_offset(i);
-          switch (action(i))
+          std::int64_t o = child_at(i);
+          switch (act(i))
           {
           case detail::far_pair:
           {
             // fmm: cell rows, both directions; treecode: leaf rows, one direction.
-            auto const slot = static_cast<std::int64_t>(out_offset(i) >> 32);
+            std::size_t const slot = far_base + (entry_at(i) >> 32);
             far_rows(slot) = static_cast<std::uint64_t>(treecode ? leaf_row(t) : t);
             far_sources(slot) = static_cast<std::uint32_t>(s);
             if (!treecode)
@@ -414,7 +412,7 @@ InteractionLists<MemorySpace> buildInteractionLists(ExecutionSpace const &space,
           case detail::near_pair:
           case detail::near_self:
           {
-            auto const slot = static_cast<std::int64_t>(out_offset(i) & 0xffffffffULL);
+            std::size_t const slot = near_base + (entry_at(i) & 0xffffffffULL);
             near_rows(slot) = static_cast<std::uint64_t>(leaf_row(t));
             near_sources(slot) = static_cast<std::uint32_t>(s);
             if (!treecode && t != s)
@@ -427,15 +425,15 @@ InteractionLists<MemorySpace> buildInteractionLists(ExecutionSpace const &space,
           case detail::split_target:
             for (int k = first_child(t); k < first_child(t) + child_count(t); ++k, ++o)
             {
-              next_t(o) = k;
-              next_s(o) = s;
+              nt(o) = k;
+              ns(o) = s;
             }
             break;
           case detail::split_source:
             for (int k = first_child(s); k < first_child(s) + child_count(s); ++k, ++o)
             {
-              next_t(o) = t;
-              next_s(o) = k;
+              nt(o) = t;
+              ns(o) = k;
             }
             break;
           default: // split_both: t == s; mutual pairs need only b >= a
@@ -443,36 +441,36 @@ InteractionLists<MemorySpace> buildInteractionLists(ExecutionSpace const &space,
               for (int b = treecode ? first_child(t) : a; b < first_child(t) + child_count(t);
                    ++b, ++o)
               {
-                next_t(o) = a;
-                next_s(o) = b;
+                nt(o) = a;
+                ns(o) = b;
               }
             break;
           }
         });
-    if (num_far > 0)
-      far_chunks.push_back(far_chunk);
-    if (num_near > 0)
-      near_chunks.push_back(near_chunk);
-    frontier_t = next_t;
-    frontier_s = next_s;
+    std::swap(frontier_t, next_t);
+    std::swap(frontier_s, next_s);
+    size = static_cast<std::size_t>(num_children);
     ++lists.rounds;
   }
+  frontier_t = frontier_s = next_t = next_s = {};
+  action = {};
+  child_offset = {};
+  entry_offset = {};
   Kokkos::Profiling::popRegion();
 
   Kokkos::Profiling::pushRegion("kfmm::lists::group");
-  auto far_pairs = detail::concatenate(space, far_chunks, "kfmm::lists::far");
-  auto near_pairs = detail::concatenate(space, near_chunks, "kfmm::lists::near");
   if (treecode)
   {
-    lists.m2l = detail::emptyList<ExecutionSpace, MemorySpace>(space, num_cells, "kfmm::lists::m2l");
+    lists.m2l =
+        detail::emptyList<ExecutionSpace, MemorySpace>(space, num_cells, "kfmm::lists::m2l");
     lists.m2p = detail::groupByRow(space, far_pairs, num_leaves, "kfmm::lists::m2p");
   }
   else
   {
     lists.m2l = detail::groupByRow(space, far_pairs, num_cells, "kfmm::lists::m2l");
-    lists.m2p = detail::emptyList<ExecutionSpace, MemorySpace>(space, num_leaves, "kfmm::lists::m2p");
+    lists.m2p =
+        detail::emptyList<ExecutionSpace, MemorySpace>(space, num_leaves, "kfmm::lists::m2p");
   }
-  far_pairs = Chunk{};
   lists.p2p = detail::groupByRow(space, near_pairs, num_leaves, "kfmm::lists::p2p");
   Kokkos::Profiling::popRegion();
   return lists;

@@ -74,28 +74,28 @@ struct Octree
   template <class T>
   using View = Kokkos::View<T, MemorySpace>;
 
-  Cube cube{};      ///< the cube the keys are computed in
+  Cube cube{};       ///< the cube the keys are computed in
   int leaf_size = 0; ///< the split threshold the tree was built with
 
   /// Host: cells of level l are [level_offsets[l], level_offsets[l + 1]); size levels + 1.
   std::vector<int> level_offsets{0};
 
   // Particles in sorted order (N entries).
-  View<MortonKey *> keys;                 ///< sorted Morton keys
-  View<std::uint32_t *> permutation;      ///< sorted position -> original particle index
+  View<MortonKey *> keys;            ///< sorted Morton keys
+  View<std::uint32_t *> permutation; ///< sorted position -> original particle index
 
   // Cells (numCells() entries).
-  View<MortonKey *> cell_keys;  ///< Morton prefix of the cell at its level
-  View<int *> level;            ///< 0 = root
-  View<double * [3]> centre;    ///< geometric centre of the cell
-  View<double *> radius;        ///< bound on the distance from centre to the cell's particles
-  View<int *> particle_begin;   ///< first particle (sorted order)
-  View<int *> particle_end;     ///< one past the last particle
-  View<int *> first_child;      ///< first child cell, -1 for a leaf
-  View<int *> child_count;      ///< 0 for a leaf, else 1..8
-  View<int *> parent;           ///< parent cell, -1 for the root
+  View<MortonKey *> cell_keys; ///< Morton prefix of the cell at its level
+  View<int *> level;           ///< 0 = root
+  View<double *[3]> centre;    ///< geometric centre of the cell
+  View<double *> radius;       ///< bound on the distance from centre to the cell's particles
+  View<int *> particle_begin;  ///< first particle (sorted order)
+  View<int *> particle_end;    ///< one past the last particle
+  View<int *> first_child;     ///< first child cell, -1 for a leaf
+  View<int *> child_count;     ///< 0 for a leaf, else 1..8
+  View<int *> parent;          ///< parent cell, -1 for the root
 
-  View<int *> leaves;           ///< leaf cells in particle order
+  View<int *> leaves; ///< leaf cells in particle order
 
   /// Number of levels holding cells (depth + 1); 0 for an empty tree.
   int numLevels() const { return static_cast<int>(level_offsets.size()) - 1; }
@@ -159,17 +159,16 @@ struct LevelCells
   LevelCells(ExecutionSpace const &space, int n)
       : prefix(Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "kfmm::tree::level_prefix"),
                n),
-        begin(Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "kfmm::tree::level_begin"),
-              n),
+        begin(Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "kfmm::tree::level_begin"), n),
         end(Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "kfmm::tree::level_end"), n),
         parent(Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "kfmm::tree::level_parent"),
                n),
-        first_child(Kokkos::view_alloc(space, Kokkos::WithoutInitializing,
-                                       "kfmm::tree::level_first_child"),
-                    n),
-        child_count(Kokkos::view_alloc(space, Kokkos::WithoutInitializing,
-                                       "kfmm::tree::level_child_count"),
-                    n)
+        first_child(
+            Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "kfmm::tree::level_first_child"),
+            n),
+        child_count(
+            Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "kfmm::tree::level_child_count"),
+            n)
   {
   }
   int size() const { return static_cast<int>(prefix.extent(0)); }
@@ -179,8 +178,8 @@ struct LevelCells
 /// places them by an exclusive scan (`cells.first_child`, global indices starting at
 /// `next_offset`) and returns how many there are.
 template <class ExecutionSpace, class MemorySpace, class Keys>
-int countChildren(ExecutionSpace const &space, Keys const &keys, LevelCells<MemorySpace> const &cells,
-                  int level, int leaf_size, int next_offset)
+int countChildren(ExecutionSpace const &space, Keys const &keys,
+                  LevelCells<MemorySpace> const &cells, int level, int leaf_size, int next_offset)
 {
   auto const begin = cells.begin;
   auto const end = cells.end;
@@ -214,8 +213,9 @@ int countChildren(ExecutionSpace const &space, Keys const &keys, LevelCells<Memo
 
 /// Writes the children of the cells of `cells` (level `level`) into `next`.
 template <class ExecutionSpace, class MemorySpace, class Keys>
-void emitChildren(ExecutionSpace const &space, Keys const &keys, LevelCells<MemorySpace> const &cells,
-                  int level, int offset, int next_offset, LevelCells<MemorySpace> const &next)
+void emitChildren(ExecutionSpace const &space, Keys const &keys,
+                  LevelCells<MemorySpace> const &cells, int level, int offset, int next_offset,
+                  LevelCells<MemorySpace> const &next)
 {
   auto const prefix = cells.prefix;
   auto const begin = cells.begin;
@@ -286,7 +286,8 @@ void leafRadii(ExecutionSpace const &space, Octree<MemorySpace> const &tree,
     return;
   // A warp per leaf on GPUs (leaves hold tens of particles), one thread on host spaces.
   constexpr bool on_host =
-      Kokkos::SpaceAccessibility<Kokkos::HostSpace, typename ExecutionSpace::memory_space>::accessible;
+      Kokkos::SpaceAccessibility<Kokkos::HostSpace,
+                                 typename ExecutionSpace::memory_space>::accessible;
   int const team_size =
       on_host ? 1
               : kfmm::detail::min(32, Policy(space, num_leaves, 1)
@@ -307,7 +308,8 @@ void innerRadii(ExecutionSpace const &space, Octree<MemorySpace> const &tree)
   {
     Kokkos::parallel_for(
         "kfmm::tree::inner_radii",
-        Kokkos::RangePolicy<ExecutionSpace>(space, tree.level_offsets[l], tree.level_offsets[l + 1]),
+        Kokkos::RangePolicy<ExecutionSpace>(space, tree.level_offsets[l],
+                                            tree.level_offsets[l + 1]),
         KOKKOS_LAMBDA(int c) {
           int const count = child_count(c);
           if (count == 0)
@@ -409,8 +411,7 @@ Octree<MemorySpace> buildCells(ExecutionSpace const &space, Positions const &pos
     auto const end = root.end;
     auto const parent = root.parent;
     Kokkos::parallel_for(
-        "kfmm::tree::root", Kokkos::RangePolicy<ExecutionSpace>(space, 0, 1),
-        KOKKOS_LAMBDA(int) {
+        "kfmm::tree::root", Kokkos::RangePolicy<ExecutionSpace>(space, 0, 1), KOKKOS_LAMBDA(int) {
           prefix(0) = 0;
           begin(0) = 0;
           end(0) = n;
@@ -437,12 +438,15 @@ Octree<MemorySpace> buildCells(ExecutionSpace const &space, Positions const &pos
   auto alloc = [&](char const *label) {
     return Kokkos::view_alloc(space, Kokkos::WithoutInitializing, std::string(label));
   };
-  tree.cell_keys = Kokkos::View<MortonKey *, MemorySpace>(alloc("kfmm::tree::cell_keys"), num_cells);
+  tree.cell_keys =
+      Kokkos::View<MortonKey *, MemorySpace>(alloc("kfmm::tree::cell_keys"), num_cells);
   tree.level = Kokkos::View<int *, MemorySpace>(alloc("kfmm::tree::level"), num_cells);
   tree.centre = Kokkos::View<double *[3], MemorySpace>(alloc("kfmm::tree::centre"), num_cells);
   tree.radius = Kokkos::View<double *, MemorySpace>(alloc("kfmm::tree::radius"), num_cells);
-  tree.particle_begin = Kokkos::View<int *, MemorySpace>(alloc("kfmm::tree::particle_begin"), num_cells);
-  tree.particle_end = Kokkos::View<int *, MemorySpace>(alloc("kfmm::tree::particle_end"), num_cells);
+  tree.particle_begin =
+      Kokkos::View<int *, MemorySpace>(alloc("kfmm::tree::particle_begin"), num_cells);
+  tree.particle_end =
+      Kokkos::View<int *, MemorySpace>(alloc("kfmm::tree::particle_end"), num_cells);
   tree.first_child = Kokkos::View<int *, MemorySpace>(alloc("kfmm::tree::first_child"), num_cells);
   tree.child_count = Kokkos::View<int *, MemorySpace>(alloc("kfmm::tree::child_count"), num_cells);
   tree.parent = Kokkos::View<int *, MemorySpace>(alloc("kfmm::tree::parent"), num_cells);
@@ -460,8 +464,8 @@ Octree<MemorySpace> buildCells(ExecutionSpace const &space, Positions const &pos
       auto const cells = levels[l];
       int const offset = offsets[l];
       Kokkos::parallel_for(
-          "kfmm::tree::assemble_level",
-          Kokkos::RangePolicy<ExecutionSpace>(space, 0, cells.size()), KOKKOS_LAMBDA(int i) {
+          "kfmm::tree::assemble_level", Kokkos::RangePolicy<ExecutionSpace>(space, 0, cells.size()),
+          KOKKOS_LAMBDA(int i) {
             int const c = offset + i;
             MortonKey const key = cells.prefix(i);
             double x[3];
@@ -502,11 +506,11 @@ Octree<MemorySpace> buildCells(ExecutionSpace const &space, Positions const &pos
 /// \throws kfmm::Exception on leaf_size < 1, mismatched extents, or NaN/Inf in positions
 /// (the message names the argument and, for positions, the first bad index).
 template <class ExecutionSpace, class Positions, class MemorySpace>
-Octree<MemorySpace> buildOctreeFromSortedKeys(ExecutionSpace const &space,
-                                              Positions const &positions, Cube const &cube,
-                                              Kokkos::View<MortonKey *, MemorySpace> const &keys,
-                                              Kokkos::View<std::uint32_t *, MemorySpace> const &permutation,
-                                              int leaf_size)
+Octree<MemorySpace>
+buildOctreeFromSortedKeys(ExecutionSpace const &space, Positions const &positions, Cube const &cube,
+                          Kokkos::View<MortonKey *, MemorySpace> const &keys,
+                          Kokkos::View<std::uint32_t *, MemorySpace> const &permutation,
+                          int leaf_size)
 {
   static_assert(Kokkos::is_execution_space<ExecutionSpace>::value,
                 "kfmm::tree::buildOctreeFromSortedKeys: the first argument must be a Kokkos "
@@ -535,8 +539,8 @@ Octree<MemorySpace> buildOctreeFromSortedKeys(ExecutionSpace const &space,
 /// \throws kfmm::Exception on leaf_size < 1, positions not N x 3, or NaN/Inf coordinates
 /// (the message names the argument and, for positions, the first bad index).
 template <class ExecutionSpace, class Positions>
-Octree<typename ExecutionSpace::memory_space>
-buildOctree(ExecutionSpace const &space, Positions const &positions, int leaf_size)
+Octree<typename ExecutionSpace::memory_space> buildOctree(ExecutionSpace const &space,
+                                                          Positions const &positions, int leaf_size)
 {
   static_assert(Kokkos::is_execution_space<ExecutionSpace>::value,
                 "kfmm::tree::buildOctree: the first argument must be a Kokkos execution space");
