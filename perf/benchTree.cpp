@@ -33,7 +33,7 @@ struct Settings
   int repeat = 5;
   double theta = 0.5;
   int leaf_size = 64;
-  kfmm::tree::Method method = kfmm::tree::Method::fmm;
+  kfmm::Method method = kfmm::Method::fmm;
   std::vector<kfmm::Distribution> distributions{kfmm::Distribution::uniform,
                                                 kfmm::Distribution::plummer};
   bool single = true;
@@ -115,7 +115,7 @@ void run(kfmm::Distribution distribution, std::size_t n, Settings const &setting
   double const keys_s = median(t_keys), sort_s = median(t_sort), cells_s = median(t_cells),
                lists_s = median(t_lists);
   double const per = n > 0 ? 1.0 / static_cast<double>(n) : 0.0;
-  bool const fmm = settings.method == kfmm::tree::Method::fmm;
+  bool const fmm = settings.method == kfmm::Method::fmm;
   std::printf("%-7s %-4s %-8s N=%-10zu keys %.3e sort %.3e octree %.3e lists %.3e total "
               "%.3e s | depth %2d cells %zu leaves %d %s %lld p2p %lld rounds %d | B/particle "
               "tree %.1f lists %.1f\n",
@@ -185,7 +185,7 @@ int main(int argc, char *argv[])
         std::string const m = argv[++i];
         if (m != "fmm" && m != "treecode")
           throw kfmm::Exception("--method must be fmm or treecode");
-        settings.method = m == "fmm" ? kfmm::tree::Method::fmm : kfmm::tree::Method::treecode;
+        settings.method = m == "fmm" ? kfmm::Method::fmm : kfmm::Method::treecode;
       }
       else if (arg == "--dist" && has_value)
         settings.distributions =
@@ -212,7 +212,7 @@ int main(int argc, char *argv[])
     }
     std::printf("# theta %.3g, leaf size %d, %s, positions in %s; median of %d runs\n",
                 settings.theta, settings.leaf_size,
-                settings.method == kfmm::tree::Method::fmm ? "fmm" : "treecode",
+                settings.method == kfmm::Method::fmm ? "fmm" : "treecode",
                 settings.single ? "float" : "double", settings.repeat);
 #if defined(KOKKOS_ENABLE_CUDA)
     if (settings.device)

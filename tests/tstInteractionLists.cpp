@@ -24,7 +24,7 @@
 #include "TestTypes.hpp"
 
 using Catch::Matchers::ContainsSubstring;
-using kfmm::tree::Method;
+using kfmm::Method;
 
 namespace
 {

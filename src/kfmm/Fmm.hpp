@@ -101,9 +101,7 @@ public:
     _build_stages.emplace_back("tree", timer.seconds());
 
     timer.reset();
-    _lists = tree::buildInteractionLists(
-        space, _tree, options.theta,
-        options.method == Method::fmm ? tree::Method::fmm : tree::Method::treecode);
+    _lists = tree::buildInteractionLists(space, _tree, options.theta, options.method);
     space.fence();
     _build_stages.emplace_back("lists", timer.seconds());
 

@@ -35,6 +35,7 @@
 // grouped by target with the stable radix sort (tree::sortPairs), so within a row the
 // sources keep the traversal's order and the lists are identical from run to run.
 
+#include <kfmm/Options.hpp>
 #include <kfmm/detail/Math.hpp>
 #include <kfmm/detail/ScopedRegion.hpp>
 #include <kfmm/detail/Validation.hpp>
@@ -51,13 +52,6 @@
 
 namespace kfmm::tree
 {
-
-/// Which far-field interactions the lists hold.
-enum class Method
-{
-  fmm,     ///< cell-cell M2L pairs at any level, local expansions passed down by L2L
-  treecode ///< leaf-cell M2P pairs, multipoles evaluated at the target particles
-};
 
 /// One interaction list in compressed rows: row r's sources are
 /// sources(offsets(r)) .. sources(offsets(r + 1) - 1).
@@ -215,6 +209,10 @@ CsrList<MemorySpace> groupByRow(ExecutionSpace const &space, PairBuffer<MemorySp
                                 int num_rows, std::string const &label)
 {
   std::int64_t const size = static_cast<std::int64_t>(pairs.size);
+  kfmm::detail::require(size <= std::int64_t(0xffffffffLL), "kfmm::tree::buildInteractionLists",
+                        "the list " + label + " has " + std::to_string(size) +
+                            " entries, more than the 2^32 - 1 one sort handles (raise "
+                            "'theta' or the tree's leaf size)");
   auto const used = Kokkos::make_pair(std::size_t(0), pairs.size);
   auto const rows = Kokkos::subview(pairs.rows, used);
   auto const sorted_sources = Kokkos::subview(pairs.sources, used);

@@ -4,7 +4,8 @@
 
 // Adaptive octree built level by level on the device from sorted Morton keys.
 //
-// Build (every stage a Kokkos kernel; only one count per level comes back to the host):
+// Build (every stage a Kokkos kernel; only a few scalars come back to the host: the cube,
+// the first bad index of the input check, one cell count per level and the leaf count):
 //   1. cube and keys: tree::boundingCube, tree::computeMortonKeys (Morton.hpp convention);
 //   2. sort (key, particle index) pairs with tree::sortPairs, our stable LSD radix sort;
 //   3. cells level by level from the root: a cell of level l with more than `leaf_size`
