@@ -9,6 +9,8 @@
 
 #include <Kokkos_Core.hpp>
 
+#include "BenchmarkSupport.hpp"
+
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
@@ -29,18 +31,8 @@ void run(std::size_t n, int repeat)
   Kokkos::View<Real *, Memory> phi("kfmm::bench::phi", n);
   Kokkos::View<Real *[3], Memory> g("kfmm::bench::g", n);
   kfmm::generate(space, kfmm::Distribution::uniform, 1, x, q);
-  std::vector<double> seconds;
-  for (int r = 0; r <= repeat; ++r)
-  {
-    space.fence();
-    Kokkos::Timer timer;
-    kfmm::directSum(space, x, q, phi, g);
-    space.fence();
-    if (r > 0) // the first run is a warm-up
-      seconds.push_back(timer.seconds());
-  }
-  std::sort(seconds.begin(), seconds.end());
-  double const median = seconds[seconds.size() / 2];
+  double const median = kfmm::bench::medianSeconds(
+      repeat, [] {}, [&] { kfmm::directSum(space, x, q, phi, g); }, [&] { space.fence(); });
   double const interactions = static_cast<double>(n) * static_cast<double>(n);
   std::printf("%-8s %-6s N=%-9zu median %.4e s  %.3e interactions/s\n",
               ExecutionSpace::name(), sizeof(Real) == 4 ? "fp32" : "fp64", n, median,
@@ -56,16 +48,6 @@ void runSpace(std::vector<std::size_t> const &sizes, int repeat)
     run<ExecutionSpace, float>(n, repeat);
     run<ExecutionSpace, double>(n, repeat);
   }
-}
-
-std::vector<std::size_t> parseSizes(std::string const &list)
-{
-  std::vector<std::size_t> sizes;
-  std::stringstream stream(list);
-  std::string item;
-  while (std::getline(stream, item, ','))
-    sizes.push_back(static_cast<std::size_t>(std::stod(item)));
-  return sizes;
 }
 
 } // namespace
@@ -89,11 +71,11 @@ int main(int argc, char *argv[])
     }
   }
 #if defined(KOKKOS_ENABLE_CUDA)
-  runSpace<Kokkos::Cuda>(parseSizes(device_sizes), repeat);
+  runSpace<Kokkos::Cuda>(kfmm::bench::parseSizes(device_sizes), repeat);
 #endif
 #if defined(KOKKOS_ENABLE_OPENMP)
   std::printf("# OpenMP threads: %d\n", Kokkos::OpenMP::concurrency());
-  runSpace<Kokkos::OpenMP>(parseSizes(host_sizes), repeat);
+  runSpace<Kokkos::OpenMP>(kfmm::bench::parseSizes(host_sizes), repeat);
 #endif
   return 0;
 }

@@ -16,6 +16,8 @@
 #include <kfmm/tree/RadixSort.hpp>
 
 #include <Kokkos_Core.hpp>
+
+#include "BenchmarkSupport.hpp"
 #include <Kokkos_Sort.hpp>
 
 #if defined(KOKKOS_ENABLE_CUDA)
@@ -83,26 +85,6 @@ std::size_t descents(ExecutionSpace const &space, Keys const &keys)
   return count;
 }
 
-/// Median seconds of `repeat` runs of `sort` after a warm-up; `reset` restores the input
-/// before each run, untimed.
-double medianSeconds(int repeat, std::function<void()> const &reset,
-                     std::function<void()> const &sort, std::function<void()> const &fence)
-{
-  std::vector<double> seconds;
-  for (int r = 0; r <= repeat; ++r)
-  {
-    reset();
-    fence();
-    Kokkos::Timer timer;
-    sort();
-    fence();
-    if (r > 0) // the first run is a warm-up
-      seconds.push_back(timer.seconds());
-  }
-  std::sort(seconds.begin(), seconds.end());
-  return seconds[seconds.size() / 2];
-}
-
 void report(char const *space, char const *method, std::size_t n, double seconds,
             double baseline, char const *baseline_name, bool sorted)
 {
@@ -151,13 +133,13 @@ void runKokkosMethods(Pairs<typename ExecutionSpace::memory_space> const &input,
   };
   auto const fence = [&] { space.fence(); };
 
-  double const ours = medianSeconds(
+  double const ours = kfmm::bench::medianSeconds(
       repeat, reset, [&] { kfmm::tree::sortPairs(space, work.keys, work.values, key_bits); },
       fence);
   report(ExecutionSpace::name(), "kfmm::sortPairs", n, ours, baseline, baseline_name,
          descents(space, work.keys) == 0);
 
-  double const binsort = medianSeconds(
+  double const binsort = kfmm::bench::medianSeconds(
       repeat, reset, [&] { binSort(space, work.keys, work.values); }, fence);
   report(ExecutionSpace::name(), "Kokkos::BinSort", n, binsort, baseline, baseline_name,
          descents(space, work.keys) == 0);
@@ -184,7 +166,7 @@ void runCuda(std::size_t n, int repeat)
   Kokkos::View<char *, Memory> temp(
       Kokkos::view_alloc(Kokkos::WithoutInitializing, "kfmm::bench::cub_temp"), temp_bytes);
   auto const fence = [&] { space.fence(); };
-  double const cub_seconds = medianSeconds(
+  double const cub_seconds = kfmm::bench::medianSeconds(
       repeat, [] {},
       [&] {
         std::size_t bytes = temp_bytes;
@@ -218,24 +200,14 @@ void runHost(std::size_t n, int repeat)
   auto const by_key = [](auto const &a, auto const &b) { return a.first < b.first; };
   auto const is_sorted = [&] { return std::is_sorted(pairs.begin(), pairs.end(), by_key); };
   auto const no_fence = [] {};
-  double const std_sort = medianSeconds(
+  double const std_sort = kfmm::bench::medianSeconds(
       repeat, reset, [&] { std::sort(pairs.begin(), pairs.end(), by_key); }, no_fence);
   report(ExecutionSpace::name(), "std::sort", n, std_sort, std_sort, "std::sort", is_sorted());
-  double const std_stable = medianSeconds(
+  double const std_stable = kfmm::bench::medianSeconds(
       repeat, reset, [&] { std::stable_sort(pairs.begin(), pairs.end(), by_key); }, no_fence);
   report(ExecutionSpace::name(), "std::stable_sort", n, std_stable, std_sort, "std::sort",
          is_sorted());
   runKokkosMethods<ExecutionSpace>(input, work, repeat, std_sort, "std::sort");
-}
-
-std::vector<std::size_t> parseSizes(std::string const &list)
-{
-  std::vector<std::size_t> sizes;
-  std::stringstream stream(list);
-  std::string item;
-  while (std::getline(stream, item, ','))
-    sizes.push_back(static_cast<std::size_t>(std::stod(item)));
-  return sizes;
 }
 
 } // namespace
@@ -263,12 +235,12 @@ int main(int argc, char *argv[])
   }
   std::printf("# sorting (63-bit Morton key, uint32 index) pairs of uniform particles\n");
 #if defined(KOKKOS_ENABLE_CUDA)
-  for (auto n : parseSizes(sizes))
+  for (auto n : kfmm::bench::parseSizes(sizes))
     runCuda(n, repeat);
 #endif
 #if defined(KOKKOS_ENABLE_OPENMP)
   std::printf("# OpenMP threads: %d\n", Kokkos::OpenMP().concurrency());
-  for (auto n : parseSizes(sizes))
+  for (auto n : kfmm::bench::parseSizes(sizes))
   {
     if (n > host_max)
     {

@@ -18,6 +18,8 @@
 
 #include <Kokkos_Core.hpp>
 
+#include "BenchmarkSupport.hpp"
+
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
@@ -41,11 +43,7 @@ struct Settings
   bool host = true;   ///< run on the host space
 };
 
-double median(std::vector<double> v)
-{
-  std::sort(v.begin(), v.end());
-  return v[v.size() / 2];
-}
+using kfmm::bench::median;
 
 template <class View>
 double bytes(View const &v)
@@ -142,23 +140,6 @@ void runSpace(std::vector<std::size_t> const &sizes, Settings const &settings)
     }
 }
 
-template <class T, class Parse>
-std::vector<T> parseList(std::string const &list, Parse const &parse)
-{
-  std::vector<T> items;
-  std::stringstream stream(list);
-  std::string item;
-  while (std::getline(stream, item, ','))
-    items.push_back(parse(item));
-  return items;
-}
-
-std::vector<std::size_t> parseSizes(std::string const &list)
-{
-  return parseList<std::size_t>(
-      list, [](std::string const &s) { return static_cast<std::size_t>(std::stod(s)); });
-}
-
 } // namespace
 
 int main(int argc, char *argv[])
@@ -189,10 +170,10 @@ int main(int argc, char *argv[])
       }
       else if (arg == "--dist" && has_value)
         settings.distributions =
-            parseList<kfmm::Distribution>(argv[++i], kfmm::distributionFromName);
+            kfmm::bench::parseList<kfmm::Distribution>(argv[++i], kfmm::distributionFromName);
       else if (arg == "--backends" && has_value)
       {
-        auto const names = parseList<std::string>(argv[++i], [](std::string const &b) {
+        auto const names = kfmm::bench::parseList<std::string>(argv[++i], [](std::string const &b) {
           if (b != "cuda" && b != "host")
             throw kfmm::Exception("--backends takes cuda and/or host, got '" + b + "'");
           return b;
@@ -216,15 +197,15 @@ int main(int argc, char *argv[])
                 settings.single ? "float" : "double", settings.repeat);
 #if defined(KOKKOS_ENABLE_CUDA)
     if (settings.device)
-      runSpace<Kokkos::Cuda>(parseSizes(device_sizes), settings);
+      runSpace<Kokkos::Cuda>(kfmm::bench::parseSizes(device_sizes), settings);
 #endif
     if (settings.host)
     {
 #if defined(KOKKOS_ENABLE_OPENMP)
       std::printf("# OpenMP threads: %d\n", Kokkos::OpenMP::concurrency());
-      runSpace<Kokkos::OpenMP>(parseSizes(host_sizes), settings);
+      runSpace<Kokkos::OpenMP>(kfmm::bench::parseSizes(host_sizes), settings);
 #elif defined(KOKKOS_ENABLE_SERIAL)
-      runSpace<Kokkos::Serial>(parseSizes(host_sizes), settings);
+      runSpace<Kokkos::Serial>(kfmm::bench::parseSizes(host_sizes), settings);
 #endif
     }
   }

@@ -190,6 +190,42 @@ KOKKOS_INLINE_FUNCTION void p2mTeam(TeamMember const &team, int p, Real cx, Real
   });
 }
 
+namespace detail
+{
+
+/// Stages the expansion E (centre (cx, cy, cz)) in `work`, then evaluates it at particles
+/// first..last-1, one particle per thread: as a local expansion (l2p) or a multipole
+/// expansion (m2p). The body of l2pTeam and m2pTeam.
+template <bool Local, class TeamMember, class Real, class Positions, class Potential, class Field>
+KOKKOS_INLINE_FUNCTION void evaluateTeam(TeamMember const &team, int p, Real cx, Real cy, Real cz,
+                                         Kokkos::complex<Real> const *E, Positions const &x,
+                                         int first, int last, Potential const &potential,
+                                         Field const &field, Kokkos::complex<Real> *work,
+                                         Real scale)
+{
+  team.team_barrier();
+  Kokkos::parallel_for(Kokkos::TeamThreadRange(team, coefficientCount(p)),
+                       [&](int index) { work[index] = E[index]; });
+  team.team_barrier();
+  Kokkos::parallel_for(Kokkos::TeamThreadRange(team, first, last), [&](int i) {
+    Real phi = Real(0), gx = Real(0), gy = Real(0), gz = Real(0);
+    Real const dx = static_cast<Real>(x(i, 0)) - cx;
+    Real const dy = static_cast<Real>(x(i, 1)) - cy;
+    Real const dz = static_cast<Real>(x(i, 2)) - cz;
+    auto const *staged = static_cast<Kokkos::complex<Real> const *>(work);
+    if constexpr (Local)
+      l2p(p, dx, dy, dz, staged, phi, gx, gy, gz, scale);
+    else
+      m2p(p, dx, dy, dz, staged, phi, gx, gy, gz, scale);
+    potential(i) += phi;
+    field(i, 0) += gx;
+    field(i, 1) += gy;
+    field(i, 2) += gz;
+  });
+}
+
+} // namespace detail
+
 /// Team L2P: adds the potential and field of the local expansion L (centre (cx, cy, cz))
 /// at particles first..last-1, one particle per thread, L staged in `work`.
 ///
@@ -203,20 +239,8 @@ KOKKOS_INLINE_FUNCTION void l2pTeam(TeamMember const &team, int p, Real cx, Real
                                     int last, Potential const &potential, Field const &field,
                                     Kokkos::complex<Real> *work, Real scale = Real(1))
 {
-  team.team_barrier();
-  Kokkos::parallel_for(Kokkos::TeamThreadRange(team, coefficientCount(p)),
-                       [&](int index) { work[index] = L[index]; });
-  team.team_barrier();
-  Kokkos::parallel_for(Kokkos::TeamThreadRange(team, first, last), [&](int i) {
-    Real phi = Real(0), gx = Real(0), gy = Real(0), gz = Real(0);
-    l2p(p, static_cast<Real>(x(i, 0)) - cx, static_cast<Real>(x(i, 1)) - cy,
-        static_cast<Real>(x(i, 2)) - cz, static_cast<Kokkos::complex<Real> const *>(work), phi, gx,
-        gy, gz, scale);
-    potential(i) += phi;
-    field(i, 0) += gx;
-    field(i, 1) += gy;
-    field(i, 2) += gz;
-  });
+  detail::evaluateTeam<true>(team, p, cx, cy, cz, L, x, first, last, potential, field, work,
+                             scale);
 }
 
 /// Team M2P (treecode far field): adds the potential and field of the multipole expansion
@@ -228,20 +252,8 @@ KOKKOS_INLINE_FUNCTION void m2pTeam(TeamMember const &team, int p, Real cx, Real
                                     int last, Potential const &potential, Field const &field,
                                     Kokkos::complex<Real> *work, Real scale = Real(1))
 {
-  team.team_barrier();
-  Kokkos::parallel_for(Kokkos::TeamThreadRange(team, coefficientCount(p)),
-                       [&](int index) { work[index] = M[index]; });
-  team.team_barrier();
-  Kokkos::parallel_for(Kokkos::TeamThreadRange(team, first, last), [&](int i) {
-    Real phi = Real(0), gx = Real(0), gy = Real(0), gz = Real(0);
-    m2p(p, static_cast<Real>(x(i, 0)) - cx, static_cast<Real>(x(i, 1)) - cy,
-        static_cast<Real>(x(i, 2)) - cz, static_cast<Kokkos::complex<Real> const *>(work), phi, gx,
-        gy, gz, scale);
-    potential(i) += phi;
-    field(i, 0) += gx;
-    field(i, 1) += gy;
-    field(i, 2) += gz;
-  });
+  detail::evaluateTeam<false>(team, p, cx, cy, cz, M, x, first, last, potential, field, work,
+                              scale);
 }
 
 } // namespace kfmm::expansions
