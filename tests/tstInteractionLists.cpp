@@ -21,6 +21,7 @@
 #include <utility>
 #include <vector>
 
+#include "TestPositions.hpp"
 #include "TestTypes.hpp"
 
 using Catch::Matchers::ContainsSubstring;
@@ -136,27 +137,9 @@ void checkLists(Tree const &tree, Lists const &lists)
   CHECK(bad_cover == -1);    // first leaf row whose particles do not see all once
 }
 
-template <class Config>
-using Positions = Kokkos::View<typename Config::real_type *[3], typename Config::memory_space>;
-
-template <class Config>
-Positions<Config> generated(kfmm::Distribution d, std::size_t n, std::uint64_t seed = 5)
-{
-  Positions<Config> x("kfmm::test::positions", n);
-  Kokkos::View<typename Config::real_type *, typename Config::memory_space> q("kfmm::test::q", n);
-  kfmm::generate(typename Config::execution_space{}, d, seed, x, q);
-  return x;
-}
-
-template <class Config, class Fill>
-Positions<Config> handMade(std::size_t n, Fill const &fill)
-{
-  Positions<Config> x("kfmm::test::positions", n);
-  auto h = Kokkos::create_mirror_view(x);
-  fill(h);
-  Kokkos::deep_copy(x, h);
-  return x;
-}
+using kfmm::test::generated;
+using kfmm::test::handMade;
+using kfmm::test::Positions;
 
 template <class Config>
 void checkBothMethods(Positions<Config> const &x, int leaf_size, double theta)

@@ -19,6 +19,7 @@
 #include <utility>
 #include <vector>
 
+#include "TestPositions.hpp"
 #include "TestTypes.hpp"
 
 using Catch::Matchers::ContainsSubstring;
@@ -178,28 +179,9 @@ void checkOctree(Tree const &tree, HostPositions const &x, int leaf_size)
   CHECK(next == n);
 }
 
-template <class Config>
-using Positions = Kokkos::View<typename Config::real_type *[3], typename Config::memory_space>;
-
-template <class Config>
-Positions<Config> generated(kfmm::Distribution d, std::size_t n, std::uint64_t seed = 5)
-{
-  Positions<Config> x("kfmm::test::positions", n);
-  Kokkos::View<typename Config::real_type *, typename Config::memory_space> q("kfmm::test::q", n);
-  kfmm::generate(typename Config::execution_space{}, d, seed, x, q);
-  return x;
-}
-
-/// Positions set on the host by `fill(x_host)`.
-template <class Config, class Fill>
-Positions<Config> handMade(std::size_t n, Fill const &fill)
-{
-  Positions<Config> x("kfmm::test::positions", n);
-  auto h = Kokkos::create_mirror_view(x);
-  fill(h);
-  Kokkos::deep_copy(x, h);
-  return x;
-}
+using kfmm::test::generated;
+using kfmm::test::handMade;
+using kfmm::test::Positions;
 
 } // namespace
 

@@ -1,0 +1,42 @@
+// SPDX-License-Identifier: BSD-3-Clause
+#ifndef KFMM_TESTS_TEST_POSITIONS_HPP
+#define KFMM_TESTS_TEST_POSITIONS_HPP
+
+// Particle positions for the tree tests: generated from a distribution, or set by hand.
+
+#include <kfmm/io/Generators.hpp>
+
+#include <Kokkos_Core.hpp>
+
+#include <cstdint>
+
+namespace kfmm::test
+{
+
+template <class Config>
+using Positions = Kokkos::View<typename Config::real_type *[3], typename Config::memory_space>;
+
+/// N positions of distribution `d` (kfmm::generate, seeded).
+template <class Config>
+Positions<Config> generated(kfmm::Distribution d, std::size_t n, std::uint64_t seed = 5)
+{
+  Positions<Config> x("kfmm::test::positions", n);
+  Kokkos::View<typename Config::real_type *, typename Config::memory_space> q("kfmm::test::q", n);
+  kfmm::generate(typename Config::execution_space{}, d, seed, x, q);
+  return x;
+}
+
+/// Positions set on the host by `fill(x_host)`.
+template <class Config, class Fill>
+Positions<Config> handMade(std::size_t n, Fill const &fill)
+{
+  Positions<Config> x("kfmm::test::positions", n);
+  auto h = Kokkos::create_mirror_view(x);
+  fill(h);
+  Kokkos::deep_copy(x, h);
+  return x;
+}
+
+} // namespace kfmm::test
+
+#endif
