@@ -11,37 +11,23 @@
 #include <catch2/generators/catch_generators.hpp>
 
 #include "Reference.hpp"
+#include "TestParticles.hpp"
 #include "TestTypes.hpp"
 
 namespace
 {
 
-template <class Config>
-struct Problem
-{
-  using Memory = typename Config::memory_space;
-  using Real = typename Config::real_type;
-  Kokkos::View<Real *[3], Memory> positions;
-  Kokkos::View<Real *, Memory> charges;
-  Kokkos::View<Real *, Memory> potential;
-  Kokkos::View<Real *[3], Memory> field;
-
-  explicit Problem(std::size_t n)
-      : positions("kfmm::test::positions", n), charges("kfmm::test::charges", n),
-        potential("kfmm::test::potential", n), field("kfmm::test::field", n)
-  {
-  }
-};
+using kfmm::test::Particles;
 
 /// Relative L2 errors of potential and field against the serial double loop.
 template <class Config>
-std::pair<double, double> directSumErrors(Problem<Config> const &p, double softening)
+std::pair<double, double> directSumErrors(Particles<Config> const &p, double softening)
 {
   typename Config::execution_space space;
-  kfmm::directSum(space, p.positions, p.charges, p.potential, p.field, softening);
-  auto const x = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, p.positions);
-  auto const q = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, p.charges);
-  auto const phi = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, p.potential);
+  kfmm::directSum(space, p.x, p.q, p.phi, p.field, softening);
+  auto const x = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, p.x);
+  auto const q = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, p.q);
+  auto const phi = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, p.phi);
   auto const g = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, p.field);
   auto const exact = kfmm::test::referenceDirectSum(x, x, q, softening);
   return {kfmm::relativeL2Error(phi, exact.potential), kfmm::relativeL2Error(g, exact.field)};
@@ -65,9 +51,9 @@ TEMPLATE_LIST_TEST_CASE("direct sum matches the double-precision serial loop",
       GENERATE(kfmm::Distribution::uniform, kfmm::Distribution::plummer);
   CAPTURE(n, softening, kfmm::distributionName(distribution));
 
-  Problem<TestType> p(n);
-  kfmm::generate(typename TestType::execution_space{}, distribution, 42, p.positions,
-                 p.charges);
+  Particles<TestType> p(n);
+  kfmm::generate(typename TestType::execution_space{}, distribution, 42, p.x,
+                 p.q);
   auto const [phi_error, field_error] = directSumErrors(p, softening);
   CAPTURE(phi_error, field_error);
   // A single particle sees nothing: both errors are 0 against an exact 0.
@@ -79,20 +65,20 @@ TEMPLATE_LIST_TEST_CASE("direct sum: coincident particles do not interact",
                         "[kernels][direct]", kfmm::test::Configs)
 {
   using Real = typename TestType::real_type;
-  Problem<TestType> p(3);
+  Particles<TestType> p(3);
   // Two particles at the origin, one at (2, 0, 0) with charge 2.
-  auto x = Kokkos::create_mirror_view(p.positions);
-  auto q = Kokkos::create_mirror_view(p.charges);
+  auto x = Kokkos::create_mirror_view(p.x);
+  auto q = Kokkos::create_mirror_view(p.q);
   Kokkos::deep_copy(x, Real(0));
   x(2, 0) = 2;
   q(0) = 1;
   q(1) = 1;
   q(2) = 2;
-  Kokkos::deep_copy(p.positions, x);
-  Kokkos::deep_copy(p.charges, q);
-  kfmm::directSum(typename TestType::execution_space{}, p.positions, p.charges, p.potential,
+  Kokkos::deep_copy(p.x, x);
+  Kokkos::deep_copy(p.q, q);
+  kfmm::directSum(typename TestType::execution_space{}, p.x, p.q, p.phi,
                   p.field, 0.5);
-  auto phi = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, p.potential);
+  auto phi = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, p.phi);
   auto g = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, p.field);
   // Origin: only the charge 2 at distance 2 with softening 0.5: 2 / sqrt(4.25).
   double const tol = std::is_same<Real, float>::value ? 1e-6 : 1e-14;
@@ -112,19 +98,19 @@ TEMPLATE_LIST_TEST_CASE("direct sum at sampled targets equals the full sum there
   using Real = typename TestType::real_type;
   using Memory = typename TestType::memory_space;
   typename TestType::execution_space space;
-  Problem<TestType> p(777);
-  kfmm::generate(space, kfmm::Distribution::sphere, 7, p.positions, p.charges);
-  kfmm::directSum(space, p.positions, p.charges, p.potential, p.field);
+  Particles<TestType> p(777);
+  kfmm::generate(space, kfmm::Distribution::sphere, 7, p.x, p.q);
+  kfmm::directSum(space, p.x, p.q, p.phi, p.field);
 
-  auto const targets = Kokkos::subview(p.positions, Kokkos::make_pair(100, 150), Kokkos::ALL);
+  auto const targets = Kokkos::subview(p.x, Kokkos::make_pair(100, 150), Kokkos::ALL);
   Kokkos::View<Real *, Memory> phi("kfmm::test::phi", 50);
   Kokkos::View<Real *[3], Memory> field("kfmm::test::field", 50);
-  kfmm::directSum(space, targets, p.positions, p.charges, phi, field);
+  kfmm::directSum(space, targets, p.x, p.q, phi, field);
 
   // Whole Views to the host, then the rows of the sampled targets (a strided device subview
   // cannot be copied between memory spaces).
   auto const all_phi = Kokkos::subview(
-      Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, p.potential),
+      Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, p.phi),
       Kokkos::make_pair(100, 150));
   auto const all_g =
       Kokkos::subview(Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, p.field),

@@ -17,27 +17,13 @@
 #include <cmath>
 #include <limits>
 
+#include "TestParticles.hpp"
 #include "TestTypes.hpp"
 
 namespace
 {
 
-template <class Config>
-struct Particles
-{
-  using Real = typename Config::real_type;
-  using Memory = typename Config::memory_space;
-  Kokkos::View<Real *[3], Memory> x;
-  Kokkos::View<Real *, Memory> q;
-  Kokkos::View<Real *, Memory> phi;
-  Kokkos::View<Real *[3], Memory> field;
-
-  explicit Particles(std::size_t n)
-      : x("kfmm::test::x", n), q("kfmm::test::q", n), phi("kfmm::test::phi", n),
-        field("kfmm::test::field", n)
-  {
-  }
-};
+using kfmm::test::Particles;
 
 struct Errors
 {

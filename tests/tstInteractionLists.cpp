@@ -21,7 +21,7 @@
 #include <utility>
 #include <vector>
 
-#include "TestPositions.hpp"
+#include "TestParticles.hpp"
 #include "TestTypes.hpp"
 
 using Catch::Matchers::ContainsSubstring;

@@ -61,6 +61,13 @@ std::size_t countLeafRowPairs(ExecutionSpace const &space, CellView<MemorySpace>
   return total;
 }
 
+/// Bytes held by the given Views.
+template <class... Views>
+std::size_t bytesOf(Views const &...views)
+{
+  return (std::size_t(0) + ... + (views.span() * sizeof(typename Views::value_type)));
+}
+
 } // namespace detail
 
 /// The FMM / treecode solver for one set of positions.
@@ -229,12 +236,13 @@ private:
                    double(_stats.m2p_interactions) * double(expansions::flops::m2p(p));
     if (_options.method == Method::fmm)
       _stats.flops += cells * double(expansions::flops::l2l(p)) + n * double(expansions::flops::l2p(p));
-    _stats.bytes = _x.span() * sizeof(Real) * 2 + _q.span() * sizeof(Real) * 2 +
-                   (_multipoles.span() + _locals.span()) * sizeof(Kokkos::complex<Real>) +
-                   _tree.keys.span() * sizeof(tree::MortonKey) +
-                   _tree.permutation.span() * sizeof(std::uint32_t) +
-                   static_cast<std::size_t>(_tree.numCells()) * (sizeof(tree::MortonKey) + 4 * sizeof(double) + 7 * sizeof(int)) +
-                   static_cast<std::size_t>(_lists.m2l.size + _lists.m2p.size + _lists.p2p.size) * sizeof(int);
+    auto const &t = _tree;
+    _stats.bytes = detail::bytesOf(_x, _q, _phi, _field, _multipoles, _locals) +
+                   detail::bytesOf(t.keys, t.permutation, t.cell_keys, t.level, t.centre, t.radius,
+                                   t.particle_begin, t.particle_end, t.first_child,
+                                   t.child_count, t.parent, t.leaves) +
+                   detail::bytesOf(_lists.m2l.offsets, _lists.m2l.sources, _lists.m2p.offsets,
+                                   _lists.m2p.sources, _lists.p2p.offsets, _lists.p2p.sources);
   }
 
   /// A team policy for the expansion operators over `teams` cells, with `scratch` bytes.

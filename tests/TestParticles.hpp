@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: BSD-3-Clause
-#ifndef KFMM_TESTS_TEST_POSITIONS_HPP
-#define KFMM_TESTS_TEST_POSITIONS_HPP
+#ifndef KFMM_TESTS_TEST_PARTICLES_HPP
+#define KFMM_TESTS_TEST_PARTICLES_HPP
 
-// Particle positions for the tree tests: generated from a distribution, or set by hand.
+// Particles for the tests: positions generated from a distribution or set by hand, and
+// the Views of a whole problem (positions, charges, potential, field).
 
 #include <kfmm/io/Generators.hpp>
 
@@ -15,6 +16,24 @@ namespace kfmm::test
 
 template <class Config>
 using Positions = Kokkos::View<typename Config::real_type *[3], typename Config::memory_space>;
+
+/// Positions, charges and results of n particles, zero-initialised, in the config's memory.
+template <class Config>
+struct Particles
+{
+  using Real = typename Config::real_type;
+  using Memory = typename Config::memory_space;
+  Kokkos::View<Real *[3], Memory> x;
+  Kokkos::View<Real *, Memory> q;
+  Kokkos::View<Real *, Memory> phi;
+  Kokkos::View<Real *[3], Memory> field;
+
+  explicit Particles(std::size_t n)
+      : x("kfmm::test::x", n), q("kfmm::test::q", n), phi("kfmm::test::phi", n),
+        field("kfmm::test::field", n)
+  {
+  }
+};
 
 /// N positions of distribution `d` (kfmm::generate, seeded).
 template <class Config>
