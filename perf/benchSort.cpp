@@ -5,9 +5,13 @@
 // pairs by key, and Kokkos::BinSort. One line per (space, method, N): the median of
 // `repeat` timed runs after one warm-up, each fenced and each on the unsorted input (the
 // input is restored outside the timed region), with pairs/s and the ratio of the time to
-// the baseline (CUB on the GPU, std::sort on the host).
+// the baseline (CUB on the GPU, std::sort on the host). Ours runs twice: as
+// kfmm::tree::sortPairs, which allocates its workspace in every call, and as a
+// kfmm::tree::RadixSorter that keeps it (as CUB's temporary storage is allocated once,
+// outside its timing). With --kernels, one more run of the RadixSorter prints the time of
+// each of its kernels (fenced one by one: KernelTimes.hpp).
 //
-//   kfmm_bench_sort [--n N[,N...]] [--repeat R] [--host-max N]
+//   kfmm_bench_sort [--n N[,N...]] [--repeat R] [--host-max N] [--kernels]
 //
 // Host sizes above --host-max (default 1e7) are skipped: std::sort of 1e8 pairs on a few
 // cores takes tens of seconds.
@@ -18,6 +22,7 @@
 #include <Kokkos_Core.hpp>
 
 #include "BenchmarkSupport.hpp"
+#include "KernelTimes.hpp"
 #include <Kokkos_Sort.hpp>
 
 #if defined(KOKKOS_ENABLE_CUDA)
@@ -88,7 +93,7 @@ std::size_t descents(ExecutionSpace const &space, Keys const &keys)
 void report(char const *space, char const *method, std::size_t n, double seconds,
             double baseline, char const *baseline_name, bool sorted)
 {
-  std::printf("%-8s %-16s N=%-10zu median %.4e s  %.3e pairs/s  %.2fx %s%s\n", space, method,
+  std::printf("%-8s %-17s N=%-10zu median %.4e s  %.3e pairs/s  %.2fx %s%s\n", space, method,
               n, seconds, static_cast<double>(n) / seconds, seconds / baseline, baseline_name,
               sorted ? "" : "  NOT SORTED");
   std::fflush(stdout);
@@ -119,12 +124,14 @@ void binSort(ExecutionSpace const &space, Keys const &keys, Values const &values
   sorter.sort(values);
 }
 
-/// kfmm::tree::sortPairs and Kokkos::BinSort on `ExecutionSpace`: one line each.
+/// kfmm::tree::sortPairs, kfmm::tree::RadixSorter and Kokkos::BinSort on `ExecutionSpace`:
+/// one line each, and with `kernels` the RadixSorter's time per kernel.
 template <class ExecutionSpace>
 void runKokkosMethods(Pairs<typename ExecutionSpace::memory_space> const &input,
                       Pairs<typename ExecutionSpace::memory_space> const &work, int repeat,
-                      double baseline, char const *baseline_name)
+                      double baseline, char const *baseline_name, bool kernels)
 {
+  using Memory = typename ExecutionSpace::memory_space;
   ExecutionSpace space;
   std::size_t const n = input.keys.extent(0);
   auto const reset = [&] {
@@ -139,6 +146,23 @@ void runKokkosMethods(Pairs<typename ExecutionSpace::memory_space> const &input,
   report(ExecutionSpace::name(), "kfmm::sortPairs", n, ours, baseline, baseline_name,
          descents(space, work.keys) == 0);
 
+  kfmm::tree::RadixSorter<std::uint64_t, std::uint32_t, Memory> sorter;
+  auto const sort = [&] { sorter.sort(space, work.keys, work.values, key_bits); };
+  double const reused = kfmm::bench::medianSeconds(repeat, reset, sort, fence);
+  report(ExecutionSpace::name(), "kfmm::RadixSorter", n, reused, baseline, baseline_name,
+         descents(space, work.keys) == 0);
+  if (kernels)
+  {
+    reset();
+    fence();
+    kfmm::bench::KernelTimes times;
+    sort();
+    fence();
+    for (auto const &entry : times.entries())
+      std::printf("  kernel %-34s %4d launches  %.4e s\n", entry.label.c_str(), entry.launches,
+                  entry.seconds);
+  }
+
   double const binsort = kfmm::bench::medianSeconds(
       repeat, reset, [&] { binSort(space, work.keys, work.values); }, fence);
   report(ExecutionSpace::name(), "Kokkos::BinSort", n, binsort, baseline, baseline_name,
@@ -146,7 +170,7 @@ void runKokkosMethods(Pairs<typename ExecutionSpace::memory_space> const &input,
 }
 
 #if defined(KOKKOS_ENABLE_CUDA)
-void runCuda(std::size_t n, int repeat)
+void runCuda(std::size_t n, int repeat, bool kernels)
 {
   using Memory = Kokkos::CudaSpace;
   Kokkos::Cuda space;
@@ -177,12 +201,12 @@ void runCuda(std::size_t n, int repeat)
       fence);
   report("Cuda", "cub::SortPairs", n, cub_seconds, cub_seconds, "cub",
          descents(space, work.keys) == 0);
-  runKokkosMethods<Kokkos::Cuda>(input, work, repeat, cub_seconds, "cub");
+  runKokkosMethods<Kokkos::Cuda>(input, work, repeat, cub_seconds, "cub", kernels);
 }
 #endif
 
 template <class ExecutionSpace>
-void runHost(std::size_t n, int repeat)
+void runHost(std::size_t n, int repeat, bool kernels)
 {
   using Memory = typename ExecutionSpace::memory_space;
   auto const input = makeInput<ExecutionSpace>(n);
@@ -207,7 +231,7 @@ void runHost(std::size_t n, int repeat)
       repeat, reset, [&] { std::stable_sort(pairs.begin(), pairs.end(), by_key); }, no_fence);
   report(ExecutionSpace::name(), "std::stable_sort", n, std_stable, std_sort, "std::sort",
          is_sorted());
-  runKokkosMethods<ExecutionSpace>(input, work, repeat, std_sort, "std::sort");
+  runKokkosMethods<ExecutionSpace>(input, work, repeat, std_sort, "std::sort", kernels);
 }
 
 } // namespace
@@ -218,6 +242,7 @@ int main(int argc, char *argv[])
   std::string sizes = "1e6,1e7,1e8";
   std::size_t host_max = 10000000;
   int repeat = 5;
+  bool kernels = false;
   for (int i = 1; i < argc; ++i)
   {
     std::string const arg = argv[i];
@@ -227,16 +252,18 @@ int main(int argc, char *argv[])
       repeat = std::max(1, std::atoi(argv[++i]));
     else if (arg == "--host-max" && i + 1 < argc)
       host_max = static_cast<std::size_t>(std::stod(argv[++i]));
+    else if (arg == "--kernels")
+      kernels = true;
     else
     {
-      std::fprintf(stderr, "usage: %s [--n N[,N...]] [--repeat R] [--host-max N]\n", argv[0]);
+      std::fprintf(stderr, "usage: %s [--n N[,N...]] [--repeat R] [--host-max N] [--kernels]\n", argv[0]);
       return 2;
     }
   }
   std::printf("# sorting (63-bit Morton key, uint32 index) pairs of uniform particles\n");
 #if defined(KOKKOS_ENABLE_CUDA)
   for (auto n : kfmm::bench::parseSizes(sizes))
-    runCuda(n, repeat);
+    runCuda(n, repeat, kernels);
 #endif
 #if defined(KOKKOS_ENABLE_OPENMP)
   std::printf("# OpenMP threads: %d\n", Kokkos::OpenMP().concurrency());
@@ -247,7 +274,7 @@ int main(int argc, char *argv[])
       std::printf("# OpenMP N=%zu skipped (above --host-max %zu)\n", n, host_max);
       continue;
     }
-    runHost<Kokkos::OpenMP>(n, repeat);
+    runHost<Kokkos::OpenMP>(n, repeat, kernels);
   }
 #endif
   return 0;

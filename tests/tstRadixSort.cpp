@@ -26,6 +26,7 @@
 namespace
 {
 
+using kfmm::tree::detail::SortAlgorithm;
 using kfmm::tree::detail::SortOptions;
 using Catch::Matchers::ContainsSubstring;
 
@@ -82,12 +83,11 @@ Key lowBits(int key_bits)
                                                        : static_cast<Key>((Key(1) << key_bits) - 1);
 }
 
-/// Sorts (keys, values(i) = i) with sortPairs on the config's execution space, by the
-/// default launch parameters or by `options`, and returns the first position where the
-/// result differs from std::stable_sort by the low key_bits bits, or -1.
-template <class Config, class Value = std::uint32_t, class Key>
-std::int64_t firstMismatch(std::vector<Key> const &keys, int key_bits,
-                           SortOptions const *options = nullptr)
+/// Sorts (keys, values(i) = i) on the config's execution space with `sort(space, keys,
+/// values, key_bits)`, and returns the first position where the result differs from
+/// std::stable_sort by the low key_bits bits, or -1.
+template <class Config, class Value, class Key, class Sort>
+std::int64_t firstMismatchOf(std::vector<Key> const &keys, int key_bits, Sort const &sort)
 {
   using Memory = typename Config::memory_space;
   typename Config::execution_space space;
@@ -103,10 +103,7 @@ std::int64_t firstMismatch(std::vector<Key> const &keys, int key_bits,
   }
   Kokkos::deep_copy(k, kh);
   Kokkos::deep_copy(v, vh);
-  if (options != nullptr)
-    kfmm::tree::detail::sortPairs(space, k, v, key_bits, *options);
-  else
-    kfmm::tree::sortPairs(space, k, v, key_bits);
+  sort(space, k, v, key_bits);
   Kokkos::deep_copy(kh, k);
   Kokkos::deep_copy(vh, v);
 
@@ -122,32 +119,62 @@ std::int64_t firstMismatch(std::vector<Key> const &keys, int key_bits,
   return -1;
 }
 
-/// Launch parameters other than the defaults that the space supports: several digit
-/// widths, groups of one tile and of many, and other team shapes.
+/// firstMismatchOf for sortPairs, by the default launch parameters or by `options`.
+template <class Config, class Value = std::uint32_t, class Key>
+std::int64_t firstMismatch(std::vector<Key> const &keys, int key_bits,
+                           SortOptions const *options = nullptr)
+{
+  return firstMismatchOf<Config, Value>(
+      keys, key_bits, [&](auto const &space, auto const &k, auto const &v, int bits) {
+        if (options != nullptr)
+          kfmm::tree::detail::sortPairs(space, k, v, bits, *options);
+        else
+          kfmm::tree::sortPairs(space, k, v, bits);
+      });
+}
+
+/// Onesweep team shapes the space supports: one-thread teams, and with warp primitives
+/// teams of 1 to 8 warps and narrower digits.
+template <class ExecutionSpace>
+std::vector<SortOptions> onesweepVariants()
+{
+  std::vector<SortOptions> variants{{SortAlgorithm::onesweep, 8, 1, 1}};
+  if constexpr (kfmm::detail::Tuning<ExecutionSpace>::has_warp_primitives)
+  {
+    for (int team_size : {32, 64, 128, 256})
+      variants.push_back({SortAlgorithm::onesweep, 8, team_size, 1});
+    for (int bits : {3, 5})
+      variants.push_back({SortAlgorithm::onesweep, bits, 256, 1});
+  }
+  return variants;
+}
+
+/// Launch parameters other than the defaults that the space supports: both algorithms,
+/// several digit widths, groups of one tile and of many, and other team shapes.
 template <class ExecutionSpace>
 std::vector<SortOptions> optionVariants()
 {
   using Tune = kfmm::detail::Tuning<ExecutionSpace>;
-  auto const base = kfmm::tree::detail::defaultSortOptions<ExecutionSpace>();
+  constexpr auto onesweep = SortAlgorithm::onesweep;
+  constexpr auto reduce_then_scan = SortAlgorithm::reduce_then_scan;
   std::vector<SortOptions> variants;
-  for (int bits : {1, 3, 5, 8, 11})
-    if (!base.warp_ranking || bits <= 8)
-      variants.push_back({bits, base.team_size, base.tiles_per_team, base.warp_ranking});
-  variants.push_back({base.digit_bits, base.team_size, 1, base.warp_ranking});
-  variants.push_back({base.digit_bits, base.team_size, 1000, base.warp_ranking});
-  if constexpr (Tune::sort_warp_ranking)
+  // One-thread teams, which every space runs.
+  for (int bits : {1, 3, 5, 8})
+    for (auto algorithm : {reduce_then_scan, onesweep})
+      variants.push_back({algorithm, bits, 1, 4});
+  variants.push_back({reduce_then_scan, 11, 1, 4});
+  variants.push_back({reduce_then_scan, 8, 1, 1});
+  variants.push_back({reduce_then_scan, 8, 1, 1000});
+  if constexpr (Tune::has_warp_primitives)
   {
-    for (int team_size : {32, 64, 128})
-      variants.push_back({8, team_size, 2, true});
-    // The portable ranking on the device.
-    variants.push_back({8, 1, 4, false});
-    variants.push_back({4, 64, 4, false});
+    // Reduce-then-scan with per-thread counters on the device.
+    variants.push_back({reduce_then_scan, 4, 64, 4});
   }
   else if (ExecutionSpace().concurrency() >= 2)
   {
-    // Teams of two host threads: the portable ranking with per-thread counters.
+    // Teams of two host threads: reduce-then-scan with per-thread counters.
     for (int bits : {4, 8})
-      variants.push_back({bits, 2, 4, false});
+      variants.push_back({reduce_then_scan, bits, 2, 4});
   }
   return variants;
 }
@@ -276,9 +303,47 @@ TEMPLATE_LIST_TEST_CASE("sortPairs with other launch parameters", "[tree][sort]"
   auto const keys = makeKeys(pattern, n, 13);
   for (SortOptions const &options : optionVariants<Space>())
   {
-    CAPTURE(n, patternName(pattern), options.digit_bits, options.team_size,
-            options.tiles_per_team, options.warp_ranking);
+    CAPTURE(n, patternName(pattern), options.algorithm == SortAlgorithm::onesweep,
+            options.digit_bits, options.team_size, options.tiles_per_team);
     CHECK(firstMismatch<TestType>(keys, 64, &options) == -1);
+  }
+}
+
+// Small enough to run under compute-sanitizer: `kfmm_test_sort "[onesweep]"`.
+TEMPLATE_LIST_TEST_CASE("onesweep sort with other team shapes", "[tree][sort][onesweep]",
+                        kfmm::test::Spaces)
+{
+  using Space = typename TestType::execution_space;
+  auto const n = GENERATE(as<std::size_t>{}, 2, 5000, 70000);
+  auto const pattern = GENERATE(Pattern::random, Pattern::low_bits);
+  auto const keys = makeKeys(pattern, n, 17);
+  for (SortOptions const &options : onesweepVariants<Space>())
+  {
+    CAPTURE(n, patternName(pattern), options.digit_bits, options.team_size);
+    CHECK(firstMismatch<TestType>(keys, 64, &options) == -1);
+  }
+}
+
+TEMPLATE_LIST_TEST_CASE("RadixSorter keeps its workspace across sorts", "[tree][sort]",
+                        kfmm::test::Spaces)
+{
+  using Memory = typename TestType::memory_space;
+  kfmm::tree::RadixSorter<std::uint64_t, std::uint32_t, Memory> sorter;
+  CHECK(sorter.workspaceBytes() == 0);
+  auto const sort = [&](auto const &space, auto const &k, auto const &v, int bits) {
+    sorter.sort(space, k, v, bits);
+  };
+  std::size_t largest = 0;
+  for (std::size_t n : {100000, 5000, 100000, 1, 70000})
+  {
+    CAPTURE(n);
+    CHECK(firstMismatchOf<TestType, std::uint32_t>(makeKeys(Pattern::random, n, n), 64, sort) ==
+          -1);
+    if (n == 100000 && largest == 0)
+      largest = sorter.workspaceBytes();
+    // Buffers of N keys and values at least; smaller sorts reuse them.
+    CHECK(sorter.workspaceBytes() >= 100000 * (sizeof(std::uint64_t) + sizeof(std::uint32_t)));
+    CHECK(sorter.workspaceBytes() == largest);
   }
 }
 
@@ -311,20 +376,22 @@ TEMPLATE_LIST_TEST_CASE("sortPairs rejects bad arguments", "[tree][sort]", kfmm:
   auto bad = [&](SortOptions const &options) {
     kfmm::tree::detail::sortPairs(space, keys, values, 64, options);
   };
-  CHECK_THROWS_WITH(bad({0, base.team_size, 1, base.warp_ranking}),
+  CHECK_THROWS_WITH(bad({base.algorithm, 0, base.team_size, 1}),
                     ContainsSubstring("'digit_bits'"));
-  CHECK_THROWS_WITH(bad({17, base.team_size, 1, base.warp_ranking}),
+  CHECK_THROWS_WITH(bad({base.algorithm, 17, base.team_size, 1}),
                     ContainsSubstring("'digit_bits'"));
-  CHECK_THROWS_WITH(bad({8, 0, 1, base.warp_ranking}), ContainsSubstring("'team_size'"));
-  CHECK_THROWS_WITH(bad({8, base.team_size, 0, base.warp_ranking}),
+  CHECK_THROWS_WITH(bad({base.algorithm, 8, 0, 1}), ContainsSubstring("'team_size'"));
+  CHECK_THROWS_WITH(bad({base.algorithm, 8, base.team_size, 0}),
                     ContainsSubstring("'tiles_per_team'"));
   // 2^16 bins of counters do not fit in team scratch.
-  CHECK_THROWS_WITH(bad({16, base.team_size, 1, base.warp_ranking}),
+  CHECK_THROWS_WITH(bad({base.algorithm, 16, base.team_size, 1}),
                     ContainsSubstring("team scratch"));
-  if (base.warp_ranking)
-    CHECK_THROWS_WITH(bad({8, 48, 1, true}), ContainsSubstring("'team_size'"));
-  else
-    CHECK_THROWS_WITH(bad({8, 32, 1, true}), ContainsSubstring("'warp_ranking'"));
+  // Onesweep teams rank with warp primitives or are one thread.
+  CHECK_THROWS_WITH(bad({SortAlgorithm::onesweep, 8, 48, 1}), ContainsSubstring("'team_size'"));
+  // Warp ranking votes on at most the tuned digit width.
+  if (kfmm::detail::Tuning<Space>::has_warp_primitives)
+    CHECK_THROWS_WITH(bad({SortAlgorithm::onesweep, 9, 128, 1}),
+                      ContainsSubstring("'digit_bits'"));
 }
 
 namespace

@@ -7,11 +7,12 @@
 #
 # Phases (default: test bench):
 #   test      the whole test suite (ctest), every execution space including CUDA
-#   sanitize  compute-sanitizer memcheck and racecheck over the kernel tests and over the
-#             program on a small problem (tree, sort, lists and every FMM/treecode kernel)
+#   sanitize  compute-sanitizer memcheck and racecheck over the kernel tests, the onesweep
+#             sort tests, and the program on a small problem (tree, sort, lists and every
+#             FMM/treecode kernel)
 #   bench     the benchmarks and the 1e6-particle runs recorded in perf/RESULTS.md
 set -uo pipefail
-[ $# -ge 2 ] || { sed -n '2,9p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
+[ $# -ge 2 ] || { sed -n '2,13p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
 bundle=$1 logs=$2
 shift 2
 phases=${*:-test bench}
@@ -63,6 +64,7 @@ sanitize() { # sanitize TOOL COMMAND...
 if has sanitize; then
   for tool in memcheck racecheck; do
     step "sanitize-$tool-kernels" sanitize "$tool" build/cuda/tests/kfmm_test_kernels
+    step "sanitize-$tool-sort" sanitize "$tool" build/cuda/tests/kfmm_test_sort "[onesweep]"
     for method in fmm treecode; do
       step "sanitize-$tool-$method" sanitize "$tool" \
         build/cuda/apps/kfmm --n 20000 --method "$method" --check 100

@@ -22,16 +22,19 @@ struct Tuning
   static constexpr int direct_targets_per_thread = 16;
   static constexpr int direct_source_tile = 512;
 
-  /// Radix sort (kfmm::tree::sortPairs): bits per pass, threads per team, items per thread
-  /// of a tile, tiles per group (one histogram team each), whether teams rank with warp
-  /// primitives (one tile per scatter team), and teams per multiprocessor the registers
-  /// must allow (0: no launch bound). A host team is one thread that scatters its group in
-  /// order.
+  /// Whether teams can use the 32-lane warp primitives of kfmm/detail/Warp.hpp.
+  static constexpr bool has_warp_primitives = false;
+
+  /// Radix sort (kfmm::tree::sortPairs): the algorithm (onesweep or reduce-then-scan, see
+  /// tree/RadixSort.hpp), bits per pass, threads per team, items per thread of a tile,
+  /// tiles per group of reduce-then-scan (one histogram team each), and teams per
+  /// multiprocessor the registers must allow (0: no launch bound). A host team is one
+  /// thread that scatters its group in order.
+  static constexpr bool sort_onesweep = false;
   static constexpr int sort_digit_bits = 8;
   static constexpr int sort_team_size = 1;
   static constexpr int sort_items_per_thread = 2048;
   static constexpr int sort_tiles_per_team = 64;
-  static constexpr bool sort_warp_ranking = false;
   static constexpr int sort_min_teams_per_sm = 0;
 
   /// FMM near field (P2P): as the direct sum, per target leaf.

@@ -20,14 +20,18 @@ struct Tuning<Kokkos::Cuda>
   static constexpr int direct_targets_per_thread = 1;
   static constexpr int direct_source_tile = 128;
 
-  // Radix sort: a tile of 256 x 8 (key, value) pairs is staged in shared memory (about
-  // 34 KiB with the counters for 64-bit keys and 32-bit values); bounding the registers to
-  // 3 teams per multiprocessor (80 per thread) was fastest on an H200.
+  static constexpr bool has_warp_primitives = true;
+
+  // Radix sort: onesweep with warp ranking. A tile of 256 x 10 (key, value) pairs is staged
+  // in shared memory (39 KiB with the counters for 64-bit keys and 32-bit values, within the
+  // 40 KiB of team scratch Kokkos 3.4 allows); bounding the registers to 3 teams per
+  // multiprocessor (80 per thread) was fastest on an H200 among 8, 10 and 12 items per
+  // thread with 2 or 3 teams (perf/RESULTS.md).
+  static constexpr bool sort_onesweep = true;
   static constexpr int sort_digit_bits = 8;
   static constexpr int sort_team_size = 256;
-  static constexpr int sort_items_per_thread = 8;
+  static constexpr int sort_items_per_thread = 10;
   static constexpr int sort_tiles_per_team = 16;
-  static constexpr bool sort_warp_ranking = true;
   static constexpr int sort_min_teams_per_sm = 3;
 
   // FMM near field: one target per thread, a leaf's particles spread over a block.

@@ -1,0 +1,614 @@
+// SPDX-License-Identifier: BSD-3-Clause
+#ifndef KFMM_TREE_DETAIL_ONESWEEP_SORT_HPP
+#define KFMM_TREE_DETAIL_ONESWEEP_SORT_HPP
+
+// The radix sort's passes as "onesweep" (Adinets & Merrill, "Onesweep: a faster least
+// significant digit radix sort for GPUs", arXiv:2206.01784, 2022): the algorithm for GPUs.
+//
+// Reduce-then-scan reads the keys twice per pass (histogram, then scatter). Onesweep reads
+// them once per pass plus once in all:
+//
+//   1. digit histograms: one read of the keys counts the digits of every pass at once, into
+//      counts(pass * max_radix + digit); an exclusive scan per pass turns the counts into
+//      where each digit's items start in that pass's output;
+//   2. one kernel per pass, with as many teams as run at once. A team claims tiles of
+//      team_size * items_per_thread items from a counter until none is left (claim order,
+//      not league rank: a tile's predecessors were then claimed by teams that are already
+//      running, so waiting on them cannot deadlock), ranks each tile by digit, and
+//      publishes its per-digit counts. It then finds, per digit, the number of
+//      items of that digit in all earlier tiles by decoupled look-back (Merrill & Garland,
+//      "Single-pass parallel prefix scan with decoupled look-back", NVIDIA NVR-2016-002):
+//      it walks back over earlier tiles, adding their published counts, until it meets a
+//      tile that published its inclusive prefix, and publishes its own inclusive prefix.
+//      The items go to digit start + prefix of earlier tiles + rank within the tile.
+//
+// A tile's status word per digit holds a tag in its top 8 bits and a count below: tag
+// 2 * pass + 1 marks a tile's own count ("aggregate"), 2 * pass + 2 the inclusive prefix;
+// anything smaller is a word from an earlier pass, not yet written in this one. Tagging by
+// pass means the status array is cleared once per sort, not once per pass.
+//
+// Ranking within a tile:
+// - one-thread teams (host spaces, tests): the thread counts the tile, then places each
+//   item at the running offset of its digit, in order;
+// - CUDA: warp-synchronous ranking with per-warp digit counters in shared memory (the
+//   warp-level multisplit of Ashkiani et al., "GPU multisplit", PPoPP 2016, and the per-warp
+//   histograms of Onesweep): each warp takes its items a round of 32 at a time in index
+//   order; lanes with the same digit find each other with one warp vote per digit bit, so
+//   the rank of an item among its warp's items of that digit is the warp's counter plus the
+//   number of matching lanes below it. One team scan over the (digit, warp) counters turns
+//   those ranks into the tile's stable sorted order; the tile is then reordered through
+//   shared memory so that consecutive threads write consecutive addresses of each digit's
+//   run (coalesced stores).
+
+#include <kfmm/detail/Math.hpp>
+#include <kfmm/detail/Tuning.hpp>
+#include <kfmm/detail/Warp.hpp>
+#include <kfmm/tree/detail/SortCommon.hpp>
+
+#include <Kokkos_Core.hpp>
+
+#include <cstdint>
+#include <utility>
+#include <vector>
+
+namespace kfmm::tree::detail
+{
+
+/// The passes of one sort, passed by value to the kernels.
+struct PassList
+{
+  static constexpr int capacity = 64; // one-bit digits of 64-bit keys
+  int count;
+  SortPass pass[capacity];
+};
+
+/// The tile status words of the decoupled look-back.
+struct TileStatus
+{
+  static constexpr int tag_shift = 56;
+  static constexpr std::uint64_t count_mask = (std::uint64_t(1) << tag_shift) - 1;
+
+  KOKKOS_INLINE_FUNCTION static std::uint64_t aggregateTag(int pass)
+  {
+    return 2 * static_cast<std::uint64_t>(pass) + 1;
+  }
+  KOKKOS_INLINE_FUNCTION static std::uint64_t inclusiveTag(int pass)
+  {
+    return 2 * static_cast<std::uint64_t>(pass) + 2;
+  }
+  KOKKOS_INLINE_FUNCTION static std::uint64_t word(std::uint64_t tag, std::uint64_t count)
+  {
+    return (tag << tag_shift) | count;
+  }
+
+  /// A status word as another team last wrote it. On CUDA a volatile load: it bypasses the
+  /// non-coherent L1 and, unlike an atomic, does not serialise the polling threads with the
+  /// writer in L2. Elsewhere an atomic read.
+  KOKKOS_INLINE_FUNCTION static std::uint64_t load(std::uint64_t *address)
+  {
+#if defined(__CUDA_ARCH__)
+    return *static_cast<std::uint64_t volatile *>(address);
+#else
+    return Kokkos::atomic_fetch_add(address, std::uint64_t(0));
+#endif
+  }
+
+  /// Publishes a status word with one 64-bit store: tag and count arrive together.
+  KOKKOS_INLINE_FUNCTION static void store(std::uint64_t *address, std::uint64_t value)
+  {
+#if defined(__CUDA_ARCH__)
+    *static_cast<std::uint64_t volatile *>(address) = value;
+#else
+    Kokkos::atomic_exchange(address, value);
+#endif
+  }
+};
+
+/// Step 1: counts(p * max_radix + d) += the items whose digit of pass p is d. Team i counts
+/// tiles i, i + league, ... in team scratch, then adds its counts to the global ones.
+template <class ExecutionSpace, class KeyView, int ItemsPerThread>
+struct DigitHistogramsKernel
+{
+  using TeamMember = typename Kokkos::TeamPolicy<ExecutionSpace>::member_type;
+  using Key = typename KeyView::non_const_value_type;
+  using ScratchOffsets = Kokkos::View<SortOffset *, typename ExecutionSpace::scratch_memory_space,
+                                      Kokkos::MemoryUnmanaged>;
+  using Counts = Kokkos::View<SortOffset *, typename ExecutionSpace::memory_space>;
+
+  /// Keys loaded before any is counted: more loads in flight per thread.
+  static constexpr int unroll = ItemsPerThread < 8 ? ItemsPerThread : 8;
+
+  KeyView keys;
+  Counts counts;
+  PassList passes;
+  int max_radix;
+
+  /// One set of histograms per warp while they fit in 32 KiB, so that a warp's
+  /// shared-memory atomics mostly hit its own copy.
+  KOKKOS_INLINE_FUNCTION static int copies(int team_size, int pass_count, int max_radix)
+  {
+    int const fit = 8192 / (pass_count * max_radix);
+    return kfmm::detail::max(1, kfmm::detail::min((team_size + 31) / 32, fit));
+  }
+
+  static std::size_t scratchBytes(int team_size, int pass_count, int max_radix)
+  {
+    return ScratchOffsets::shmem_size(static_cast<std::size_t>(
+        copies(team_size, pass_count, max_radix) * pass_count * max_radix));
+  }
+
+  KOKKOS_INLINE_FUNCTION void add(SortOffset *histograms, Key key, bool shared) const
+  {
+    for (int p = 0; p < passes.count; ++p)
+    {
+      Key const mask = static_cast<Key>((Key(1) << passes.pass[p].bits) - 1);
+      SortOffset *const bin =
+          histograms + p * max_radix + static_cast<int>((key >> passes.pass[p].shift) & mask);
+      if (shared)
+        Kokkos::atomic_add(bin, SortOffset(1));
+      else
+        ++*bin;
+    }
+  }
+
+  KOKKOS_FUNCTION void operator()(TeamMember const &team) const
+  {
+    int const team_size = team.team_size();
+    int const rank = team.team_rank();
+    int const bins = passes.count * max_radix;
+    int const n_copies = copies(team_size, passes.count, max_radix);
+    ScratchOffsets hist(team.team_scratch(0), n_copies * bins);
+    Kokkos::parallel_for(Kokkos::TeamThreadRange(team, n_copies * bins),
+                         [&](int i) { hist(i) = 0; });
+    team.team_barrier();
+
+    SortOffset *const mine = &hist((rank / 32) % n_copies * bins);
+    auto const n = static_cast<std::uint64_t>(keys.extent(0));
+    auto const stride = static_cast<std::uint64_t>(team_size);
+    std::uint64_t const tile = stride * ItemsPerThread;
+    for (std::uint64_t begin = static_cast<std::uint64_t>(team.league_rank()) * tile; begin < n;
+         begin += static_cast<std::uint64_t>(team.league_size()) * tile)
+    {
+      std::uint64_t const end = kfmm::detail::min(begin + tile, n);
+      for (std::uint64_t first = begin + rank; first < end; first += stride * unroll)
+      {
+        Key k[unroll];
+        for (int j = 0; j < unroll; ++j)
+        {
+          std::uint64_t const i = first + j * stride;
+          k[j] = i < end ? keys(i) : Key(0);
+        }
+        for (int j = 0; j < unroll; ++j)
+          if (first + j * stride < end)
+            add(mine, k[j], team_size > 1);
+      }
+    }
+    team.team_barrier();
+    Kokkos::parallel_for(Kokkos::TeamThreadRange(team, bins), [&](int b) {
+      SortOffset total = 0;
+      for (int c = 0; c < n_copies; ++c)
+        total += hist(c * bins + b);
+      if (total != 0)
+        Kokkos::atomic_add(&counts(b), total);
+    });
+  }
+};
+
+/// Step 2: one pass, from the `_in` to the `_out` arrays. offsets(pass_index * max_radix +
+/// d) is where the pass's items of digit d start.
+///
+/// With FixedTeamSize > 0 the warp ranking is compiled for teams of that size and for
+/// 2^vote_bits digits in every pass (a narrower last pass leaves the top digits empty), so
+/// that its loops over warps and digits unroll; the tuned sort runs this way. With 0 both
+/// are taken at run time.
+template <class ExecutionSpace, class KeyView, class ValueView, int ItemsPerThread,
+          int FixedTeamSize = 0>
+struct OnesweepPassKernel
+{
+  using TeamMember = typename Kokkos::TeamPolicy<ExecutionSpace>::member_type;
+  using Key = typename KeyView::non_const_value_type;
+  using Value = typename ValueView::non_const_value_type;
+  using Scratch = typename ExecutionSpace::scratch_memory_space;
+  using ScratchOffsets = Kokkos::View<SortOffset *, Scratch, Kokkos::MemoryUnmanaged>;
+  using ScratchWords = Kokkos::View<std::uint64_t *, Scratch, Kokkos::MemoryUnmanaged>;
+  using Counts = Kokkos::View<SortOffset *, typename ExecutionSpace::memory_space>;
+  using Status = Kokkos::View<std::uint64_t *, typename ExecutionSpace::memory_space>;
+
+  static constexpr bool warp_capable = kfmm::detail::Tuning<ExecutionSpace>::has_warp_primitives;
+  /// Digit bits the warp ranking votes on: enough for every pass of the tuned sort.
+  static constexpr int vote_bits = kfmm::detail::Tuning<ExecutionSpace>::sort_digit_bits;
+  static_assert(alignof(Value) <= alignof(std::uint64_t) && alignof(Key) <= alignof(std::uint64_t),
+                "kfmm::tree::sortPairs: keys and values must be at most 8-byte aligned");
+
+  KeyView keys_in;
+  ValueView values_in;
+  KeyView keys_out;
+  ValueView values_out;
+  Counts offsets;
+  Status tile_status;
+  Counts next_tile;
+  int pass_index;
+  int max_radix;
+  int shift;
+  int bits;
+
+  /// Digits the ranking of a pass of `pass_bits` bits keeps counters for.
+  KOKKOS_INLINE_FUNCTION static int rankRadix(int pass_bits)
+  {
+    return FixedTeamSize > 0 ? 1 << vote_bits : 1 << pass_bits;
+  }
+
+  static std::size_t scratchBytes(int team_size, int radix)
+  {
+    std::size_t const claimed = ScratchOffsets::shmem_size(2);
+    if (team_size == 1)
+      return claimed + ScratchOffsets::shmem_size(radix);
+    std::size_t const tile = static_cast<std::size_t>(team_size) * ItemsPerThread;
+    return claimed +
+           ScratchOffsets::shmem_size(static_cast<std::size_t>(radix) * (team_size / 32)) +
+           ScratchOffsets::shmem_size(radix) +
+           ScratchWords::shmem_size(scratchWords<Key>(tile)) +
+           ScratchWords::shmem_size(scratchWords<Value>(tile));
+  }
+
+  KOKKOS_INLINE_FUNCTION unsigned digit(Key key) const
+  {
+    return static_cast<unsigned>((key >> shift) & static_cast<Key>((Key(1) << bits) - 1));
+  }
+
+  KOKKOS_INLINE_FUNCTION std::uint64_t *status(std::uint64_t tile, int d, int radix) const
+  {
+    return &tile_status(tile * static_cast<std::uint64_t>(radix) + static_cast<std::uint64_t>(d));
+  }
+
+  /// Publishes this tile's count of digit d (tile 0 publishes its inclusive prefix instead,
+  /// in lookBack).
+  KOKKOS_INLINE_FUNCTION void publishCount(std::uint64_t tile, int d, int radix,
+                                           SortOffset count) const
+  {
+    if (tile > 0)
+      TileStatus::store(status(tile, d, radix),
+                        TileStatus::word(TileStatus::aggregateTag(pass_index), count));
+  }
+
+  /// Items of digit d in tiles before `tile`, by decoupled look-back; publishes this tile's
+  /// inclusive prefix (that number plus `count`, this tile's own).
+  KOKKOS_INLINE_FUNCTION SortOffset lookBack(std::uint64_t tile, int d, int radix,
+                                             SortOffset count) const
+  {
+    std::uint64_t const aggregate = TileStatus::aggregateTag(pass_index);
+    std::uint64_t const inclusive = TileStatus::inclusiveTag(pass_index);
+    std::uint64_t before = 0;
+    for (std::uint64_t j = tile; j > 0;)
+    {
+      --j;
+      std::uint64_t word;
+      do
+        word = TileStatus::load(status(j, d, radix));
+      while ((word >> TileStatus::tag_shift) < aggregate);
+      before += word & TileStatus::count_mask;
+      if ((word >> TileStatus::tag_shift) == inclusive)
+        break;
+    }
+    TileStatus::store(status(tile, d, radix), TileStatus::word(inclusive, before + count));
+    return static_cast<SortOffset>(before);
+  }
+
+  /// The next tile of this pass, for the calling thread alone.
+  KOKKOS_INLINE_FUNCTION std::uint64_t claimTile() const
+  {
+    return Kokkos::atomic_fetch_add(&next_tile(pass_index), SortOffset(1));
+  }
+
+  /// Teams are persistent: each claims tiles until none is left.
+  KOKKOS_FUNCTION void operator()(TeamMember const &team) const
+  {
+    if constexpr (warp_capable)
+    {
+      if (team.team_size() > 1)
+      {
+        sortTilesByWarps(team);
+        return;
+      }
+    }
+    auto const n = static_cast<std::uint64_t>(keys_in.extent(0));
+    std::uint64_t const tiles = (n + ItemsPerThread - 1) / ItemsPerThread;
+    ScratchOffsets next(team.team_scratch(0), 1 << bits);
+    for (std::uint64_t tile = claimTile(); tile < tiles; tile = claimTile())
+      sortTileInOrder(tile, next);
+  }
+
+  /// One-thread team: count, publish, look back, then place the items in order. `next`
+  /// has a counter per digit.
+  KOKKOS_FUNCTION void sortTileInOrder(std::uint64_t tile, ScratchOffsets const &next) const
+  {
+    int const radix = 1 << bits;
+    auto const n = static_cast<std::uint64_t>(keys_in.extent(0));
+    std::uint64_t const begin = tile * ItemsPerThread;
+    std::uint64_t const end = kfmm::detail::min(begin + ItemsPerThread, n);
+    for (int d = 0; d < radix; ++d)
+      next(d) = 0;
+    for (std::uint64_t i = begin; i < end; ++i)
+      ++next(static_cast<int>(digit(keys_in(i))));
+    for (int d = 0; d < radix; ++d)
+      publishCount(tile, d, radix, next(d));
+    for (int d = 0; d < radix; ++d)
+      next(d) = offsets(pass_index * max_radix + d) + lookBack(tile, d, radix, next(d));
+    for (std::uint64_t i = begin; i < end; ++i)
+    {
+      Key const key = keys_in(i);
+      SortOffset const to = next(static_cast<int>(digit(key)))++;
+      keys_out(to) = key;
+      values_out(to) = values_in(i);
+    }
+  }
+
+  /// CUDA ranking: see the file comment. Warp w takes tile items
+  /// [w * 32 * ItemsPerThread, (w + 1) * 32 * ItemsPerThread) in rounds of 32, lane l the
+  /// l-th of each round, so that (warp, round, lane) order is index order and the ranking
+  /// is stable.
+  ///
+  /// The next tile is claimed while this one is staged, and its items are loaded into
+  /// registers before this tile's items are stored, so that the loads are in flight during
+  /// the stores. Claiming ahead cannot deadlock: the smallest unfinished tile is always some
+  /// team's current tile, and it waits only on smaller, finished tiles.
+  KOKKOS_FUNCTION void sortTilesByWarps(TeamMember const &team) const
+  {
+    using namespace kfmm::detail;
+    constexpr int ipt = ItemsPerThread;
+    int const team_size = FixedTeamSize > 0 ? FixedTeamSize : team.team_size();
+    int const rank = team.team_rank();
+    int const warps = team_size / 32;
+    int const lane = warpLane();
+    int const warp = warpIndex();
+    int const radix = rankRadix(bits);
+    unsigned const lanes_below = (1u << lane) - 1u;
+    auto const n = static_cast<std::uint64_t>(keys_in.extent(0));
+    auto const tile_items = static_cast<std::uint64_t>(team_size) * ipt;
+    std::uint64_t const tiles = (n + tile_items - 1) / tile_items;
+
+    // claimed(s): a tile claimed ahead; the slot alternates so that rank 0 never overwrites
+    // a tile number that a slower thread has yet to read.
+    ScratchOffsets claimed(team.team_scratch(0), 2);
+    // counters(w * radix + d): the tile's items of digit d in warp w, then (scanned) where
+    // the first of them goes in the tile's sorted order. Warp-major: in the scan, where a
+    // thread owns a digit, consecutive threads touch consecutive words (no bank conflicts).
+    ScratchOffsets counters(team.team_scratch(0), warps * radix);
+    // to_output(d): output index minus tile position for the tile's items of digit d.
+    ScratchOffsets to_output(team.team_scratch(0), radix);
+    ScratchWords key_words(team.team_scratch(0), scratchWords<Key>(tile_items));
+    ScratchWords value_words(team.team_scratch(0), scratchWords<Value>(tile_items));
+    Key *const stage_keys = reinterpret_cast<Key *>(key_words.data());
+    Value *const stage_values = reinterpret_cast<Value *>(value_words.data());
+
+    int const lane_first = warp * 32 * ipt + lane;
+    Key key[ipt];
+    Value value[ipt];
+    auto const load = [&](std::uint64_t t) {
+      std::uint64_t const first = t * tile_items;
+      int const count = static_cast<int>(min(tile_items, n - first));
+      Key const *const tile_keys = keys_in.data() + first;
+      Value const *const tile_values = values_in.data() + first;
+      for (int j = 0; j < ipt; ++j)
+      {
+        int const o = lane_first + 32 * j;
+        key[j] = o < count ? tile_keys[o] : Key(0);
+        value[j] = o < count ? tile_values[o] : Value();
+      }
+    };
+
+    if (rank == 0)
+      claimed(0) = static_cast<SortOffset>(claimTile());
+    team.team_barrier();
+    std::uint64_t tile = claimed(0);
+    if (tile < tiles)
+      load(tile);
+    for (int slot = 1; tile < tiles; slot ^= 1)
+    {
+      int const tile_count = static_cast<int>(min(tile_items, n - tile * tile_items));
+      Kokkos::parallel_for(Kokkos::TeamThreadRange(team, warps * radix),
+                           [&](int i) { counters(i) = 0; });
+      team.team_barrier();
+
+      // Rank within the warp: the warp's earlier items of the same digit. The lowest lane
+      // of each group of equal digits reads and advances the warp's counter and hands the
+      // old count to its peers.
+      SortOffset position[ipt];
+      for (int j = 0; j < ipt; ++j)
+      {
+        bool const valid = lane_first + 32 * j < tile_count;
+        unsigned const d = digit(key[j]);
+        unsigned const peers = warpPeers<vote_bits>(d, valid);
+        int const leader = lowestLane(peers | (1u << lane)); // invalid lanes lead themselves
+        SortOffset prior = 0;
+        if (valid && lane == leader)
+        {
+          prior = counters(warp * radix + static_cast<int>(d));
+          counters(warp * radix + static_cast<int>(d)) =
+              prior + static_cast<SortOffset>(popCount(peers));
+        }
+        warpSync(); // the next round's leaders see this round's counts
+        position[j] =
+            warpBroadcast(prior, leader) + static_cast<SortOffset>(popCount(peers & lanes_below));
+      }
+      team.team_barrier();
+
+      // The thread of digits [d0, d1) publishes the tile's counts of them first, so that
+      // later tiles can look back past this one as early as possible.
+      int const digits_per_thread = (radix + team_size - 1) / team_size;
+      int const d0 = min(radix, rank * digits_per_thread);
+      int const d1 = min(radix, d0 + digits_per_thread);
+      auto const tileCount = [&](int d) {
+        SortOffset count = 0;
+        for (int w = 0; w < warps; ++w)
+          count += counters(w * radix + d);
+        return count;
+      };
+      SortOffset sum = 0;
+      for (int d = d0; d < d1; ++d)
+      {
+        SortOffset const count = tileCount(d);
+        publishCount(tile, d, radix, count);
+        sum += count;
+      }
+      // Exclusive scan of the counters in (digit, warp) order: the tile's sorted order. The
+      // thread of digit d also sets to_output(d) from the digit's start, the earlier tiles'
+      // items of digit d, and the digit's first place in the tile's sorted order.
+      SortOffset prefix = team.team_scan(sum);
+      for (int d = d0; d < d1; ++d)
+      {
+        SortOffset const before = lookBack(tile, d, radix, tileCount(d));
+        // Unsigned wrap-around is intended: to_output + position is the output index.
+        to_output(d) = offsets(pass_index * max_radix + d) + before - prefix;
+        for (int w = 0; w < warps; ++w)
+        {
+          SortOffset const count = counters(w * radix + d);
+          counters(w * radix + d) = prefix;
+          prefix += count;
+        }
+      }
+      team.team_barrier();
+
+      // The next tile, claimed only now: a claimed tile's successors wait for its counts,
+      // so it must not sit behind a whole tile of this team's work.
+      if (rank == 0)
+        claimed(slot) = static_cast<SortOffset>(claimTile());
+      // The tile in sorted order in team scratch.
+      for (int j = 0; j < ipt; ++j)
+        if (lane_first + 32 * j < tile_count)
+        {
+          SortOffset const p =
+              position[j] + counters(warp * radix + static_cast<int>(digit(key[j])));
+          stage_keys[p] = key[j];
+          stage_values[p] = value[j];
+        }
+      team.team_barrier();
+
+      std::uint64_t const next = claimed(slot);
+      if (next < tiles)
+        load(next);
+      // Thread r writes sorted positions r, r + T, ...: consecutive threads, consecutive
+      // addresses within each digit's run.
+      for (int j = 0; j < ipt; ++j)
+      {
+        int const p = rank + j * team_size;
+        if (p < tile_count)
+        {
+          Key const k = stage_keys[p];
+          SortOffset const to = to_output(digit(k)) + static_cast<SortOffset>(p);
+          keys_out(to) = k;
+          values_out(to) = stage_values[p];
+        }
+      }
+      tile = next;
+    }
+  }
+};
+
+/// Team scratch the onesweep kernels need for `pass_count` passes, in bytes.
+template <class ExecutionSpace, class KeyView, class ValueView>
+std::size_t onesweepScratchBytes(SortOptions const &options, int pass_count)
+{
+  constexpr int ipt = kfmm::detail::Tuning<ExecutionSpace>::sort_items_per_thread;
+  int const radix = 1 << options.digit_bits;
+  return kfmm::detail::max(
+      DigitHistogramsKernel<ExecutionSpace, KeyView, ipt>::scratchBytes(options.team_size,
+                                                                       pass_count, radix),
+      OnesweepPassKernel<ExecutionSpace, KeyView, ValueView, ipt>::scratchBytes(
+          options.team_size, radix));
+}
+
+/// One onesweep_pass kernel of type Pass per pass, each from one buffer of the ping-pong to
+/// the other, on teams that claim tiles until none is left.
+template <class Pass, class ExecutionSpace, class KeyView, class ValueView, class Counts,
+          class Workspace>
+void launchPasses(ExecutionSpace const &space, KeyView keys_in, ValueView values_in,
+                  KeyView keys_out, ValueView values_out, std::vector<SortPass> const &passes,
+                  int team_size, int teams, int max_radix, Counts const &offsets,
+                  Workspace const &workspace)
+{
+  for (int p = 0; p < static_cast<int>(passes.size()); ++p)
+  {
+    std::size_t const scratch = Pass::scratchBytes(team_size, Pass::rankRadix(passes[p].bits));
+    Kokkos::parallel_for("kfmm::sort::onesweep_pass",
+                         SortPolicy<ExecutionSpace>(space, teams, team_size)
+                             .set_scratch_size(0, Kokkos::PerTeam(scratch)),
+                         Pass{keys_in, values_in, keys_out, values_out, offsets,
+                              workspace.tile_status, workspace.next_tile, p, max_radix,
+                              passes[p].shift, passes[p].bits});
+    std::swap(keys_in, keys_out);
+    std::swap(values_in, values_out);
+  }
+}
+
+/// Sorts contiguous keys and values (unmanaged Views of them) by the given passes (at most
+/// PassList::capacity), each pass from one buffer of the ping-pong to the other; returns
+/// whether the sorted pairs ended in the `_out` buffers (an odd number of passes).
+template <class ExecutionSpace, class KeyView, class ValueView, class Workspace>
+bool onesweepSort(ExecutionSpace const &space, KeyView keys_in, ValueView values_in,
+                  KeyView keys_out, ValueView values_out, std::vector<SortPass> const &passes,
+                  SortOptions const &options, Workspace &workspace)
+{
+  constexpr int ipt = kfmm::detail::Tuning<ExecutionSpace>::sort_items_per_thread;
+  using Histograms = DigitHistogramsKernel<ExecutionSpace, KeyView, ipt>;
+  using Pass = OnesweepPassKernel<ExecutionSpace, KeyView, ValueView, ipt>;
+  using Policy = SortPolicy<ExecutionSpace>;
+
+  auto const n = static_cast<std::uint64_t>(keys_in.extent(0));
+  int const team_size = options.team_size;
+  int const max_radix = 1 << options.digit_bits;
+  std::uint64_t const tile = tileItems<ExecutionSpace>(options);
+  std::uint64_t const tiles = (n + tile - 1) / tile;
+  PassList list{};
+  list.count = static_cast<int>(passes.size());
+  for (int p = 0; p < list.count; ++p)
+    list.pass[p] = passes[p];
+  std::size_t const bins = static_cast<std::size_t>(list.count) * max_radix;
+
+  Workspace::reserve(space, workspace.counts, bins, "kfmm::sort::counts");
+  Workspace::reserve(space, workspace.tile_status, tiles * max_radix, "kfmm::sort::tile_status");
+  Workspace::reserve(space, workspace.next_tile, passes.size(), "kfmm::sort::next_tile");
+  auto const counts = workspace.counts;
+  clearItems(space, "kfmm::sort::clear_counts", counts, bins);
+  clearItems(space, "kfmm::sort::clear_tile_status", workspace.tile_status, tiles * max_radix);
+  clearItems(space, "kfmm::sort::clear_next_tile", workspace.next_tile, passes.size());
+
+  // Enough teams to fill the space once: in the histograms each adds its counts to the
+  // global ones; in the passes each claims tiles until none is left.
+  auto const resident_teams = static_cast<int>(kfmm::detail::min(
+      tiles, static_cast<std::uint64_t>(kfmm::detail::max(1, space.concurrency() / team_size))));
+  Kokkos::parallel_for(
+      "kfmm::sort::digit_histograms",
+      Policy(space, resident_teams, team_size)
+          .set_scratch_size(0, Kokkos::PerTeam(Histograms::scratchBytes(team_size, list.count,
+                                                                        max_radix))),
+      Histograms{keys_in, counts, list, max_radix});
+  Kokkos::parallel_for(
+      "kfmm::sort::digit_offsets", Kokkos::RangePolicy<ExecutionSpace>(space, 0, list.count),
+      KOKKOS_LAMBDA(int p) {
+        SortOffset start = 0;
+        for (int d = 0; d < max_radix; ++d)
+        {
+          SortOffset const count = counts(p * max_radix + d);
+          counts(p * max_radix + d) = start;
+          start += count;
+        }
+      });
+
+  // The tuned team shape runs the pass kernel compiled for it.
+  using Tune = kfmm::detail::Tuning<ExecutionSpace>;
+  bool const tuned = Tune::has_warp_primitives && team_size == Tune::sort_team_size &&
+                     options.digit_bits == Tune::sort_digit_bits;
+  if (tuned)
+    launchPasses<OnesweepPassKernel<ExecutionSpace, KeyView, ValueView, ipt, Tune::sort_team_size>>(
+        space, keys_in, values_in, keys_out, values_out, passes, team_size, resident_teams,
+        max_radix, counts, workspace);
+  else
+    launchPasses<Pass>(space, keys_in, values_in, keys_out, values_out, passes, team_size,
+                       resident_teams, max_radix, counts, workspace);
+  return passes.size() % 2 == 1;
+}
+
+} // namespace kfmm::tree::detail
+
+#endif

@@ -1,0 +1,186 @@
+// SPDX-License-Identifier: BSD-3-Clause
+#ifndef KFMM_TREE_DETAIL_SORT_COMMON_HPP
+#define KFMM_TREE_DETAIL_SORT_COMMON_HPP
+
+// What both radix sort algorithms (ReduceThenScanSort.hpp, OnesweepSort.hpp) share: launch
+// options, the plan of passes over the bits that vary, the reusable workspace, and small
+// labelled copy and fill kernels.
+
+#include <kfmm/detail/Math.hpp>
+#include <kfmm/detail/Tuning.hpp>
+
+#include <Kokkos_Core.hpp>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace kfmm::tree::detail
+{
+
+/// Counts and offsets: one call sorts at most 2^32 - 1 pairs.
+using SortOffset = std::uint32_t;
+
+/// How each digit pass is organised (see RadixSort.hpp).
+enum class SortAlgorithm
+{
+  reduce_then_scan, ///< per pass: histogram kernel, scan, scatter kernel
+  onesweep          ///< all histograms up front; per pass one kernel with decoupled look-back
+};
+
+/// Launch parameters of sortPairs. The public entry points take them from
+/// kfmm::detail::Tuning; tests set them to exercise other algorithms and team shapes.
+struct SortOptions
+{
+  SortAlgorithm algorithm;
+  int digit_bits;     ///< bits sorted per pass: 2^digit_bits histogram bins
+  int team_size;      ///< threads per team
+  int tiles_per_team; ///< reduce-then-scan: tiles per group (one histogram team each)
+};
+
+template <class ExecutionSpace>
+SortOptions defaultSortOptions()
+{
+  using Tune = kfmm::detail::Tuning<ExecutionSpace>;
+  return {Tune::sort_onesweep ? SortAlgorithm::onesweep : SortAlgorithm::reduce_then_scan,
+          Tune::sort_digit_bits, Tune::sort_team_size, Tune::sort_tiles_per_team};
+}
+
+/// One pass: the digit of bits [shift, shift + bits).
+struct SortPass
+{
+  int shift;
+  int bits;
+};
+
+/// Items of a tile: what one team ranks at a time.
+template <class ExecutionSpace>
+std::uint64_t tileItems(SortOptions const &options)
+{
+  return static_cast<std::uint64_t>(options.team_size) *
+         kfmm::detail::Tuning<ExecutionSpace>::sort_items_per_thread;
+}
+
+/// Team policy of the sort kernels: on CUDA bounded so that the compiler keeps registers
+/// for sort_min_teams_per_sm teams of sort_team_size threads on each multiprocessor.
+template <class ExecutionSpace>
+using SortPolicy = Kokkos::TeamPolicy<
+    ExecutionSpace,
+    Kokkos::LaunchBounds<(kfmm::detail::Tuning<ExecutionSpace>::sort_min_teams_per_sm > 0
+                              ? kfmm::detail::Tuning<ExecutionSpace>::sort_team_size
+                              : 0),
+                         kfmm::detail::Tuning<ExecutionSpace>::sort_min_teams_per_sm>>;
+
+template <class T, class Memory>
+using Unmanaged1D = Kokkos::View<T *, Memory, Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
+
+/// Words of team scratch that hold `count` items of type T (staging areas are 8-byte
+/// aligned whatever the key and value types).
+template <class T>
+KOKKOS_INLINE_FUNCTION std::size_t scratchWords(std::size_t count)
+{
+  return (count * sizeof(T) + sizeof(std::uint64_t) - 1) / sizeof(std::uint64_t);
+}
+
+/// Device memory a sort needs besides the caller's arrays. Kept by kfmm::tree::RadixSorter
+/// across calls, so that repeated sorts (a tree rebuilt every time step, the rounds of the
+/// list traversal) allocate only when N grows.
+template <class Key, class Value, class MemorySpace>
+struct SortWorkspace
+{
+  Kokkos::View<Key *, MemorySpace> keys;     ///< the other buffer of the key ping-pong
+  Kokkos::View<Value *, MemorySpace> values; ///< the other buffer of the value ping-pong
+  /// Reduce-then-scan: the count matrix. Onesweep: every pass's digit counts, then offsets.
+  Kokkos::View<SortOffset *, MemorySpace> counts;
+  /// Onesweep: every tile's per-digit count or inclusive prefix, with a tag (OnesweepSort.hpp).
+  Kokkos::View<std::uint64_t *, MemorySpace> tile_status;
+  /// Onesweep: per pass, the next tile a team claims.
+  Kokkos::View<SortOffset *, MemorySpace> next_tile;
+
+  /// Makes `view` hold at least `size` entries; contents are not kept.
+  template <class ExecutionSpace, class View>
+  static void reserve(ExecutionSpace const &space, View &view, std::size_t size,
+                      std::string const &label)
+  {
+    if (view.extent(0) < size)
+    {
+      view = View();
+      view = View(Kokkos::view_alloc(space, Kokkos::WithoutInitializing, label), size);
+    }
+  }
+
+  std::size_t bytes() const
+  {
+    return keys.span() * sizeof(Key) + values.span() * sizeof(Value) +
+           counts.span() * sizeof(SortOffset) + tile_status.span() * sizeof(std::uint64_t) +
+           next_tile.span() * sizeof(SortOffset);
+  }
+};
+
+/// dst(i) = src(i) for every i (any layouts, one memory space).
+template <class ExecutionSpace, class Source, class Destination>
+void copyItems(ExecutionSpace const &space, std::string const &label, Source const &src,
+               Destination const &dst)
+{
+  Kokkos::parallel_for(label,
+                       Kokkos::RangePolicy<ExecutionSpace, Kokkos::IndexType<std::int64_t>>(
+                           space, 0, static_cast<std::int64_t>(src.extent(0))),
+                       KOKKOS_LAMBDA(std::int64_t i) { dst(i) = src(i); });
+}
+
+/// view(i) = 0 for i < count.
+template <class ExecutionSpace, class View>
+void clearItems(ExecutionSpace const &space, std::string const &label, View const &view,
+                std::size_t count)
+{
+  using Value = typename View::non_const_value_type;
+  Kokkos::parallel_for(label,
+                       Kokkos::RangePolicy<ExecutionSpace, Kokkos::IndexType<std::int64_t>>(
+                           space, 0, static_cast<std::int64_t>(count)),
+                       KOKKOS_LAMBDA(std::int64_t i) { view(i) = Value(0); });
+}
+
+/// The bits in which some key differs from keys(0), within `mask`.
+template <class ExecutionSpace, class KeyView>
+typename KeyView::non_const_value_type varyingBits(ExecutionSpace const &space,
+                                                   KeyView const &keys,
+                                                   typename KeyView::non_const_value_type mask)
+{
+  using Key = typename KeyView::non_const_value_type;
+  Key varying = 0;
+  Kokkos::parallel_reduce(
+      "kfmm::sort::varying_bits",
+      Kokkos::RangePolicy<ExecutionSpace, Kokkos::IndexType<std::int64_t>>(
+          space, 0, static_cast<std::int64_t>(keys.extent(0))),
+      KOKKOS_LAMBDA(std::int64_t i, Key & bits) { bits |= (keys(i) ^ keys(0)) & mask; },
+      Kokkos::BOr<Key>(varying));
+  return varying;
+}
+
+/// The passes over the varying bits: digits of `digit_bits` from the lowest varying bit to
+/// the highest, less those in which no bit varies.
+template <class Key>
+std::vector<SortPass> planPasses(Key varying, int digit_bits)
+{
+  std::vector<SortPass> passes;
+  if (varying == 0)
+    return passes;
+  int low = 0;
+  while (((varying >> low) & 1u) == 0)
+    ++low;
+  int high = static_cast<int>(8 * sizeof(Key));
+  while (((varying >> (high - 1)) & 1u) == 0)
+    --high;
+  for (int shift = low; shift < high; shift += digit_bits)
+  {
+    int const bits = kfmm::detail::min(digit_bits, high - shift);
+    Key const digit_mask = static_cast<Key>((Key(1) << bits) - 1);
+    if (((varying >> shift) & digit_mask) != 0)
+      passes.push_back({shift, bits});
+  }
+  return passes;
+}
+
+} // namespace kfmm::tree::detail
+
+#endif
