@@ -295,7 +295,7 @@ struct OnesweepPassKernel
   }
 
   /// The next tile of this pass, for the calling thread alone.
-  KOKKOS_INLINE_FUNCTION std::uint64_t claimTile() const
+  KOKKOS_INLINE_FUNCTION SortOffset claimTile() const
   {
     return Kokkos::atomic_fetch_add(&next_tile(pass_index), SortOffset(1));
   }
@@ -398,7 +398,7 @@ struct OnesweepPassKernel
     };
 
     if (rank == 0)
-      claimed(0) = static_cast<SortOffset>(claimTile());
+      claimed(0) = claimTile();
     team.team_barrier();
     std::uint64_t tile = claimed(0);
     if (tile < tiles)
@@ -434,21 +434,19 @@ struct OnesweepPassKernel
       team.team_barrier();
 
       // The thread of digits [d0, d1) publishes the tile's counts of them first, so that
-      // later tiles can look back past this one as early as possible.
+      // later tiles can look back past this one as early as possible; to_output(d) keeps the
+      // count until the look-back.
       int const digits_per_thread = (radix + team_size - 1) / team_size;
       int const d0 = min(radix, rank * digits_per_thread);
       int const d1 = min(radix, d0 + digits_per_thread);
-      auto const tileCount = [&](int d) {
-        SortOffset count = 0;
-        for (int w = 0; w < warps; ++w)
-          count += counters(w * radix + d);
-        return count;
-      };
       SortOffset sum = 0;
       for (int d = d0; d < d1; ++d)
       {
-        SortOffset const count = tileCount(d);
+        SortOffset count = 0;
+        for (int w = 0; w < warps; ++w)
+          count += counters(w * radix + d);
         publishCount(tile, d, radix, count);
+        to_output(d) = count;
         sum += count;
       }
       // Exclusive scan of the counters in (digit, warp) order: the tile's sorted order. The
@@ -457,7 +455,7 @@ struct OnesweepPassKernel
       SortOffset prefix = team.team_scan(sum);
       for (int d = d0; d < d1; ++d)
       {
-        SortOffset const before = lookBack(tile, d, radix, tileCount(d));
+        SortOffset const before = lookBack(tile, d, radix, to_output(d));
         // Unsigned wrap-around is intended: to_output + position is the output index.
         to_output(d) = offsets(pass_index * max_radix + d) + before - prefix;
         for (int w = 0; w < warps; ++w)
@@ -472,7 +470,7 @@ struct OnesweepPassKernel
       // The next tile, claimed only now: a claimed tile's successors wait for its counts,
       // so it must not sit behind a whole tile of this team's work.
       if (rank == 0)
-        claimed(slot) = static_cast<SortOffset>(claimTile());
+        claimed(slot) = claimTile();
       // The tile in sorted order in team scratch.
       for (int j = 0; j < ipt; ++j)
         if (lane_first + 32 * j < tile_count)
