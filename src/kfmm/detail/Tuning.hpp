@@ -27,15 +27,17 @@ struct Tuning
 
   /// Radix sort (kfmm::tree::sortPairs): the algorithm (onesweep or reduce-then-scan, see
   /// tree/RadixSort.hpp), bits per pass, threads per team, items per thread of a tile,
-  /// tiles per group of reduce-then-scan (one histogram team each), and teams per
-  /// multiprocessor the registers must allow (0: no launch bound). A host team is one
-  /// thread that scatters its group in order.
+  /// tiles per group of reduce-then-scan (one histogram team each), teams per
+  /// multiprocessor the registers must allow (0: no launch bound), and earlier tiles whose
+  /// status the onesweep look-back reads at once. A host team is one thread that scatters
+  /// its group in order.
   static constexpr bool sort_onesweep = false;
   static constexpr int sort_digit_bits = 8;
   static constexpr int sort_team_size = 1;
   static constexpr int sort_items_per_thread = 2048;
   static constexpr int sort_tiles_per_team = 64;
   static constexpr int sort_min_teams_per_sm = 0;
+  static constexpr int sort_lookback_window = 4;
 
   /// FMM near field (P2P): as the direct sum, per target leaf.
   static constexpr int p2p_team_size = 1;

@@ -14,13 +14,16 @@
 //   then one kernel per pass whose tiles find their offsets by decoupled look-back; the
 //   GPU's algorithm. kfmm::detail::Tuning<ExecutionSpace>::sort_onesweep picks.
 //
-// Only the bits that matter are sorted. A digit that every key shares would give a
-// histogram with one bin holding all N items, and its pass would be the identity; such
-// digits are found before any pass from the bits in which some key differs from the first
-// one (the OR over i of keys(i) XOR keys(0)), which is one read of the keys and one host
-// synchronisation for the whole sort instead of one per pass. Passes start at the lowest of
-// these bits and stop past the highest, as `begin_bit`/`end_bit` do in CUB's
-// DeviceRadixSort.
+// Only the digits that matter are sorted: a digit that every key shares would give a
+// histogram with one bin holding all N items, and its pass would be the identity. Each
+// algorithm finds such digits before any pass, with one host synchronisation for the whole
+// sort instead of one per pass:
+// - reduce-then-scan reads the keys once for the bits in which some key differs from the
+//   first one (the OR over i of keys(i) XOR keys(0)); its passes start at the lowest of
+//   these bits and stop past the highest, as `begin_bit`/`end_bit` do in CUB's
+//   DeviceRadixSort;
+// - onesweep counts the digits of every digit position from bit 0 in its one histogram
+//   read anyway, and skips the positions where one digit holds all N keys.
 //
 // Keys and values ping-pong between the caller's arrays and one buffer of each. The buffers
 // and the counters live in a workspace: kfmm::tree::RadixSorter keeps it across calls,
@@ -118,11 +121,18 @@ void validateSortOptions(ExecutionSpace const &space, std::string const &where,
   require(options.team_size <= max_team, where,
           "sort option 'team_size' is " + std::to_string(options.team_size) + "; " +
               ExecutionSpace::name() + " allows at most " + std::to_string(max_team));
-  // Warp ranking votes on the tuned digit width (OnesweepPassKernel::vote_bits).
+  // Warp ranking votes on the tuned digit width (OnesweepPassKernel::vote_bits) and counts
+  // a tile's items in 16 bits.
   if (options.algorithm == SortAlgorithm::onesweep && options.team_size > 1)
+  {
     require(options.digit_bits <= Tune::sort_digit_bits, where,
             "sort option 'digit_bits' must be at most " + std::to_string(Tune::sort_digit_bits) +
                 " for onesweep with warp ranking, got " + std::to_string(options.digit_bits));
+    require(tileItems<ExecutionSpace>(options) < (std::uint64_t(1) << 16), where,
+            "sort option 'team_size' " + std::to_string(options.team_size) + " times " +
+                std::to_string(Tune::sort_items_per_thread) +
+                " items per thread must be below 65536 for onesweep with warp ranking");
+  }
 }
 
 /// The tuned launch parameters, with the team halved while its scratch does not fit (wide
@@ -209,22 +219,16 @@ void sortPairs(ExecutionSpace const &space, Keys const &keys, Values const &valu
     value_items = ValueView(value_copy.data(), n);
   }
 
-  Key const mask = key_bits == max_bits ? static_cast<Key>(~Key(0))
-                                         : static_cast<Key>((Key(1) << key_bits) - 1);
-  auto const passes = planPasses(varyingBits(space, key_items, mask), chosen.digit_bits);
-  if (passes.empty())
-    return;
-
   Workspace::reserve(space, workspace.keys, n, "kfmm::sort::keys_buffer");
   Workspace::reserve(space, workspace.values, n, "kfmm::sort::values_buffer");
   KeyView const key_buffer(workspace.keys.data(), n);
   ValueView const value_buffer(workspace.values.data(), n);
   bool const in_buffer =
       chosen.algorithm == SortAlgorithm::onesweep
-          ? onesweepSort(space, key_items, value_items, key_buffer, value_buffer, passes, chosen,
-                         workspace)
-          : reduceThenScanSort(space, key_items, value_items, key_buffer, value_buffer, passes,
-                               chosen, workspace);
+          ? onesweepSort(space, key_items, value_items, key_buffer, value_buffer, key_bits,
+                         chosen, workspace)
+          : reduceThenScanSort(space, key_items, value_items, key_buffer, value_buffer,
+                               key_bits, chosen, workspace);
   if (in_buffer)
   {
     copyItems(space, "kfmm::sort::copy_back_keys", key_buffer, key_items);

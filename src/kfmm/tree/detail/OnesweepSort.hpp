@@ -8,9 +8,12 @@
 // Reduce-then-scan reads the keys twice per pass (histogram, then scatter). Onesweep reads
 // them once per pass plus once in all:
 //
-//   1. digit histograms: one read of the keys counts the digits of every pass at once, into
-//      counts(pass * max_radix + digit); an exclusive scan per pass turns the counts into
-//      where each digit's items start in that pass's output;
+//   1. digit histograms: one read of the keys counts every digit position's digits at once
+//      (positions of digit_bits bits from bit 0), into counts(position * max_radix +
+//      digit); an exclusive scan per position turns the counts into where each digit's
+//      items start in that pass's output. A position where one digit holds all N items is
+//      the same in every key: it gets no pass. The host learns which positions remain from
+//      one small copy, the sort's only synchronisation;
 //   2. one kernel per pass, with as many teams as run at once. A team claims tiles of
 //      team_size * items_per_thread items from a counter until none is left (claim order,
 //      not league rank: a tile's predecessors were then claimed by teams that are already
@@ -54,7 +57,7 @@
 namespace kfmm::tree::detail
 {
 
-/// The passes of one sort, passed by value to the kernels.
+/// The digit positions of one sort (the passes it may run), passed by value to the kernels.
 struct PassList
 {
   static constexpr int capacity = 64; // one-bit digits of 64-bit keys
@@ -104,7 +107,7 @@ struct TileStatus
   }
 };
 
-/// Step 1: counts(p * max_radix + d) += the items whose digit of pass p is d. Team i counts
+/// Step 1: counts(p * max_radix + d) += the items whose digit at position p is d. Team i counts
 /// tiles i, i + league, ... in team scratch, then adds its counts to the global ones.
 template <class ExecutionSpace, class KeyView, int ItemsPerThread>
 struct DigitHistogramsKernel
@@ -120,7 +123,7 @@ struct DigitHistogramsKernel
 
   KeyView keys;
   Counts counts;
-  PassList passes;
+  PassList positions;
   int max_radix;
 
   /// One set of histograms per warp while they fit in 32 KiB, so that a warp's
@@ -139,11 +142,11 @@ struct DigitHistogramsKernel
 
   KOKKOS_INLINE_FUNCTION void add(SortOffset *histograms, Key key, bool shared) const
   {
-    for (int p = 0; p < passes.count; ++p)
+    for (int p = 0; p < positions.count; ++p)
     {
-      Key const mask = static_cast<Key>((Key(1) << passes.pass[p].bits) - 1);
+      Key const mask = static_cast<Key>((Key(1) << positions.pass[p].bits) - 1);
       SortOffset *const bin =
-          histograms + p * max_radix + static_cast<int>((key >> passes.pass[p].shift) & mask);
+          histograms + p * max_radix + static_cast<int>((key >> positions.pass[p].shift) & mask);
       if (shared)
         Kokkos::atomic_add(bin, SortOffset(1));
       else
@@ -155,8 +158,8 @@ struct DigitHistogramsKernel
   {
     int const team_size = team.team_size();
     int const rank = team.team_rank();
-    int const bins = passes.count * max_radix;
-    int const n_copies = copies(team_size, passes.count, max_radix);
+    int const bins = positions.count * max_radix;
+    int const n_copies = copies(team_size, positions.count, max_radix);
     ScratchOffsets hist(team.team_scratch(0), n_copies * bins);
     Kokkos::parallel_for(Kokkos::TeamThreadRange(team, n_copies * bins),
                          [&](int i) { hist(i) = 0; });
@@ -194,8 +197,8 @@ struct DigitHistogramsKernel
   }
 };
 
-/// Step 2: one pass, from the `_in` to the `_out` arrays. offsets(pass_index * max_radix +
-/// d) is where the pass's items of digit d start.
+/// Step 2: one pass, from the `_in` to the `_out` arrays. digit_start(d) is where the
+/// pass's items of digit d start.
 ///
 /// With FixedTeamSize > 0 the warp ranking is compiled for teams of that size and for
 /// 2^vote_bits digits in every pass (a narrower last pass leaves the top digits empty), so
@@ -211,24 +214,33 @@ struct OnesweepPassKernel
   using Scratch = typename ExecutionSpace::scratch_memory_space;
   using ScratchOffsets = Kokkos::View<SortOffset *, Scratch, Kokkos::MemoryUnmanaged>;
   using ScratchWords = Kokkos::View<std::uint64_t *, Scratch, Kokkos::MemoryUnmanaged>;
+  /// A warp's count of a digit in one tile and, once scanned, a place in the tile: tiles
+  /// hold fewer than 2^16 items (validateSortOptions), and half-width counters leave team
+  /// scratch for larger tiles.
+  using TileCount = std::uint16_t;
+  using ScratchTileCounts = Kokkos::View<TileCount *, Scratch, Kokkos::MemoryUnmanaged>;
   using Counts = Kokkos::View<SortOffset *, typename ExecutionSpace::memory_space>;
+  using DigitStarts = Unmanaged1D<SortOffset, typename ExecutionSpace::memory_space>;
   using Status = Kokkos::View<std::uint64_t *, typename ExecutionSpace::memory_space>;
 
   static constexpr bool warp_capable = kfmm::detail::Tuning<ExecutionSpace>::has_warp_primitives;
   /// Digit bits the warp ranking votes on: enough for every pass of the tuned sort.
   static constexpr int vote_bits = kfmm::detail::Tuning<ExecutionSpace>::sort_digit_bits;
+  /// Earlier tiles whose status words the look-back reads at once.
+  static constexpr int lookback_window = kfmm::detail::Tuning<ExecutionSpace>::sort_lookback_window;
   static_assert(alignof(Value) <= alignof(std::uint64_t) && alignof(Key) <= alignof(std::uint64_t),
                 "kfmm::tree::sortPairs: keys and values must be at most 8-byte aligned");
+  static_assert(!warp_capable || vote_bits <= 8,
+                "the warp ranking keeps the digits of a thread's sorted items in bytes");
 
   KeyView keys_in;
   ValueView values_in;
   KeyView keys_out;
   ValueView values_out;
-  Counts offsets;
+  DigitStarts digit_start;
   Status tile_status;
   Counts next_tile;
   int pass_index;
-  int max_radix;
   int shift;
   int bits;
 
@@ -245,10 +257,10 @@ struct OnesweepPassKernel
       return claimed + ScratchOffsets::shmem_size(radix);
     std::size_t const tile = static_cast<std::size_t>(team_size) * ItemsPerThread;
     return claimed +
-           ScratchOffsets::shmem_size(static_cast<std::size_t>(radix) * (team_size / 32)) +
+           ScratchTileCounts::shmem_size(static_cast<std::size_t>(radix) * (team_size / 32)) +
            ScratchOffsets::shmem_size(radix) +
-           ScratchWords::shmem_size(scratchWords<Key>(tile)) +
-           ScratchWords::shmem_size(scratchWords<Value>(tile));
+           ScratchWords::shmem_size(kfmm::detail::max(scratchWords<Key>(tile),
+                                                      scratchWords<Value>(tile)));
   }
 
   KOKKOS_INLINE_FUNCTION unsigned digit(Key key) const
@@ -273,22 +285,39 @@ struct OnesweepPassKernel
 
   /// Items of digit d in tiles before `tile`, by decoupled look-back; publishes this tile's
   /// inclusive prefix (that number plus `count`, this tile's own).
+  ///
+  /// The walk reads the status words of `lookback_window` earlier tiles at once: the tiles
+  /// just before this one are usually still looking back themselves, so the walk crosses
+  /// several counts before it meets a prefix, and reading them one after the other made
+  /// the look-back's serial L2 round trips the pass's largest stall (perf/RESULTS.md).
   KOKKOS_INLINE_FUNCTION SortOffset lookBack(std::uint64_t tile, int d, int radix,
                                              SortOffset count) const
   {
     std::uint64_t const aggregate = TileStatus::aggregateTag(pass_index);
     std::uint64_t const inclusive = TileStatus::inclusiveTag(pass_index);
     std::uint64_t before = 0;
-    for (std::uint64_t j = tile; j > 0;)
+    bool found = false;
+    for (std::uint64_t j = tile; !found && j > 0;)
     {
-      --j;
-      std::uint64_t word;
-      do
-        word = TileStatus::load(status(j, d, radix));
-      while ((word >> TileStatus::tag_shift) < aggregate);
-      before += word & TileStatus::count_mask;
-      if ((word >> TileStatus::tag_shift) == inclusive)
-        break;
+      // Tiles j - 1, j - 2, ...: reading past tile 0 never happens, it publishes a prefix.
+      auto const window = static_cast<int>(
+          kfmm::detail::min(j, static_cast<std::uint64_t>(lookback_window)));
+      // Both loops unroll, so that the words stay in registers.
+      std::uint64_t word[lookback_window];
+#pragma unroll
+      for (int k = 0; k < lookback_window; ++k)
+        if (k < window)
+          word[k] = TileStatus::load(status(j - 1 - k, d, radix));
+#pragma unroll
+      for (int k = 0; k < lookback_window; ++k)
+        if (!found && k < window)
+        {
+          while ((word[k] >> TileStatus::tag_shift) < aggregate)
+            word[k] = TileStatus::load(status(j - 1 - k, d, radix));
+          before += word[k] & TileStatus::count_mask;
+          found = (word[k] >> TileStatus::tag_shift) == inclusive;
+        }
+      j -= static_cast<std::uint64_t>(window);
     }
     TileStatus::store(status(tile, d, radix), TileStatus::word(inclusive, before + count));
     return static_cast<SortOffset>(before);
@@ -333,7 +362,7 @@ struct OnesweepPassKernel
     for (int d = 0; d < radix; ++d)
       publishCount(tile, d, radix, next(d));
     for (int d = 0; d < radix; ++d)
-      next(d) = offsets(pass_index * max_radix + d) + lookBack(tile, d, radix, next(d));
+      next(d) = digit_start(d) + lookBack(tile, d, radix, next(d));
     for (std::uint64_t i = begin; i < end; ++i)
     {
       Key const key = keys_in(i);
@@ -348,10 +377,13 @@ struct OnesweepPassKernel
   /// l-th of each round, so that (warp, round, lane) order is index order and the ranking
   /// is stable.
   ///
-  /// The next tile is claimed while this one is staged, and its items are loaded into
+  /// The next tile is claimed while this one is staged, and its keys are loaded into
   /// registers before this tile's items are stored, so that the loads are in flight during
-  /// the stores. Claiming ahead cannot deadlock: the smallest unfinished tile is always some
-  /// team's current tile, and it waits only on smaller, finished tiles.
+  /// the stores. A tile's values are loaded when its ranking starts and are first needed
+  /// when it is staged: holding the next tile's values through the stores as well made the
+  /// compiler spill them to local memory, where each waited for its load at once.
+  /// Claiming ahead cannot deadlock: the smallest unfinished tile is always some team's
+  /// current tile, and it waits only on smaller, finished tiles.
   KOKKOS_FUNCTION void sortTilesByWarps(TeamMember const &team) const
   {
     using namespace kfmm::detail;
@@ -373,27 +405,25 @@ struct OnesweepPassKernel
     // counters(w * radix + d): the tile's items of digit d in warp w, then (scanned) where
     // the first of them goes in the tile's sorted order. Warp-major: in the scan, where a
     // thread owns a digit, consecutive threads touch consecutive words (no bank conflicts).
-    ScratchOffsets counters(team.team_scratch(0), warps * radix);
+    ScratchTileCounts counters(team.team_scratch(0), warps * radix);
     // to_output(d): output index minus tile position for the tile's items of digit d.
     ScratchOffsets to_output(team.team_scratch(0), radix);
-    ScratchWords key_words(team.team_scratch(0), scratchWords<Key>(tile_items));
-    ScratchWords value_words(team.team_scratch(0), scratchWords<Value>(tile_items));
-    Key *const stage_keys = reinterpret_cast<Key *>(key_words.data());
-    Value *const stage_values = reinterpret_cast<Value *>(value_words.data());
+    // The tile in sorted order: its keys, then its values, in one buffer.
+    ScratchWords stage(team.team_scratch(0),
+                       max(scratchWords<Key>(tile_items), scratchWords<Value>(tile_items)));
+    Key *const stage_keys = reinterpret_cast<Key *>(stage.data());
+    Value *const stage_values = reinterpret_cast<Value *>(stage.data());
 
     int const lane_first = warp * 32 * ipt + lane;
     Key key[ipt];
-    Value value[ipt];
-    auto const load = [&](std::uint64_t t) {
+    auto const loadKeys = [&](std::uint64_t t) {
       std::uint64_t const first = t * tile_items;
       int const count = static_cast<int>(min(tile_items, n - first));
       Key const *const tile_keys = keys_in.data() + first;
-      Value const *const tile_values = values_in.data() + first;
       for (int j = 0; j < ipt; ++j)
       {
         int const o = lane_first + 32 * j;
         key[j] = o < count ? tile_keys[o] : Key(0);
-        value[j] = o < count ? tile_values[o] : Value();
       }
     };
 
@@ -402,10 +432,17 @@ struct OnesweepPassKernel
     team.team_barrier();
     std::uint64_t tile = claimed(0);
     if (tile < tiles)
-      load(tile);
+      loadKeys(tile);
     for (int slot = 1; tile < tiles; slot ^= 1)
     {
       int const tile_count = static_cast<int>(min(tile_items, n - tile * tile_items));
+      Value value[ipt];
+      Value const *const tile_values = values_in.data() + tile * tile_items;
+      for (int j = 0; j < ipt; ++j)
+      {
+        int const o = lane_first + 32 * j;
+        value[j] = o < tile_count ? tile_values[o] : Value();
+      }
       Kokkos::parallel_for(Kokkos::TeamThreadRange(team, warps * radix),
                            [&](int i) { counters(i) = 0; });
       team.team_barrier();
@@ -425,7 +462,7 @@ struct OnesweepPassKernel
         {
           prior = counters(warp * radix + static_cast<int>(d));
           counters(warp * radix + static_cast<int>(d)) =
-              prior + static_cast<SortOffset>(popCount(peers));
+              static_cast<TileCount>(prior + static_cast<SortOffset>(popCount(peers)));
         }
         warpSync(); // the next round's leaders see this round's counts
         position[j] =
@@ -457,11 +494,11 @@ struct OnesweepPassKernel
       {
         SortOffset const before = lookBack(tile, d, radix, to_output(d));
         // Unsigned wrap-around is intended: to_output + position is the output index.
-        to_output(d) = offsets(pass_index * max_radix + d) + before - prefix;
+        to_output(d) = digit_start(d) + before - prefix;
         for (int w = 0; w < warps; ++w)
         {
           SortOffset const count = counters(w * radix + d);
-          counters(w * radix + d) = prefix;
+          counters(w * radix + d) = static_cast<TileCount>(prefix);
           prefix += count;
         }
       }
@@ -471,31 +508,47 @@ struct OnesweepPassKernel
       // so it must not sit behind a whole tile of this team's work.
       if (rank == 0)
         claimed(slot) = claimTile();
-      // The tile in sorted order in team scratch.
+      // The keys in sorted order in team scratch; position[j] becomes the item's place in
+      // that order.
       for (int j = 0; j < ipt; ++j)
         if (lane_first + 32 * j < tile_count)
         {
-          SortOffset const p =
-              position[j] + counters(warp * radix + static_cast<int>(digit(key[j])));
-          stage_keys[p] = key[j];
-          stage_values[p] = value[j];
+          position[j] += counters(warp * radix + static_cast<int>(digit(key[j])));
+          stage_keys[position[j]] = key[j];
         }
       team.team_barrier();
 
       std::uint64_t const next = claimed(slot);
       if (next < tiles)
-        load(next);
+        loadKeys(next);
       // Thread r writes sorted positions r, r + T, ...: consecutive threads, consecutive
-      // addresses within each digit's run.
+      // addresses within each digit's run. Keys first, then values through the same
+      // buffer; the digits of the thread's sorted positions wait for the values packed four
+      // to a register.
+      std::uint32_t sorted_digits[(ipt + 3) / 4] = {};
       for (int j = 0; j < ipt; ++j)
       {
         int const p = rank + j * team_size;
         if (p < tile_count)
         {
           Key const k = stage_keys[p];
-          SortOffset const to = to_output(digit(k)) + static_cast<SortOffset>(p);
-          keys_out(to) = k;
-          values_out(to) = stage_values[p];
+          unsigned const d = digit(k);
+          sorted_digits[j / 4] |= d << (8 * (j % 4));
+          keys_out(to_output(d) + static_cast<SortOffset>(p)) = k;
+        }
+      }
+      team.team_barrier();
+      for (int j = 0; j < ipt; ++j)
+        if (lane_first + 32 * j < tile_count)
+          stage_values[position[j]] = value[j];
+      team.team_barrier();
+      for (int j = 0; j < ipt; ++j)
+      {
+        int const p = rank + j * team_size;
+        if (p < tile_count)
+        {
+          unsigned const d = (sorted_digits[j / 4] >> (8 * (j % 4))) & 0xffu;
+          values_out(to_output(d) + static_cast<SortOffset>(p)) = stage_values[p];
         }
       }
       tile = next;
@@ -516,35 +569,50 @@ std::size_t onesweepScratchBytes(SortOptions const &options, int pass_count)
           options.team_size, radix));
 }
 
-/// One onesweep_pass kernel of type Pass per pass, each from one buffer of the ping-pong to
-/// the other, on teams that claim tiles until none is left.
-template <class Pass, class ExecutionSpace, class KeyView, class ValueView, class Counts,
-          class Workspace>
+/// The digit positions of bits [0, key_bits), `digit_bits` wide from bit 0 (the last one
+/// narrower where key_bits is no multiple): the passes a sort may need.
+inline PassList digitPositions(int key_bits, int digit_bits)
+{
+  PassList positions{};
+  positions.count = (key_bits + digit_bits - 1) / digit_bits;
+  for (int p = 0; p < positions.count; ++p)
+    positions.pass[p] = {p * digit_bits, kfmm::detail::min(digit_bits, key_bits - p * digit_bits)};
+  return positions;
+}
+
+/// One onesweep_pass kernel of type Pass per sorted digit position (`sorted` indexes
+/// `positions`), each from one buffer of the ping-pong to the other, on teams that claim
+/// tiles until none is left.
+template <class Pass, class ExecutionSpace, class KeyView, class ValueView, class Workspace>
 void launchPasses(ExecutionSpace const &space, KeyView keys_in, ValueView values_in,
-                  KeyView keys_out, ValueView values_out, std::vector<SortPass> const &passes,
-                  int team_size, int teams, int max_radix, Counts const &offsets,
+                  KeyView keys_out, ValueView values_out, PassList const &positions,
+                  std::vector<int> const &sorted, int team_size, int teams, int max_radix,
                   Workspace const &workspace)
 {
-  for (int p = 0; p < static_cast<int>(passes.size()); ++p)
+  for (int p = 0; p < static_cast<int>(sorted.size()); ++p)
   {
-    std::size_t const scratch = Pass::scratchBytes(team_size, Pass::rankRadix(passes[p].bits));
+    SortPass const pass = positions.pass[sorted[p]];
+    typename Pass::DigitStarts const digit_start(
+        workspace.counts.data() + static_cast<std::size_t>(sorted[p]) * max_radix, max_radix);
+    std::size_t const scratch = Pass::scratchBytes(team_size, Pass::rankRadix(pass.bits));
     Kokkos::parallel_for("kfmm::sort::onesweep_pass",
                          SortPolicy<ExecutionSpace>(space, teams, team_size)
                              .set_scratch_size(0, Kokkos::PerTeam(scratch)),
-                         Pass{keys_in, values_in, keys_out, values_out, offsets,
-                              workspace.tile_status, workspace.next_tile, p, max_radix,
-                              passes[p].shift, passes[p].bits});
+                         Pass{keys_in, values_in, keys_out, values_out, digit_start,
+                              workspace.tile_status, workspace.next_tile, p, pass.shift,
+                              pass.bits});
     std::swap(keys_in, keys_out);
     std::swap(values_in, values_out);
   }
 }
 
-/// Sorts contiguous keys and values (unmanaged Views of them) by the given passes (at most
-/// PassList::capacity), each pass from one buffer of the ping-pong to the other; returns
+/// Sorts contiguous keys and values (unmanaged Views of them) by their bits [0, key_bits)
+/// (at most PassList::capacity digit positions), in passes over the digit positions in
+/// which the keys differ, each pass from one buffer of the ping-pong to the other; returns
 /// whether the sorted pairs ended in the `_out` buffers (an odd number of passes).
 template <class ExecutionSpace, class KeyView, class ValueView, class Workspace>
 bool onesweepSort(ExecutionSpace const &space, KeyView keys_in, ValueView values_in,
-                  KeyView keys_out, ValueView values_out, std::vector<SortPass> const &passes,
+                  KeyView keys_out, ValueView values_out, int key_bits,
                   SortOptions const &options, Workspace &workspace)
 {
   constexpr int ipt = kfmm::detail::Tuning<ExecutionSpace>::sort_items_per_thread;
@@ -557,19 +625,19 @@ bool onesweepSort(ExecutionSpace const &space, KeyView keys_in, ValueView values
   int const max_radix = 1 << options.digit_bits;
   std::uint64_t const tile = tileItems<ExecutionSpace>(options);
   std::uint64_t const tiles = (n + tile - 1) / tile;
-  PassList list{};
-  list.count = static_cast<int>(passes.size());
-  for (int p = 0; p < list.count; ++p)
-    list.pass[p] = passes[p];
-  std::size_t const bins = static_cast<std::size_t>(list.count) * max_radix;
+  PassList const positions = digitPositions(key_bits, options.digit_bits);
+  auto const position_count = static_cast<std::size_t>(positions.count);
+  std::size_t const bins = position_count * max_radix;
 
   Workspace::reserve(space, workspace.counts, bins, "kfmm::sort::counts");
+  Workspace::reserve(space, workspace.digit_varies, position_count, "kfmm::sort::digit_varies");
   Workspace::reserve(space, workspace.tile_status, tiles * max_radix, "kfmm::sort::tile_status");
-  Workspace::reserve(space, workspace.next_tile, passes.size(), "kfmm::sort::next_tile");
+  Workspace::reserve(space, workspace.next_tile, position_count, "kfmm::sort::next_tile");
   auto const counts = workspace.counts;
+  auto const digit_varies = workspace.digit_varies;
   clearItems(space, "kfmm::sort::clear_counts", counts, bins);
   clearItems(space, "kfmm::sort::clear_tile_status", workspace.tile_status, tiles * max_radix);
-  clearItems(space, "kfmm::sort::clear_next_tile", workspace.next_tile, passes.size());
+  clearItems(space, "kfmm::sort::clear_next_tile", workspace.next_tile, position_count);
 
   // Enough teams to fill the space once: in the histograms each adds its counts to the
   // global ones; in the passes each claims tiles until none is left.
@@ -578,20 +646,34 @@ bool onesweepSort(ExecutionSpace const &space, KeyView keys_in, ValueView values
   Kokkos::parallel_for(
       "kfmm::sort::digit_histograms",
       Policy(space, resident_teams, team_size)
-          .set_scratch_size(0, Kokkos::PerTeam(Histograms::scratchBytes(team_size, list.count,
-                                                                        max_radix))),
-      Histograms{keys_in, counts, list, max_radix});
+          .set_scratch_size(0, Kokkos::PerTeam(Histograms::scratchBytes(
+                                   team_size, positions.count, max_radix))),
+      Histograms{keys_in, counts, positions, max_radix});
   Kokkos::parallel_for(
-      "kfmm::sort::digit_offsets", Kokkos::RangePolicy<ExecutionSpace>(space, 0, list.count),
-      KOKKOS_LAMBDA(int p) {
+      "kfmm::sort::digit_offsets",
+      Kokkos::RangePolicy<ExecutionSpace>(space, 0, positions.count), KOKKOS_LAMBDA(int p) {
         SortOffset start = 0;
+        bool one_digit = false;
         for (int d = 0; d < max_radix; ++d)
         {
           SortOffset const count = counts(p * max_radix + d);
           counts(p * max_radix + d) = start;
           start += count;
+          one_digit = one_digit || count == n;
         }
+        digit_varies(p) = one_digit ? 0 : 1;
       });
+  // Copied into a plain host vector: a mirror View would be allocated, and initialised by
+  // a kernel of its own, in every call.
+  std::vector<SortOffset> varies_here(position_count);
+  Kokkos::deep_copy(space,
+                    Unmanaged1D<SortOffset, Kokkos::HostSpace>(varies_here.data(), position_count),
+                    Kokkos::subview(digit_varies, std::make_pair(std::size_t(0), position_count)));
+  space.fence();
+  std::vector<int> sorted;
+  for (int p = 0; p < positions.count; ++p)
+    if (varies_here[p] != 0)
+      sorted.push_back(p);
 
   // The tuned team shape runs the pass kernel compiled for it.
   using Tune = kfmm::detail::Tuning<ExecutionSpace>;
@@ -599,12 +681,12 @@ bool onesweepSort(ExecutionSpace const &space, KeyView keys_in, ValueView values
                      options.digit_bits == Tune::sort_digit_bits;
   if (tuned)
     launchPasses<OnesweepPassKernel<ExecutionSpace, KeyView, ValueView, ipt, Tune::sort_team_size>>(
-        space, keys_in, values_in, keys_out, values_out, passes, team_size, resident_teams,
-        max_radix, counts, workspace);
+        space, keys_in, values_in, keys_out, values_out, positions, sorted, team_size,
+        resident_teams, max_radix, workspace);
   else
-    launchPasses<Pass>(space, keys_in, values_in, keys_out, values_out, passes, team_size,
-                       resident_teams, max_radix, counts, workspace);
-  return passes.size() % 2 == 1;
+    launchPasses<Pass>(space, keys_in, values_in, keys_out, values_out, positions, sorted,
+                       team_size, resident_teams, max_radix, workspace);
+  return sorted.size() % 2 == 1;
 }
 
 } // namespace kfmm::tree::detail

@@ -228,18 +228,67 @@ std::size_t reduceThenScanScratchBytes(SortOptions const &options)
                                                                            radix));
 }
 
-/// Sorts contiguous keys and values (unmanaged Views of them) by the given passes, each
-/// pass from one buffer of the ping-pong to the other; returns whether the sorted pairs
-/// ended in the workspace's buffers (an odd number of passes).
+/// The bits in which some key differs from keys(0), within `mask`.
+template <class ExecutionSpace, class KeyView>
+typename KeyView::non_const_value_type varyingBits(ExecutionSpace const &space,
+                                                   KeyView const &keys,
+                                                   typename KeyView::non_const_value_type mask)
+{
+  using Key = typename KeyView::non_const_value_type;
+  Key varying = 0;
+  Kokkos::parallel_reduce(
+      "kfmm::sort::varying_bits",
+      Kokkos::RangePolicy<ExecutionSpace, Kokkos::IndexType<std::int64_t>>(
+          space, 0, static_cast<std::int64_t>(keys.extent(0))),
+      KOKKOS_LAMBDA(std::int64_t i, Key & bits) { bits |= (keys(i) ^ keys(0)) & mask; },
+      Kokkos::BOr<Key>(varying));
+  return varying;
+}
+
+/// The passes over the varying bits: digits of `digit_bits` from the lowest varying bit to
+/// the highest, less those in which no bit varies.
+template <class Key>
+std::vector<SortPass> planPasses(Key varying, int digit_bits)
+{
+  std::vector<SortPass> passes;
+  if (varying == 0)
+    return passes;
+  int low = 0;
+  while (((varying >> low) & 1u) == 0)
+    ++low;
+  int high = static_cast<int>(8 * sizeof(Key));
+  while (((varying >> (high - 1)) & 1u) == 0)
+    --high;
+  for (int shift = low; shift < high; shift += digit_bits)
+  {
+    int const bits = kfmm::detail::min(digit_bits, high - shift);
+    Key const digit_mask = static_cast<Key>((Key(1) << bits) - 1);
+    if (((varying >> shift) & digit_mask) != 0)
+      passes.push_back({shift, bits});
+  }
+  return passes;
+}
+
+/// Sorts contiguous keys and values (unmanaged Views of them) by their bits [0, key_bits),
+/// in passes over the digits in which the keys differ (one reduction finds them), each pass
+/// from one buffer of the ping-pong to the other; returns whether the sorted pairs ended in
+/// the `_out` buffers (an odd number of passes).
 template <class ExecutionSpace, class KeyView, class ValueView, class Workspace>
 bool reduceThenScanSort(ExecutionSpace const &space, KeyView keys_in, ValueView values_in,
-                        KeyView keys_out, ValueView values_out,
-                        std::vector<SortPass> const &passes, SortOptions const &options,
-                        Workspace &workspace)
+                        KeyView keys_out, ValueView values_out, int key_bits,
+                        SortOptions const &options, Workspace &workspace)
 {
   using Histogram = GroupHistogramKernel<ExecutionSpace, KeyView>;
   using Scatter = GroupScatterKernel<ExecutionSpace, KeyView, ValueView>;
   using Policy = SortPolicy<ExecutionSpace>;
+
+  using Key = typename KeyView::non_const_value_type;
+  constexpr int max_bits = static_cast<int>(8 * sizeof(Key));
+  Key const mask = key_bits == max_bits ? static_cast<Key>(~Key(0))
+                                         : static_cast<Key>((Key(1) << key_bits) - 1);
+  auto const passes = planPasses(varyingBits(space, keys_in, mask), options.digit_bits);
+  if (passes.empty())
+    return false;
 
   auto const n = static_cast<std::uint64_t>(keys_in.extent(0));
   int const team_size = options.team_size;

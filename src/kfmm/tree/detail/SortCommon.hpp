@@ -3,8 +3,7 @@
 #define KFMM_TREE_DETAIL_SORT_COMMON_HPP
 
 // What both radix sort algorithms (ReduceThenScanSort.hpp, OnesweepSort.hpp) share: launch
-// options, the plan of passes over the bits that vary, the reusable workspace, and small
-// labelled copy and fill kernels.
+// options, the reusable workspace, and small labelled copy and fill kernels.
 
 #include <kfmm/detail/Math.hpp>
 #include <kfmm/detail/Tuning.hpp>
@@ -96,6 +95,8 @@ struct SortWorkspace
   Kokkos::View<std::uint64_t *, MemorySpace> tile_status;
   /// Onesweep: per pass, the next tile a team claims.
   Kokkos::View<SortOffset *, MemorySpace> next_tile;
+  /// Onesweep: per digit position, 1 where some keys differ in it (the digit is sorted).
+  Kokkos::View<SortOffset *, MemorySpace> digit_varies;
 
   /// Makes `view` hold at least `size` entries; contents are not kept.
   template <class ExecutionSpace, class View>
@@ -113,7 +114,7 @@ struct SortWorkspace
   {
     return keys.span() * sizeof(Key) + values.span() * sizeof(Value) +
            counts.span() * sizeof(SortOffset) + tile_status.span() * sizeof(std::uint64_t) +
-           next_tile.span() * sizeof(SortOffset);
+           (next_tile.span() + digit_varies.span()) * sizeof(SortOffset);
   }
 };
 
@@ -138,47 +139,6 @@ void clearItems(ExecutionSpace const &space, std::string const &label, View cons
                        Kokkos::RangePolicy<ExecutionSpace, Kokkos::IndexType<std::int64_t>>(
                            space, 0, static_cast<std::int64_t>(count)),
                        KOKKOS_LAMBDA(std::int64_t i) { view(i) = Value(0); });
-}
-
-/// The bits in which some key differs from keys(0), within `mask`.
-template <class ExecutionSpace, class KeyView>
-typename KeyView::non_const_value_type varyingBits(ExecutionSpace const &space,
-                                                   KeyView const &keys,
-                                                   typename KeyView::non_const_value_type mask)
-{
-  using Key = typename KeyView::non_const_value_type;
-  Key varying = 0;
-  Kokkos::parallel_reduce(
-      "kfmm::sort::varying_bits",
-      Kokkos::RangePolicy<ExecutionSpace, Kokkos::IndexType<std::int64_t>>(
-          space, 0, static_cast<std::int64_t>(keys.extent(0))),
-      KOKKOS_LAMBDA(std::int64_t i, Key & bits) { bits |= (keys(i) ^ keys(0)) & mask; },
-      Kokkos::BOr<Key>(varying));
-  return varying;
-}
-
-/// The passes over the varying bits: digits of `digit_bits` from the lowest varying bit to
-/// the highest, less those in which no bit varies.
-template <class Key>
-std::vector<SortPass> planPasses(Key varying, int digit_bits)
-{
-  std::vector<SortPass> passes;
-  if (varying == 0)
-    return passes;
-  int low = 0;
-  while (((varying >> low) & 1u) == 0)
-    ++low;
-  int high = static_cast<int>(8 * sizeof(Key));
-  while (((varying >> (high - 1)) & 1u) == 0)
-    --high;
-  for (int shift = low; shift < high; shift += digit_bits)
-  {
-    int const bits = kfmm::detail::min(digit_bits, high - shift);
-    Key const digit_mask = static_cast<Key>((Key(1) << bits) - 1);
-    if (((varying >> shift) & digit_mask) != 0)
-      passes.push_back({shift, bits});
-  }
-  return passes;
 }
 
 } // namespace kfmm::tree::detail

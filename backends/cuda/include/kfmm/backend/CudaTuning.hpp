@@ -22,17 +22,20 @@ struct Tuning<Kokkos::Cuda>
 
   static constexpr bool has_warp_primitives = true;
 
-  // Radix sort: onesweep with warp ranking. A tile of 256 x 10 (key, value) pairs is staged
-  // in shared memory (39 KiB with the counters for 64-bit keys and 32-bit values, within the
-  // 40 KiB of team scratch Kokkos 3.4 allows); bounding the registers to 3 teams per
-  // multiprocessor (80 per thread) was fastest on an H200 among 8, 10 and 12 items per
-  // thread with 2 or 3 teams (perf/RESULTS.md).
+  // Radix sort: onesweep with warp ranking. A tile of 256 x 17 (key, value) pairs is staged
+  // in shared memory, keys then values through one buffer (39 KiB with the 16-bit warp
+  // counters for 64-bit keys, within the 40 KiB of team scratch Kokkos 3.4 allows). Two
+  // teams per multiprocessor leave 128 registers per thread, enough to hold a tile without
+  // spilling; the look-back reads 4 earlier tiles at once. Fastest on an H200 among 8 to 17
+  // items per thread, 2 or 3 teams and look-back windows of 1, 2, 4 and 8
+  // (perf/RESULTS.md).
   static constexpr bool sort_onesweep = true;
   static constexpr int sort_digit_bits = 8;
   static constexpr int sort_team_size = 256;
-  static constexpr int sort_items_per_thread = 10;
+  static constexpr int sort_items_per_thread = 17;
   static constexpr int sort_tiles_per_team = 16;
-  static constexpr int sort_min_teams_per_sm = 3;
+  static constexpr int sort_min_teams_per_sm = 2;
+  static constexpr int sort_lookback_window = 4;
 
   // FMM near field: one target per thread, a leaf's particles spread over a block.
   static constexpr int p2p_team_size = 64;
