@@ -302,13 +302,17 @@ struct OnesweepPassKernel
       // Tiles j - 1, j - 2, ...: reading past tile 0 never happens, it publishes a prefix.
       auto const window = static_cast<int>(
           kfmm::detail::min(j, static_cast<std::uint64_t>(lookback_window)));
-      // Both loops unroll, so that the words stay in registers.
+      // Both loops unroll on the GPU, so that the words stay in registers.
       std::uint64_t word[lookback_window];
+#if defined(__CUDA_ARCH__)
 #pragma unroll
+#endif
       for (int k = 0; k < lookback_window; ++k)
         if (k < window)
           word[k] = TileStatus::load(status(j - 1 - k, d, radix));
+#if defined(__CUDA_ARCH__)
 #pragma unroll
+#endif
       for (int k = 0; k < lookback_window; ++k)
         if (!found && k < window)
         {
@@ -580,20 +584,21 @@ inline PassList digitPositions(int key_bits, int digit_bits)
   return positions;
 }
 
-/// One onesweep_pass kernel of type Pass per sorted digit position (`sorted` indexes
-/// `positions`), each from one buffer of the ping-pong to the other, on teams that claim
+/// One onesweep_pass kernel of type Pass per digit position in `pass_positions` (indices
+/// into `positions`), each from one buffer of the ping-pong to the other, on teams that claim
 /// tiles until none is left.
 template <class Pass, class ExecutionSpace, class KeyView, class ValueView, class Workspace>
 void launchPasses(ExecutionSpace const &space, KeyView keys_in, ValueView values_in,
                   KeyView keys_out, ValueView values_out, PassList const &positions,
-                  std::vector<int> const &sorted, int team_size, int teams, int max_radix,
-                  Workspace const &workspace)
+                  std::vector<int> const &pass_positions, int team_size, int teams,
+                  int max_radix, Workspace const &workspace)
 {
-  for (int p = 0; p < static_cast<int>(sorted.size()); ++p)
+  for (int p = 0; p < static_cast<int>(pass_positions.size()); ++p)
   {
-    SortPass const pass = positions.pass[sorted[p]];
-    typename Pass::DigitStarts const digit_start(
-        workspace.counts.data() + static_cast<std::size_t>(sorted[p]) * max_radix, max_radix);
+    SortPass const pass = positions.pass[pass_positions[p]];
+    auto const row = static_cast<std::size_t>(pass_positions[p]);
+    typename Pass::DigitStarts const digit_start(workspace.counts.data() + row * max_radix,
+                                                 max_radix);
     std::size_t const scratch = Pass::scratchBytes(team_size, Pass::rankRadix(pass.bits));
     Kokkos::parallel_for("kfmm::sort::onesweep_pass",
                          SortPolicy<ExecutionSpace>(space, teams, team_size)
@@ -670,10 +675,10 @@ bool onesweepSort(ExecutionSpace const &space, KeyView keys_in, ValueView values
                     Unmanaged1D<SortOffset, Kokkos::HostSpace>(varies_here.data(), position_count),
                     Kokkos::subview(digit_varies, std::make_pair(std::size_t(0), position_count)));
   space.fence();
-  std::vector<int> sorted;
+  std::vector<int> pass_positions;
   for (int p = 0; p < positions.count; ++p)
     if (varies_here[p] != 0)
-      sorted.push_back(p);
+      pass_positions.push_back(p);
 
   // The tuned team shape runs the pass kernel compiled for it.
   using Tune = kfmm::detail::Tuning<ExecutionSpace>;
@@ -681,12 +686,12 @@ bool onesweepSort(ExecutionSpace const &space, KeyView keys_in, ValueView values
                      options.digit_bits == Tune::sort_digit_bits;
   if (tuned)
     launchPasses<OnesweepPassKernel<ExecutionSpace, KeyView, ValueView, ipt, Tune::sort_team_size>>(
-        space, keys_in, values_in, keys_out, values_out, positions, sorted, team_size,
-        resident_teams, max_radix, workspace);
+        space, keys_in, values_in, keys_out, values_out, positions, pass_positions,
+        team_size, resident_teams, max_radix, workspace);
   else
-    launchPasses<Pass>(space, keys_in, values_in, keys_out, values_out, positions, sorted,
-                       team_size, resident_teams, max_radix, workspace);
-  return sorted.size() % 2 == 1;
+    launchPasses<Pass>(space, keys_in, values_in, keys_out, values_out, positions,
+                       pass_positions, team_size, resident_teams, max_radix, workspace);
+  return pass_positions.size() % 2 == 1;
 }
 
 } // namespace kfmm::tree::detail
