@@ -164,7 +164,7 @@ void reserve(ExecutionSpace const &space, View &view, std::size_t n, std::string
 template <class MemorySpace>
 struct PairBuffer
 {
-  Kokkos::View<std::uint64_t *, MemorySpace> rows;
+  Kokkos::View<std::uint32_t *, MemorySpace> rows; ///< cell or leaf indices: below 2^31
   Kokkos::View<std::uint32_t *, MemorySpace> sources;
   std::size_t size = 0;
 
@@ -234,7 +234,7 @@ CsrList<MemorySpace> groupByRow(ExecutionSpace const &space, PairBuffer<MemorySp
         while (lo < hi)
         {
           std::int64_t const mid = lo + (hi - lo) / 2;
-          if (rows(mid) < static_cast<std::uint64_t>(r))
+          if (rows(mid) < static_cast<std::uint32_t>(r))
             lo = mid + 1;
           else
             hi = mid;
@@ -398,11 +398,11 @@ InteractionLists<MemorySpace> buildInteractionLists(ExecutionSpace const &space,
           {
             // fmm: cell rows, both directions; treecode: leaf rows, one direction.
             std::size_t const slot = far_base + (entry_at(i) >> 32);
-            far_rows(slot) = static_cast<std::uint64_t>(treecode ? leaf_row(t) : t);
+            far_rows(slot) = static_cast<std::uint32_t>(treecode ? leaf_row(t) : t);
             far_sources(slot) = static_cast<std::uint32_t>(s);
             if (!treecode)
             {
-              far_rows(slot + 1) = static_cast<std::uint64_t>(s);
+              far_rows(slot + 1) = static_cast<std::uint32_t>(s);
               far_sources(slot + 1) = static_cast<std::uint32_t>(t);
             }
             break;
@@ -411,11 +411,11 @@ InteractionLists<MemorySpace> buildInteractionLists(ExecutionSpace const &space,
           case detail::near_self:
           {
             std::size_t const slot = near_base + (entry_at(i) & 0xffffffffULL);
-            near_rows(slot) = static_cast<std::uint64_t>(leaf_row(t));
+            near_rows(slot) = static_cast<std::uint32_t>(leaf_row(t));
             near_sources(slot) = static_cast<std::uint32_t>(s);
             if (!treecode && t != s)
             {
-              near_rows(slot + 1) = static_cast<std::uint64_t>(leaf_row(s));
+              near_rows(slot + 1) = static_cast<std::uint32_t>(leaf_row(s));
               near_sources(slot + 1) = static_cast<std::uint32_t>(t);
             }
             break;
