@@ -159,6 +159,18 @@ Configuration parseCommandLine(std::vector<std::string> const &arguments)
                throw UsageError("unknown value '" + v + "' for option '" + o +
                                 "' (expected fmm or treecode)");
            }},
+          {"--m2l",
+           [&](auto const &o, auto const &v) {
+             if (v == "auto")
+               c.options.m2l_variant = M2LVariant::automatic;
+             else if (v == "per-pair")
+               c.options.m2l_variant = M2LVariant::per_pair;
+             else if (v == "grouped")
+               c.options.m2l_variant = M2LVariant::grouped;
+             else
+               throw UsageError("unknown value '" + v + "' for option '" + o +
+                                "' (expected auto, per-pair or grouped)");
+           }},
           {"--precision",
            [&](auto const &o, auto const &v) {
              if (v == "float")
@@ -294,6 +306,8 @@ std::string helpText()
          "  --leaf-size L        a cell with more than L particles is split, L >= 1 (" +
          std::to_string(o.leaf_size) +
          ")\n"
+         "  --m2l V              FMM translations: auto (the backend's tuned choice) |\n"
+         "                       per-pair | grouped (auto)\n"
          "  --precision P        float | double (float)\n"
          "  --softening EPS      Plummer softening length, finite and >= 0 (0)\n"
          "Measurement:\n"

@@ -222,6 +222,10 @@ void printReport(std::FILE *out, Report const &r)
                static_cast<double>(r.stats.p2p_interactions),
                static_cast<double>(r.stats.m2l_interactions),
                static_cast<double>(r.stats.m2p_interactions));
+  if (!r.stats.m2l_variant.empty())
+    std::fprintf(out, "  m2l           %s, %zu classes, matrices %.1f MiB, %zu pairs outside them\n",
+                 r.stats.m2l_variant.c_str(), r.stats.m2l_classes,
+                 megabytes(r.stats.m2l_matrix_bytes), r.stats.m2l_per_pair_interactions);
 
   double const staged = r.stats.totalSeconds();
   std::fprintf(out, "  %-22s %12s %7s\n", "stage", "seconds", "share");
@@ -285,6 +289,7 @@ std::string jsonReport(Report const &r)
   j.integer("order", static_cast<std::uint64_t>(c.options.order));
   j.number("theta", c.options.theta);
   j.integer("leaf_size", static_cast<std::uint64_t>(c.options.leaf_size));
+  j.string("m2l", m2lVariantName(c.options.m2l_variant));
   j.string("precision", precisionName(c.precision));
   j.number("softening", c.options.softening);
   j.integer("check", c.check);
@@ -316,6 +321,12 @@ std::string jsonReport(Report const &r)
   j.integer("m2l", r.stats.m2l_interactions);
   j.integer("m2p", r.stats.m2p_interactions);
   j.number("flops", r.stats.flops);
+  j.endObject();
+  j.beginObject("m2l");
+  j.string("variant", r.stats.m2l_variant);
+  j.integer("classes", r.stats.m2l_classes);
+  j.integer("matrix_bytes", r.stats.m2l_matrix_bytes);
+  j.integer("per_pair_interactions", r.stats.m2l_per_pair_interactions);
   j.endObject();
 
   j.beginObject("timing");

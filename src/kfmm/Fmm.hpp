@@ -20,11 +20,14 @@
 #include <kfmm/expansions/Operators.hpp>
 #include <kfmm/kernels/Downward.hpp>
 #include <kfmm/kernels/FarField.hpp>
+#include <kfmm/kernels/GroupedM2L.hpp>
+#include <kfmm/kernels/M2LMatrices.hpp>
 #include <kfmm/kernels/P2P.hpp>
 #include <kfmm/kernels/Permutation.hpp>
 #include <kfmm/kernels/Upward.hpp>
 #include <kfmm/kernels/detail/TargetBlock.hpp>
 #include <kfmm/tree/InteractionLists.hpp>
+#include <kfmm/tree/M2LGroups.hpp>
 #include <kfmm/tree/Octree.hpp>
 
 #include <Kokkos_Core.hpp>
@@ -111,6 +114,14 @@ public:
     _lists = tree::buildInteractionLists(space, _tree, options.theta, options.method);
     space.fence();
     _build_stages.emplace_back("lists", timer.seconds());
+
+    if (options.method == Method::fmm && chooseGroupedM2L<ExecutionSpace>())
+    {
+      timer.reset();
+      prepareGroupedM2L(space);
+      space.fence();
+      _build_stages.emplace_back("M2L matrices", timer.seconds());
+    }
 
     timer.reset();
     allocate(space);
@@ -224,6 +235,14 @@ private:
     _stats.leaves = static_cast<std::size_t>(_tree.numLeaves());
     _stats.p2p_interactions = _tree.numLeaves() > 0 ? pairsOfLeafRows(_lists.p2p, true) : 0;
     _stats.m2l_interactions = _options.method == Method::fmm ? _lists.m2l.size : 0;
+    if (_options.method == Method::fmm)
+      _stats.m2l_variant = m2lVariantName(_grouped_m2l ? M2LVariant::grouped : M2LVariant::per_pair);
+    if (_grouped_m2l)
+    {
+      _stats.m2l_classes = static_cast<std::size_t>(_m2l_groups.num_classes);
+      _stats.m2l_matrix_bytes = detail::bytesOf(_m2l_matrices);
+      _stats.m2l_per_pair_interactions = static_cast<std::size_t>(_m2l_groups.per_pair_entries);
+    }
     _stats.m2p_interactions = _options.method == Method::treecode && _tree.numLeaves() > 0
                                   ? pairsOfLeafRows(_lists.m2p, false)
                                   : 0;
@@ -242,7 +261,8 @@ private:
                                    t.particle_begin, t.particle_end, t.first_child,
                                    t.child_count, t.parent, t.leaves) +
                    detail::bytesOf(_lists.m2l.offsets, _lists.m2l.sources, _lists.m2p.offsets,
-                                   _lists.m2p.sources, _lists.p2p.offsets, _lists.p2p.sources);
+                                   _lists.m2p.sources, _lists.p2p.offsets, _lists.p2p.sources) +
+                   _m2l_groups.bytes() + _stats.m2l_matrix_bytes;
   }
 
   /// A team policy for the expansion operators over `teams` cells, with `scratch` bytes.
@@ -281,9 +301,70 @@ private:
     }
   }
 
+  /// Whether the M2L runs grouped: as asked, or the backend's choice for the order.
+  template <class ExecutionSpace>
+  bool chooseGroupedM2L() const
+  {
+    auto const variant = _options.m2l_variant;
+    return variant == M2LVariant::grouped ||
+           (variant == M2LVariant::automatic &&
+            order() <= detail::Tuning<ExecutionSpace>::m2l_grouped_max_order);
+  }
+
+  /// Groups the M2L list and computes the class matrices (tree/M2LGroups.hpp,
+  /// kernels/M2LMatrices.hpp). An automatic choice whose matrices would exceed the backend's
+  /// budget falls back to the per-pair M2L; an explicit request throws.
+  template <class ExecutionSpace>
+  void prepareGroupedM2L(ExecutionSpace const &space)
+  {
+    using Tune = detail::Tuning<ExecutionSpace>;
+    int const min_class_entries =
+        kfmm::detail::max(1, detail::realCoefficientCount(order()) / Tune::m2l_min_class_fraction);
+    auto groups = tree::groupM2L(space, _tree, _lists.m2l, Tune::m2l_block_rows, min_class_entries);
+    std::size_t const bytes = detail::m2lMatrixBytes<Real>(groups.num_classes, order());
+    if (bytes > Tune::m2l_matrix_budget_bytes)
+    {
+      detail::require(_options.m2l_variant != M2LVariant::grouped, "kfmm::Fmm",
+                      "the grouped M2L needs " + std::to_string(bytes >> 20) +
+                          " MiB of translation matrices, more than this backend's budget of " +
+                          std::to_string(Tune::m2l_matrix_budget_bytes >> 20) +
+                          " MiB; lower 'order', raise 'theta' or choose m2l_variant "
+                          "per_pair or automatic");
+      return;
+    }
+    _m2l_groups = groups;
+    _m2l_matrices = detail::buildM2LMatrices<Real>(space, _m2l_groups, order(),
+                                                   Tune::expansionTeamSize(order()));
+    _grouped_m2l = true;
+  }
+
+  /// Columns of one grouped-M2L product: what the backend's scratch holds for two n x
+  /// columns matrices, within its most columns.
+  template <class ExecutionSpace>
+  int m2lProductColumns() const
+  {
+    using Tune = detail::Tuning<ExecutionSpace>;
+    std::size_t const column_bytes = 2 * detail::realCoefficientCount(order()) * sizeof(Real);
+    auto const fit = static_cast<int>(Tune::m2l_product_scratch_bytes / column_bytes);
+    return fit < 1 ? 1 : (fit > Tune::m2l_max_product_columns ? Tune::m2l_max_product_columns : fit);
+  }
+
   template <class ExecutionSpace>
   void farFieldM2L(ExecutionSpace const &space)
   {
+    if (_grouped_m2l)
+    {
+      using Kernel = detail::GroupedM2LKernel<ExecutionSpace, Real>;
+      int const columns = m2lProductColumns<ExecutionSpace>();
+      Kokkos::parallel_for(
+          "kfmm::Fmm::M2L_grouped",
+          Policy<ExecutionSpace>(space, _m2l_groups.num_blocks,
+                                 detail::Tuning<ExecutionSpace>::m2lGroupedTeamSize(order()))
+              .set_scratch_size(0, Kokkos::PerTeam(Kernel::scratchBytes(order(), columns))),
+          Kernel{detail::CellView<MemorySpace>(_tree), _m2l_groups, _m2l_matrices, _multipoles,
+                 _locals, order(), columns, _lists.m2l.numRows()});
+      return;
+    }
     using Kernel = detail::M2LKernel<ExecutionSpace, Real, decltype(_lists.m2l.offsets),
                                      decltype(_lists.m2l.sources)>;
     Kokkos::parallel_for("kfmm::Fmm::M2L",
@@ -356,6 +437,9 @@ private:
   Kokkos::View<Real *[3], MemorySpace> _field; ///< field, sorted order
   Coefficients _multipoles;
   Coefficients _locals; ///< fmm only
+  bool _grouped_m2l = false;
+  tree::M2LGroups<MemorySpace> _m2l_groups;                  ///< grouped M2L only
+  detail::M2LMatrixArray<Real, MemorySpace> _m2l_matrices; ///< grouped M2L only
   std::vector<std::pair<std::string, double>> _build_stages;
   Stats _stats;
 };

@@ -20,6 +20,25 @@ enum class Method
 
 inline char const *methodName(Method m) { return m == Method::fmm ? "fmm" : "treecode"; }
 
+/// How the FMM's multipole-to-local translations are computed.
+enum class M2LVariant
+{
+  automatic, ///< the backend's measured choice for the order (its tuning data)
+  per_pair,  ///< each pair's operator built and applied on the fly, O(p^4) per pair
+  grouped    ///< pairs grouped by relative position, one precomputed matrix per group,
+             ///< applied as team matrix products (Kokkos Kernels)
+};
+
+inline char const *m2lVariantName(M2LVariant v)
+{
+  switch (v)
+  {
+  case M2LVariant::per_pair: return "per-pair";
+  case M2LVariant::grouped: return "grouped";
+  default: return "automatic";
+  }
+}
+
 /// The solver's parameters. The defaults give a float field error near 1e-4 on uniform and
 /// Plummer distributions (perf/RESULTS.md records what each setting reaches).
 struct Options
@@ -32,6 +51,9 @@ struct Options
   /// A cell splits while it holds more than this many particles (and is above level 21).
   int leaf_size = 64;
   Method method = Method::fmm;
+  /// The FMM's M2L variant; automatic takes the backend's tuned choice. The variants agree
+  /// to rounding.
+  M2LVariant m2l_variant = M2LVariant::automatic;
   /// Plummer softening length eps >= 0: 1/r becomes 1/sqrt(r^2 + eps^2) in the near field
   /// (P2P). The far field expands the unsoftened 1/r, which differs by O(eps^2 / d^2) at the
   /// distances d where it is used, so keep eps well below the leaf size.

@@ -25,6 +25,13 @@ struct Stats
   /// Cell-cell translations (fmm) and cell-particle evaluations (treecode) of the far field.
   std::size_t m2l_interactions = 0;
   std::size_t m2p_interactions = 0;
+  /// The M2L variant that ran ("per-pair" or "grouped"; empty for the treecode), and for the
+  /// grouped one: its translation classes (one matrix each), the bytes of those matrices,
+  /// and the M2L pairs outside every class, translated one at a time.
+  std::string m2l_variant;
+  std::size_t m2l_classes = 0;
+  std::size_t m2l_matrix_bytes = 0;
+  std::size_t m2l_per_pair_interactions = 0;
   /// Estimated floating-point operations of the evaluation.
   double flops = 0;
   /// Device memory held by the tree, the lists and the expansions.

@@ -10,6 +10,8 @@
 
 #include <Kokkos_Core.hpp>
 
+#include <cstddef>
+
 namespace kfmm::detail
 {
 
@@ -46,6 +48,22 @@ struct Tuning
 
   /// Threads per team of the expansion operators (P2M, M2M, M2L, L2L, L2P, M2P) at order p.
   static constexpr int expansionTeamSize(int /*p*/) { return 1; }
+
+  /// Grouped M2L (kernels/GroupedM2L.hpp): target rows per block (one team each), threads
+  /// per team at order p, team scratch for the two matrices of a product (which bounds its
+  /// columns) and the most columns of one product. It is the automatic choice up to order
+  /// m2l_grouped_max_order while its class matrices (n^2 reals per class, n = (p+1)(p+2))
+  /// take at most m2l_matrix_budget_bytes; above, the per-pair M2L runs. A class gets a
+  /// matrix when it has at least n / m2l_min_class_fraction pairs (building its matrix
+  /// costs n translations); the pairs of rarer classes are translated one at a time.
+  static constexpr int m2l_block_rows = 64;
+  static constexpr int m2lGroupedTeamSize(int /*p*/) { return 1; }
+  static constexpr std::size_t m2l_product_scratch_bytes = 64 * 1024;
+  static constexpr int m2l_max_product_columns = 64;
+  static constexpr bool m2l_gemm_blocked = true;
+  static constexpr int m2l_grouped_max_order = 12;
+  static constexpr int m2l_min_class_fraction = 4;
+  static constexpr std::size_t m2l_matrix_budget_bytes = std::size_t(1) << 30;
 };
 
 } // namespace kfmm::detail

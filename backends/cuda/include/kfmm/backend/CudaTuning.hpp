@@ -7,6 +7,8 @@
 
 #include <Kokkos_Core.hpp>
 
+#include <cstddef>
+
 namespace kfmm::detail
 {
 
@@ -50,6 +52,17 @@ struct Tuning<Kokkos::Cuda>
     int const warps = (coefficients + 31) / 32;
     return warps > 8 ? 256 : 32 * warps;
   }
+
+  // Grouped M2L: a block of 64 target cells per thread block, 128 threads sharing each
+  // product; the two scratch matrices of a product within the 40 KiB of team scratch.
+  static constexpr int m2l_block_rows = 32;
+  static constexpr int m2lGroupedTeamSize(int /*p*/) { return 128; }
+  static constexpr std::size_t m2l_product_scratch_bytes = 32 * 1024;
+  static constexpr int m2l_max_product_columns = 64;
+  static constexpr bool m2l_gemm_blocked = true;
+  static constexpr int m2l_grouped_max_order = 12;
+  static constexpr int m2l_min_class_fraction = 4;
+  static constexpr std::size_t m2l_matrix_budget_bytes = std::size_t(4) << 30;
 };
 
 } // namespace kfmm::detail

@@ -1,0 +1,113 @@
+// SPDX-License-Identifier: BSD-3-Clause
+#ifndef KFMM_KERNELS_M2L_MATRICES_HPP
+#define KFMM_KERNELS_M2L_MATRICES_HPP
+
+// The M2L operator of each translation class (tree/M2LGroups.hpp) as a dense real matrix,
+// computed once per tree from the team operator m2lTeam, so the grouped M2L applies exactly
+// the translation (T2) of Operators.hpp.
+//
+// A coefficient array of order p is coefficientCount(p) complex numbers, i.e. n = 2
+// coefficientCount(p) reals (real and imaginary parts interleaved, Kokkos::complex's
+// layout). M2L is real-linear in that vector (the orders m < 0 enter through complex
+// conjugates), so column j of a class's matrix is the translation of the j-th unit vector:
+//   L_real = A M_real,  A (n x n), row-major.
+// Matrices are computed in double and stored in the solver's precision, in units where the
+// finer of the two cells' length scales is 1: the coarser one is 2^|delta|, the offset is o.
+// A local expansion carries one inverse length (Operators.hpp), so the product is divided
+// by the finer scale u of the actual pair: L = (1/u) A M.
+
+#include <kfmm/expansions/TeamOperators.hpp>
+#include <kfmm/kernels/detail/ExpansionArrays.hpp>
+#include <kfmm/tree/M2LGroups.hpp>
+
+#include <Kokkos_Core.hpp>
+
+namespace kfmm::detail
+{
+
+/// Class matrices, one n x n row-major block per class (n = 2 coefficientCount(p)).
+template <class Real, class MemorySpace>
+using M2LMatrixArray = Kokkos::View<Real ***, Kokkos::LayoutRight, MemorySpace>;
+
+/// Length of the real coefficient vector of order p.
+KOKKOS_INLINE_FUNCTION constexpr int realCoefficientCount(int p)
+{
+  return 2 * expansions::coefficientCount(p);
+}
+
+/// Bytes of the class matrices of `classes` classes at order p.
+template <class Real>
+std::size_t m2lMatrixBytes(int classes, int p)
+{
+  auto const n = static_cast<std::size_t>(realCoefficientCount(p));
+  return static_cast<std::size_t>(classes) * n * n * sizeof(Real);
+}
+
+/// Team (class, column): the translation of one unit multipole vector.
+template <class ExecutionSpace, class Real>
+struct M2LMatrixKernel
+{
+  using TeamMember = typename Kokkos::TeamPolicy<ExecutionSpace>::member_type;
+  using Memory = typename ExecutionSpace::memory_space;
+
+  Kokkos::View<int *, Memory> class_keys;
+  M2LMatrixArray<Real, Memory> matrices;
+  int order;
+
+  static std::size_t scratchBytes(int p)
+  {
+    return scratchCoefficientBytes<double, ExecutionSpace>(
+        2 * expansions::coefficientCount(p) + expansions::m2lTeamScratchSize(p));
+  }
+
+  KOKKOS_FUNCTION void operator()(TeamMember const &team) const
+  {
+    int const count = expansions::coefficientCount(order);
+    int const n = 2 * count;
+    int const cls = team.league_rank() / n;
+    int const column = team.league_rank() % n;
+    ScratchCoefficients<double, ExecutionSpace> M(team.team_scratch(0), count);
+    ScratchCoefficients<double, ExecutionSpace> L(team.team_scratch(0), count);
+    ScratchCoefficients<double, ExecutionSpace> work(team.team_scratch(0),
+                                                     expansions::m2lTeamScratchSize(order));
+    Kokkos::parallel_for(Kokkos::TeamThreadRange(team, count), [&](int i) {
+      double const one = i == column / 2 ? 1.0 : 0.0;
+      M(i) = column % 2 == 0 ? Kokkos::complex<double>(one, 0) : Kokkos::complex<double>(0, one);
+      L(i) = Kokkos::complex<double>(0, 0);
+    });
+    int delta, ox, oy, oz;
+    tree::TranslationClassBounds::decode(class_keys(cls), delta, ox, oy, oz);
+    double const coarser = static_cast<double>(1 << (delta < 0 ? -delta : delta));
+    double const source_scale = delta >= 0 ? coarser : 1.0;
+    double const target_scale = delta >= 0 ? 1.0 : coarser;
+    expansions::m2lTeam(team, order, double(ox), double(oy), double(oz), M.data(), L.data(),
+                        work.data(), source_scale, target_scale);
+    team.team_barrier();
+    auto const *L_real = reinterpret_cast<double const *>(L.data());
+    Kokkos::parallel_for(Kokkos::TeamThreadRange(team, n), [&](int i) {
+      matrices(cls, i, column) = static_cast<Real>(L_real[i]);
+    });
+  }
+};
+
+/// The matrices of every class of `groups` at order p.
+template <class Real, class ExecutionSpace, class MemorySpace>
+M2LMatrixArray<Real, MemorySpace> buildM2LMatrices(ExecutionSpace const &space,
+                                                   tree::M2LGroups<MemorySpace> const &groups,
+                                                   int p, int team_size)
+{
+  int const n = realCoefficientCount(p);
+  M2LMatrixArray<Real, MemorySpace> matrices(
+      Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "kfmm::Fmm::m2l_matrices"),
+      groups.num_classes, n, n);
+  using Kernel = M2LMatrixKernel<ExecutionSpace, Real>;
+  Kokkos::parallel_for("kfmm::Fmm::m2l_matrices",
+                       Kokkos::TeamPolicy<ExecutionSpace>(space, groups.num_classes * n, team_size)
+                           .set_scratch_size(0, Kokkos::PerTeam(Kernel::scratchBytes(p))),
+                       Kernel{groups.class_keys, matrices, p});
+  return matrices;
+}
+
+} // namespace kfmm::detail
+
+#endif

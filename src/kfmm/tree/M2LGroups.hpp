@@ -1,0 +1,304 @@
+// SPDX-License-Identifier: BSD-3-Clause
+#ifndef KFMM_TREE_M2L_GROUPS_HPP
+#define KFMM_TREE_M2L_GROUPS_HPP
+
+// The M2L list regrouped for matrix products (Malhotra & Biros 2015 group the M2L work of
+// all target-source pairs that share a relative position; Yokota's BLAS-grouped M2L does the
+// same per offset, in single and double precision).
+//
+// Expansion centres are geometric cell centres and a cell's expansions are stored in units of
+// its level's length scale s_l = side / 2^(l + 1) (kernels/detail/ExpansionArrays.hpp). A
+// centre at level l is (2i + 1) s_l, so for a pair (target t at level l_t, source at level
+// l_s) the offset c_t - c_s is an integer vector o in units of the finer of the two scales.
+// The M2L operator of the pair depends only on its translation class
+//   (delta = l_t - l_s, o),
+// not on the level itself (the operator is invariant under a common scaling of the offset
+// and both expansion scales), so one matrix per class serves the whole tree. Mirror images
+// share a class too: (delta, o) and (delta, |o|) differ by sign changes of the coefficients
+// (mirrorSign), which cuts the classes, and their matrices, about eightfold.
+//
+// Classes with |delta| <= max_level_delta, every |o_i| <= max_offset and at least
+// `min_class_entries` pairs are numbered densely; the entries of other pairs stay per-pair
+// (class -1, the fallback path of kernels/GroupedM2L.hpp). The last bound keeps the rare
+// classes of adaptive trees (cross-level pairs, far outliers) from costing a matrix each:
+// it bounds the classes by entries / min_class_entries. The list's rows are cut into
+// blocks of `block_rows` consecutive
+// target cells; inside a block the entries are sorted by class with the stable radix sort,
+// so each run of one class holds distinct targets (a target and a class determine the
+// source) and becomes one matrix product. Runs are "chunks"; each block owns a contiguous
+// range of chunks.
+
+#include <kfmm/detail/ScopedRegion.hpp>
+#include <kfmm/detail/Validation.hpp>
+#include <kfmm/tree/InteractionLists.hpp>
+#include <kfmm/tree/Octree.hpp>
+#include <kfmm/tree/RadixSort.hpp>
+
+#include <Kokkos_Core.hpp>
+
+#include <cstdint>
+#include <string>
+
+namespace kfmm::tree
+{
+
+/// Bounds of the dense numbering of translation classes. A class is (delta, |o|): an
+/// offset with negative components is the mirror image of its class's offset, see
+/// mirrorSign.
+struct TranslationClassBounds
+{
+  /// Largest |l_t - l_s| grouped.
+  static constexpr int max_level_delta = 2;
+  /// Largest |o_i| grouped, in units of the finer scale.
+  static constexpr int max_offset = 31;
+  static constexpr int width = max_offset + 1;
+  static constexpr int count = (2 * max_level_delta + 1) * width * width * width;
+
+  /// Dense key of (delta, (ox, oy, oz)), all o_i >= 0, or -1 when out of bounds.
+  KOKKOS_INLINE_FUNCTION static int key(int delta, int ox, int oy, int oz)
+  {
+    if (delta < -max_level_delta || delta > max_level_delta || ox > max_offset ||
+        oy > max_offset || oz > max_offset)
+      return -1;
+    return (((delta + max_level_delta) * width + ox) * width + oy) * width + oz;
+  }
+
+  /// The inverse of key: delta and o.
+  KOKKOS_INLINE_FUNCTION static void decode(int key, int &delta, int &ox, int &oy, int &oz)
+  {
+    oz = key % width;
+    key /= width;
+    oy = key % width;
+    key /= width;
+    ox = key % width;
+    delta = key / width - max_level_delta;
+  }
+};
+
+/// Mirror symmetry of the translations. Reflecting the plane x = 0 maps the coefficients
+/// of degree n and order m (multipole or local alike, Operators.hpp) to (-1)^m conj(.),
+/// reflecting y = 0 to conj(.), and z = 0 to (-1)^(n+m) (.), since e^{i m phi} and
+/// P_n^m(cos theta) change so under x -> -x, y -> -y, z -> -z. In the real representation
+/// (real and imaginary parts interleaved) each reflection F is a diagonal of signs D_F, and
+/// the M2L operator of the mirrored offset is T(F o) = D_F T(o) D_F. `mirror` has bit 0, 1,
+/// 2 set for a negative x, y, z offset; the result is the sign of real component `real`
+/// (coefficient real / 2 of degree n, order m; imaginary part when real is odd).
+KOKKOS_INLINE_FUNCTION int mirrorSign(int mirror, int n, int m, int real)
+{
+  int const imaginary = real & 1;
+  int odd = 0; // parity of the number of sign flips
+  if (mirror & 1)
+    odd += m + imaginary;
+  if (mirror & 2)
+    odd += imaginary;
+  if (mirror & 4)
+    odd += n + m;
+  return 1 - 2 * (odd & 1);
+}
+
+/// The M2L list of InteractionLists regrouped by (block of targets, translation class).
+template <class MemorySpace>
+struct M2LGroups
+{
+  int block_rows = 0;
+  int num_blocks = 0;
+  int num_classes = 0;
+  /// Dense key (TranslationClassBounds::key) of each class.
+  Kokkos::View<int *, MemorySpace> class_keys;
+  /// Entries, sorted by (block, class): target cell, source cell, and class * 8 + mirror
+  /// bits (mirrorSign), or -1 for a pair translated on its own.
+  Kokkos::View<int *, MemorySpace> targets;
+  Kokkos::View<int *, MemorySpace> sources;
+  Kokkos::View<int *, MemorySpace> classes;
+  /// Chunk c is the entries chunk_begin(c) .. chunk_begin(c + 1) - 1 (one class); block b
+  /// owns chunks block_chunks(b) .. block_chunks(b + 1) - 1.
+  Kokkos::View<std::int64_t *, MemorySpace> chunk_begin;
+  Kokkos::View<std::int64_t *, MemorySpace> block_chunks;
+  std::int64_t num_chunks = 0;
+  std::int64_t per_pair_entries = 0; ///< entries of class -1
+
+  std::size_t bytes() const
+  {
+    return class_keys.span() * sizeof(int) +
+           (targets.span() + sources.span() + classes.span()) * sizeof(int) +
+           (chunk_begin.span() + block_chunks.span()) * sizeof(std::int64_t);
+  }
+};
+
+namespace detail
+{
+
+/// Translation class key of the pair (target t, source s) times 8, plus its mirror bits;
+/// -1 outside the dense classes. See the file comment.
+template <class MemorySpace>
+struct ClassOfPair
+{
+  Kokkos::View<double *[3], MemorySpace> centre;
+  Kokkos::View<int *, MemorySpace> level;
+  double side;
+
+  KOKKOS_INLINE_FUNCTION int operator()(int t, int s) const
+  {
+    int mirror = 0;
+    int const delta = level(t) - level(s);
+    int const finer = delta >= 0 ? level(t) : level(s);
+    // Offsets are exact odd-multiple differences; rounding removes the bits lost to the
+    // bounding cube's origin.
+    double const inv_unit = static_cast<double>(2ULL << finer) / side;
+    int o[3];
+    for (int d = 0; d < 3; ++d)
+    {
+      double const x = (centre(t, d) - centre(s, d)) * inv_unit;
+      if ((x < 0 ? -x : x) > double(TranslationClassBounds::max_offset) + 0.5)
+        return -1;
+      o[d] = static_cast<int>((x < 0 ? -x : x) + 0.5);
+      mirror |= x < 0 ? 1 << d : 0;
+    }
+    int const key = TranslationClassBounds::key(delta, o[0], o[1], o[2]);
+    return key < 0 ? -1 : key * 8 + mirror;
+  }
+};
+
+} // namespace detail
+
+/// Regroups `lists.m2l` of `tree` (see the file comment): blocks of `block_rows` target
+/// rows, entries sorted by class inside each block, classes of at least
+/// `min_class_entries` pairs. Two host synchronisations (the number of classes and of
+/// chunks).
+template <class ExecutionSpace, class MemorySpace>
+M2LGroups<MemorySpace> groupM2L(ExecutionSpace const &space, Octree<MemorySpace> const &tree,
+                                CsrList<MemorySpace> const &m2l, int block_rows,
+                                int min_class_entries = 1)
+{
+  kfmm::detail::ScopedRegion region("kfmm::tree::groupM2L");
+  using Bounds = TranslationClassBounds;
+  auto const alloc = [&](std::string const &label) {
+    return Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "kfmm::m2l_groups::" + label);
+  };
+  M2LGroups<MemorySpace> groups;
+  int const num_rows = m2l.numRows();
+  std::int64_t const size = m2l.size;
+  groups.block_rows = block_rows;
+  groups.num_blocks = (num_rows + block_rows - 1) / block_rows;
+
+  // The class key of every entry, and how many entries each dense key has.
+  Kokkos::View<int *, MemorySpace> entry_targets(alloc("entry_targets"), size);
+  Kokkos::View<int *, MemorySpace> entry_keys(alloc("entry_keys"), size);
+  Kokkos::View<int *, MemorySpace> key_index(
+      Kokkos::view_alloc(space, "kfmm::m2l_groups::key_index"), Bounds::count + 1);
+  detail::ClassOfPair<MemorySpace> const class_of{tree.centre, tree.level, tree.cube.side};
+  auto const offsets = m2l.offsets;
+  auto const list_sources = m2l.sources;
+  using Team = typename Kokkos::TeamPolicy<ExecutionSpace>::member_type;
+  Kokkos::parallel_for(
+      "kfmm::m2l_groups::classify", Kokkos::TeamPolicy<ExecutionSpace>(space, num_rows, Kokkos::AUTO),
+      KOKKOS_LAMBDA(Team const &team) {
+        int const row = team.league_rank();
+        Kokkos::parallel_for(Kokkos::TeamThreadRange(team, offsets(row), offsets(row + 1)),
+                             [&](std::int64_t e) {
+                               int const key = class_of(row, list_sources(e));
+                               entry_targets(e) = row;
+                               entry_keys(e) = key;
+                               if (key >= 0)
+                                 Kokkos::atomic_increment(&key_index(key / 8));
+                             });
+      });
+  Kokkos::parallel_scan(
+      "kfmm::m2l_groups::number_classes", Kokkos::RangePolicy<ExecutionSpace>(space, 0, Bounds::count + 1),
+      KOKKOS_LAMBDA(int k, int &running, bool final) {
+        int const used = k < Bounds::count && key_index(k) >= min_class_entries ? 1 : 0;
+        if (final)
+          key_index(k) = running;
+        running += used;
+      });
+  Kokkos::deep_copy(groups.num_classes, Kokkos::subview(key_index, Bounds::count));
+  int const num_classes = groups.num_classes;
+  groups.class_keys = Kokkos::View<int *, MemorySpace>(alloc("class_keys"), num_classes);
+  auto const class_keys = groups.class_keys;
+  Kokkos::parallel_for(
+      "kfmm::m2l_groups::class_keys", Kokkos::RangePolicy<ExecutionSpace>(space, 0, Bounds::count),
+      KOKKOS_LAMBDA(int k) {
+        if (key_index(k + 1) != key_index(k))
+          class_keys(key_index(k)) = k;
+      });
+
+  // Sort keys (block, class + 1): the per-pair entries (class -1) come first in a block.
+  int const class_bits = detail::bitsFor(std::int64_t(num_classes) + 1);
+  int const key_bits = class_bits + detail::bitsFor(groups.num_blocks);
+  kfmm::detail::require(key_bits <= 64 && size <= std::int64_t(0xffffffffLL),
+                        "kfmm::tree::groupM2L", "the M2L list is too large to group");
+  Kokkos::View<std::uint64_t *, MemorySpace> sort_keys(alloc("sort_keys"), size);
+  Kokkos::View<std::uint32_t *, MemorySpace> order(alloc("order"), size);
+  Kokkos::parallel_for(
+      "kfmm::m2l_groups::sort_keys", Kokkos::RangePolicy<ExecutionSpace>(space, 0, size),
+      KOKKOS_LAMBDA(std::int64_t e) {
+        int const key = entry_keys(e);
+        bool const grouped = key >= 0 && key_index(key / 8 + 1) != key_index(key / 8);
+        std::uint64_t const slot = grouped ? std::uint64_t(key_index(key / 8)) + 1 : 0;
+        sort_keys(e) = (std::uint64_t(entry_targets(e) / block_rows) << class_bits) | slot;
+        order(e) = static_cast<std::uint32_t>(e);
+      });
+  if (size > 0)
+    kfmm::tree::sortPairs(space, sort_keys, order, key_bits);
+
+  groups.targets = Kokkos::View<int *, MemorySpace>(alloc("targets"), size);
+  groups.sources = Kokkos::View<int *, MemorySpace>(alloc("sources"), size);
+  groups.classes = Kokkos::View<int *, MemorySpace>(alloc("classes"), size);
+  auto const targets = groups.targets;
+  auto const sources = groups.sources;
+  auto const classes = groups.classes;
+  std::uint64_t const slot_mask = (std::uint64_t(1) << class_bits) - 1;
+  // A chunk starts where the (block, class) key changes.
+  Kokkos::View<std::int64_t *, MemorySpace> chunk_of(alloc("chunk_of"), size + 1);
+  std::int64_t per_pair = 0;
+  Kokkos::parallel_reduce(
+      "kfmm::m2l_groups::gather", Kokkos::RangePolicy<ExecutionSpace>(space, 0, size),
+      KOKKOS_LAMBDA(std::int64_t e, std::int64_t & fallback) {
+        std::uint32_t const from = order(e);
+        targets(e) = entry_targets(from);
+        sources(e) = list_sources(from);
+        int const slot = static_cast<int>(sort_keys(e) & slot_mask);
+        classes(e) = slot == 0 ? -1 : (slot - 1) * 8 + entry_keys(from) % 8;
+        chunk_of(e) = (e == 0 || sort_keys(e) != sort_keys(e - 1)) ? 1 : 0;
+        fallback += slot == 0 ? 1 : 0;
+      },
+      per_pair);
+  groups.per_pair_entries = per_pair;
+  Kokkos::parallel_scan(
+      "kfmm::m2l_groups::number_chunks", Kokkos::RangePolicy<ExecutionSpace>(space, 0, size + 1),
+      KOKKOS_LAMBDA(std::int64_t e, std::int64_t & running, bool final) {
+        std::int64_t const starts = e < size ? chunk_of(e) : 0;
+        if (final)
+          chunk_of(e) = running;
+        running += starts;
+      });
+  Kokkos::deep_copy(groups.num_chunks, Kokkos::subview(chunk_of, size));
+  std::int64_t const num_chunks = groups.num_chunks;
+  groups.chunk_begin = Kokkos::View<std::int64_t *, MemorySpace>(alloc("chunk_begin"), num_chunks + 1);
+  groups.block_chunks =
+      Kokkos::View<std::int64_t *, MemorySpace>(alloc("block_chunks"), groups.num_blocks + 1);
+  auto const chunk_begin = groups.chunk_begin;
+  auto const block_chunks = groups.block_chunks;
+  Kokkos::parallel_for(
+      "kfmm::m2l_groups::chunk_begin", Kokkos::RangePolicy<ExecutionSpace>(space, 0, size + 1),
+      KOKKOS_LAMBDA(std::int64_t e) {
+        if (e == size)
+          chunk_begin(num_chunks) = size;
+        else if (chunk_of(e + 1) != chunk_of(e))
+          chunk_begin(chunk_of(e)) = e;
+      });
+  // A block's entries start at the list offset of its first row, which is a chunk start
+  // when the block has entries (and the next block's first chunk when it has none).
+  int const num_blocks = groups.num_blocks;
+  Kokkos::parallel_for(
+      "kfmm::m2l_groups::block_chunks", Kokkos::RangePolicy<ExecutionSpace>(space, 0, num_blocks + 1),
+      KOKKOS_LAMBDA(int b) {
+        int const row = b * block_rows < num_rows ? b * block_rows : num_rows;
+        block_chunks(b) = chunk_of(offsets(row));
+      });
+  return groups;
+}
+
+} // namespace kfmm::tree
+
+#endif

@@ -1,0 +1,250 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// The grouped M2L's building blocks: the regrouped list (same pairs, one class per chunk,
+// each entry's class and mirror bits reproduce its offset), the mirror symmetry of the
+// translation operator, and the class matrices against the per-pair operator.
+#include <kfmm/expansions/Operators.hpp>
+#include <kfmm/io/Generators.hpp>
+#include <kfmm/kernels/M2LMatrices.hpp>
+#include <kfmm/tree/InteractionLists.hpp>
+#include <kfmm/tree/M2LGroups.hpp>
+#include <kfmm/tree/Octree.hpp>
+
+#include <Kokkos_Core.hpp>
+
+#include <catch2/catch_template_test_macros.hpp>
+#include <catch2/catch_test_macros.hpp>
+#include <catch2/generators/catch_generators.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <map>
+#include <random>
+#include <utility>
+#include <vector>
+
+#include "TestParticles.hpp"
+#include "TestTypes.hpp"
+
+namespace
+{
+
+template <class View>
+auto onHost(View const &v)
+{
+  return Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, v);
+}
+
+using Bounds = kfmm::tree::TranslationClassBounds;
+
+/// Real component i of a coefficient array of order p, and its degree and order.
+struct RealIndex
+{
+  int n, m;
+  explicit RealIndex(int i)
+  {
+    int const c = i / 2;
+    n = 0;
+    while (kfmm::expansions::coefficientIndex(n + 1, 0) <= c)
+      ++n;
+    m = c - kfmm::expansions::coefficientIndex(n, 0);
+  }
+};
+
+} // namespace
+
+TEMPLATE_LIST_TEST_CASE("grouped M2L list holds the same pairs, one class per chunk",
+                        "[m2l][groups]", kfmm::test::Spaces)
+{
+  typename TestType::execution_space space;
+  auto const distribution = GENERATE(kfmm::Distribution::uniform, kfmm::Distribution::plummer);
+  auto const block_rows = GENERATE(1, 7, 64);
+  auto const min_class_entries = GENERATE(1, 40);
+  CAPTURE(kfmm::distributionName(distribution), block_rows, min_class_entries);
+  auto const x = kfmm::test::generated<TestType>(distribution, 6000);
+  auto const tree = kfmm::tree::buildOctree(space, x, 8);
+  auto const lists = kfmm::tree::buildInteractionLists(space, tree, 0.5);
+  auto const groups = kfmm::tree::groupM2L(space, tree, lists.m2l, block_rows, min_class_entries);
+
+  auto const offsets = onHost(lists.m2l.offsets);
+  auto const list_sources = onHost(lists.m2l.sources);
+  auto const targets = onHost(groups.targets);
+  auto const sources = onHost(groups.sources);
+  auto const classes = onHost(groups.classes);
+  auto const class_keys = onHost(groups.class_keys);
+  auto const chunk_begin = onHost(groups.chunk_begin);
+  auto const block_chunks = onHost(groups.block_chunks);
+  auto const centre = onHost(tree.centre);
+  auto const level = onHost(tree.level);
+  int const rows = lists.m2l.numRows();
+  REQUIRE(lists.m2l.size > 0);
+  REQUIRE(static_cast<std::int64_t>(targets.extent(0)) == lists.m2l.size);
+  CHECK(groups.num_blocks == (rows + block_rows - 1) / block_rows);
+
+  // The same (target, source) pairs.
+  std::vector<std::pair<int, int>> original, grouped;
+  for (int r = 0; r < rows; ++r)
+    for (auto e = offsets(r); e < offsets(r + 1); ++e)
+      original.emplace_back(r, list_sources(e));
+  for (std::size_t e = 0; e < targets.extent(0); ++e)
+    grouped.emplace_back(targets(e), sources(e));
+  std::sort(original.begin(), original.end());
+  std::sort(grouped.begin(), grouped.end());
+  CHECK(original == grouped);
+
+  // Blocks own consecutive chunks that cover the entries in order; a chunk is one class of
+  // one block, its targets in the list's order.
+  CHECK(block_chunks(0) == 0);
+  CHECK(block_chunks(groups.num_blocks) == groups.num_chunks);
+  CHECK(chunk_begin(groups.num_chunks) == lists.m2l.size);
+  std::int64_t per_pair = 0;
+  for (int b = 0; b < groups.num_blocks; ++b)
+    for (auto c = block_chunks(b); c < block_chunks(b + 1); ++c)
+    {
+      REQUIRE(chunk_begin(c) < chunk_begin(c + 1));
+      int const cls = classes(chunk_begin(c)) < 0 ? -1 : classes(chunk_begin(c)) / 8;
+      for (auto e = chunk_begin(c); e < chunk_begin(c + 1); ++e)
+      {
+        CHECK(targets(e) / block_rows == b);
+        CHECK((classes(e) < 0 ? -1 : classes(e) / 8) == cls);
+        if (e > chunk_begin(c))
+          CHECK(targets(e - 1) <= targets(e));
+      }
+    }
+
+  // Each entry's class and mirror bits give back its offset in units of the finer scale;
+  // the per-pair entries are exactly those outside the dense classes or in classes of fewer
+  // than min_class_entries pairs.
+  double const side = tree.cube.side;
+  auto const keyOf = [&](std::size_t e) {
+    int const t = targets(e), s = sources(e);
+    int const finer = std::max(level(t), level(s));
+    double const unit = side / static_cast<double>(2ULL << finer);
+    int o[3];
+    for (int d = 0; d < 3; ++d)
+      o[d] = static_cast<int>(std::lround(std::abs(centre(t, d) - centre(s, d)) / unit));
+    return Bounds::key(level(t) - level(s), o[0], o[1], o[2]);
+  };
+  std::map<int, int> class_sizes;
+  for (std::size_t e = 0; e < targets.extent(0); ++e)
+    ++class_sizes[keyOf(e)];
+  for (std::size_t e = 0; e < targets.extent(0); ++e)
+  {
+    int const t = targets(e), s = sources(e);
+    int const delta = level(t) - level(s);
+    int const finer = std::max(level(t), level(s));
+    double const unit = side / static_cast<double>(2ULL << finer);
+    long o[3];
+    for (int d = 0; d < 3; ++d)
+      o[d] = std::lround((centre(t, d) - centre(s, d)) / unit);
+    bool const inside = std::abs(delta) <= Bounds::max_level_delta &&
+                        std::abs(o[0]) <= Bounds::max_offset &&
+                        std::abs(o[1]) <= Bounds::max_offset && std::abs(o[2]) <= Bounds::max_offset;
+    REQUIRE(inside == (keyOf(e) >= 0));
+    REQUIRE((classes(e) >= 0) == (inside && class_sizes[keyOf(e)] >= min_class_entries));
+    if (classes(e) < 0)
+    {
+      ++per_pair;
+      continue;
+    }
+    int key_delta, ox, oy, oz;
+    Bounds::decode(class_keys(classes(e) / 8), key_delta, ox, oy, oz);
+    int const mirror = classes(e) % 8;
+    CHECK(key_delta == delta);
+    CHECK(((mirror & 1) ? -ox : ox) == o[0]);
+    CHECK(((mirror & 2) ? -oy : oy) == o[1]);
+    CHECK(((mirror & 4) ? -oz : oz) == o[2]);
+  }
+  CHECK(per_pair == groups.per_pair_entries);
+}
+
+TEST_CASE("the M2L of a mirrored offset is the mirrored M2L", "[m2l][mirror]")
+{
+  // T(F o) = D_F T(o) D_F for each of the 8 reflections F (tree::mirrorSign).
+  int const p = 7;
+  int const count = kfmm::expansions::coefficientCount(p);
+  int const n = 2 * count;
+  std::mt19937 random(3);
+  std::uniform_real_distribution<double> uniform(-1, 1);
+  std::vector<Kokkos::complex<double>> M(count);
+  for (auto &c : M)
+    c = Kokkos::complex<double>(uniform(random), uniform(random));
+  for (int c = 0; c <= p; ++c) // order-0 coefficients of real charges are real
+    M[kfmm::expansions::coefficientIndex(c, 0)].imag(0);
+  double const o[3] = {3, 1, 2};
+  for (int mirror = 0; mirror < 8; ++mirror)
+  {
+    CAPTURE(mirror);
+    auto const sign = [&](int i) {
+      RealIndex const r(i);
+      return kfmm::tree::mirrorSign(mirror, r.n, r.m, i);
+    };
+    double const f[3] = {(mirror & 1) ? -o[0] : o[0], (mirror & 2) ? -o[1] : o[1],
+                         (mirror & 4) ? -o[2] : o[2]};
+    std::vector<Kokkos::complex<double>> direct(count), mirrored_in(count), via_class(count);
+    kfmm::expansions::m2l(p, f[0], f[1], f[2], M.data(), direct.data(), 0.5, 0.5);
+    auto *in = reinterpret_cast<double *>(mirrored_in.data());
+    auto const *m_real = reinterpret_cast<double const *>(M.data());
+    for (int i = 0; i < n; ++i)
+      in[i] = sign(i) * m_real[i];
+    kfmm::expansions::m2l(p, o[0], o[1], o[2], mirrored_in.data(), via_class.data(), 0.5, 0.5);
+    auto const *a = reinterpret_cast<double const *>(direct.data());
+    auto const *b = reinterpret_cast<double const *>(via_class.data());
+    double error = 0, norm = 0;
+    for (int i = 0; i < n; ++i)
+    {
+      error = std::max(error, std::abs(a[i] - sign(i) * b[i]));
+      norm = std::max(norm, std::abs(a[i]));
+    }
+    CHECK(norm > 0);
+    CHECK(error <= 1e-14 * norm);
+  }
+}
+
+TEMPLATE_LIST_TEST_CASE("class matrices apply the per-pair M2L", "[m2l][matrices]",
+                        kfmm::test::Configs)
+{
+  // Every class matrix of a small tree, applied to a random multipole, against m2l of the
+  // class's offset in units of the finer scale (relative max error at rounding level).
+  using Real = typename TestType::real_type;
+  typename TestType::execution_space space;
+  int const p = GENERATE(1, 4, 9);
+  CAPTURE(p);
+  auto const x = kfmm::test::generated<TestType>(kfmm::Distribution::plummer, 3000);
+  auto const tree = kfmm::tree::buildOctree(space, x, 8);
+  auto const lists = kfmm::tree::buildInteractionLists(space, tree, 0.5);
+  auto const groups = kfmm::tree::groupM2L(space, tree, lists.m2l, 16);
+  REQUIRE(groups.num_classes > 0);
+  auto const matrices =
+      onHost(kfmm::detail::buildM2LMatrices<Real>(space, groups, p, 1));
+  auto const class_keys = onHost(groups.class_keys);
+  int const count = kfmm::expansions::coefficientCount(p);
+  int const n = 2 * count;
+  REQUIRE(static_cast<int>(matrices.extent(1)) == n);
+  std::mt19937 random(5);
+  std::uniform_real_distribution<double> uniform(-1, 1);
+  for (int cls = 0; cls < groups.num_classes; ++cls)
+  {
+    std::vector<Kokkos::complex<double>> M(count), L(count);
+    for (auto &c : M)
+      c = Kokkos::complex<double>(uniform(random), uniform(random));
+    int delta, ox, oy, oz;
+    Bounds::decode(class_keys(cls), delta, ox, oy, oz);
+    double const coarser = std::ldexp(1.0, std::abs(delta));
+    kfmm::expansions::m2l(p, double(ox), double(oy), double(oz), M.data(), L.data(),
+                          delta >= 0 ? coarser : 1.0, delta >= 0 ? 1.0 : coarser);
+    auto const *m_real = reinterpret_cast<double const *>(M.data());
+    auto const *l_real = reinterpret_cast<double const *>(L.data());
+    double error = 0, norm = 0;
+    for (int i = 0; i < n; ++i)
+    {
+      double product = 0;
+      for (int k = 0; k < n; ++k)
+        product += double(matrices(cls, i, k)) * m_real[k];
+      error = std::max(error, std::abs(product - l_real[i]));
+      norm = std::max(norm, std::abs(l_real[i]));
+    }
+    CAPTURE(cls, delta, ox, oy, oz);
+    REQUIRE(error <= (std::is_same<Real, float>::value ? 1e-5 : 1e-13) * norm);
+  }
+}
