@@ -285,7 +285,8 @@ InteractionLists<MemorySpace> buildInteractionLists(ExecutionSpace const &space,
   kfmm::detail::ScopedRegion region("kfmm::lists::build");
   std::string const where = "kfmm::tree::buildInteractionLists";
   kfmm::detail::require(theta > 0 && theta <= 1, where,
-                        "argument 'theta' must be in (0, 1], got " + std::to_string(theta));
+                        "argument 'theta' must be in (0, 1], got " +
+                            kfmm::detail::formatNumber(theta));
 
   using Policy = Kokkos::RangePolicy<ExecutionSpace>;
   bool const treecode = method == Method::treecode;
@@ -372,7 +373,7 @@ InteractionLists<MemorySpace> buildInteractionLists(ExecutionSpace const &space,
         packed);
     kfmm::detail::require(num_children <= INT_MAX, where,
                           "the traversal frontier exceeds 2^31 - 1 pairs (theta " +
-                              std::to_string(theta) + " too small for this tree)");
+                              kfmm::detail::formatNumber(theta) + " too small for this tree)");
 
     // Emit: list entries after those of the earlier rounds, and the next frontier.
     std::size_t const far_base = far_pairs.size;
