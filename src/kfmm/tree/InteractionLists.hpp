@@ -12,7 +12,7 @@
 //   - or split into the pairs of the children of one side, which form the next frontier:
 //     the self pair (A, A) into all child pairs (A_i, A_j); otherwise the cell with the
 //     larger radius, a leaf never (the dual tree traversal of Appel 1985 and Dehnen 2002,
-//     with the MAC of seed 001's treecode/FMM comparison in its two-sided form).
+//     with the MAC of Yokota & Barba 2011's treecode/FMM comparison in its two-sided form).
 // In fmm mode pairs are mutual: (a, b) stands for both directions, because the test and the
 // splitting rule are symmetric; an accepted or near pair emits both list entries and the
 // self pair splits into the pairs i <= j only, which halves the work (Dehnen 2002). In
