@@ -5,6 +5,7 @@
 #   backends/setup-deps.sh openmp            CPU machine: OpenMP + Serial
 #   backends/setup-deps.sh cuda              CUDA (sm_90) + OpenMP + Serial, with the CUDA 13
 #                                            fixes of backends/cuda/kokkos-3.4.1-cuda13.patch
+#   (every backend gets the GCC 13+ fix of backends/kokkos-3.4.1-gcc13.patch)
 #   backends/setup-deps.sh bundle DIR        write the sources and the Catch2 package into DIR,
 #                                            for a machine that reaches no package archive
 #   backends/setup-deps.sh cuda --from DIR   build from such a DIR instead of the archive
@@ -102,20 +103,35 @@ use_bundle() {
   say "Catch2 unpacked under $deps/catch2/usr (add it to CMAKE_PREFIX_PATH)"
 }
 
+# apply_patch DIR PATCH STRIP: PATCH applied in DIR, with patch(1) or else git.
+apply_patch() {
+  if command -v patch >/dev/null; then
+    patch -s -p"$3" --batch -d "$1" < "$2"
+  else
+    (cd "$1" && git apply -p"$3" "$2")
+  fi
+}
+
+# The sources, patched: the host-compiler fixes (GCC 13 and later) for every backend, and the
+# CUDA 13 fixes for cuda. The stamp records the patches' checksums, so that sources unpacked
+# before a patch was added are unpacked again (a set-up that failed on a newer compiler then
+# succeeds once rerun); a Kokkos already built and installed is not rebuilt for that.
 unpack_sources() {
   local backend=$1 dir="$deps/build/$1/src"
-  [ -f "$dir/.done" ] && return 0
+  local -a patches=("$here/kokkos-3.4.1-gcc13.patch")
+  [ "$backend" = cuda ] && patches+=("$here/cuda/kokkos-3.4.1-cuda13.patch")
+  local stamp
+  stamp=$(cd "$here" && sha256sum "${patches[@]#"$here"/}")
+  [ -f "$dir/.done" ] && [ "$(cat "$dir/.done")" = "$stamp" ] && return 0
   rm -rf "$dir" && mkdir -p "$dir"
   tar xzf "$sources_tarball" -C "$dir"
+  # Paths a/kokkos/..., a/kokkos-kernels/... from the folder holding both.
+  apply_patch "$dir" "$here/kokkos-3.4.1-gcc13.patch" 1
   if [ "$backend" = cuda ]; then
-    local fixes="$here/cuda/kokkos-3.4.1-cuda13.patch"
-    if command -v patch >/dev/null; then
-      patch -s -p2 --batch -d "$dir/kokkos" < "$fixes"
-    else
-      (cd "$dir/kokkos" && git apply -p2 "$fixes")
-    fi
+    # Paths a/kokkos/... from inside kokkos/ (-p2), as the patch was first written.
+    apply_patch "$dir/kokkos" "$here/cuda/kokkos-3.4.1-cuda13.patch" 2
   fi
-  touch "$dir/.done"
+  printf '%s\n' "$stamp" > "$dir/.done"
 }
 
 build_kokkos() {

@@ -74,7 +74,7 @@ int main(int argc, char *argv[])
   runSpace<Kokkos::Cuda>(kfmm::bench::parseSizes(device_sizes), repeat);
 #endif
 #if defined(KOKKOS_ENABLE_OPENMP)
-  std::printf("# OpenMP threads: %d\n", Kokkos::OpenMP::concurrency());
+  std::printf("# OpenMP threads: %d\n", Kokkos::OpenMP().concurrency());
   runSpace<Kokkos::OpenMP>(kfmm::bench::parseSizes(host_sizes), repeat);
 #endif
   return 0;

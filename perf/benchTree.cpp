@@ -202,7 +202,7 @@ int main(int argc, char *argv[])
     if (settings.host)
     {
 #if defined(KOKKOS_ENABLE_OPENMP)
-      std::printf("# OpenMP threads: %d\n", Kokkos::OpenMP::concurrency());
+      std::printf("# OpenMP threads: %d\n", Kokkos::OpenMP().concurrency());
       runSpace<Kokkos::OpenMP>(kfmm::bench::parseSizes(host_sizes), settings);
 #elif defined(KOKKOS_ENABLE_SERIAL)
       runSpace<Kokkos::Serial>(kfmm::bench::parseSizes(host_sizes), settings);

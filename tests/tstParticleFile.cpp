@@ -439,4 +439,9 @@ TEMPLATE_LIST_TEST_CASE("a table is copied to Views of any space and precision",
                       ContainsSubstring("'t.csv' line 3: y = 1e+300 does not fit in float"));
   else
     CHECK_NOTHROW(io::copyToViews(table, x, q));
+  // Every digit of the file's value, where %g would say 3.40282e+38, below float's maximum.
+  table.values[5] = 3.4028235677973366e38;
+  if (std::is_same<Real, float>::value)
+    CHECK_THROWS_WITH(io::copyToViews(table, x, q),
+                      ContainsSubstring("'t.csv' line 3: y = 3.4028235677973366e+38 does not fit"));
 }

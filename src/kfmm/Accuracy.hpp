@@ -2,7 +2,8 @@
 #ifndef KFMM_ACCURACY_HPP
 #define KFMM_ACCURACY_HPP
 
-// The accuracy measure of seeds 003 and 004: the relative L2 error
+// The accuracy measure of Fortin & Lamotte 2013 and Gumerov & Duraiswami 2008, the
+// relative L2 error
 //   sqrt( sum_i |approx_i - exact_i|^2 / sum_i |exact_i|^2 )
 // of a potential (rank 1) or a field (rank 2, summed over components). Host Views.
 

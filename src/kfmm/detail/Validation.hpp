@@ -10,10 +10,33 @@
 
 #include <cmath>
 #include <cstdint>
+#include <cstdio>
+#include <cstdlib>
 #include <string>
 
 namespace kfmm::detail
 {
+
+/// `value` as the caller would write it: the shortest decimal that reads back as the same
+/// double ("0", "0.1", "-2.5", "1e-300", "nan", "inf"), where std::to_string gives six
+/// fixed decimals ("0.000000", and "0.000000" for 1e-300 too).
+inline std::string formatNumber(double value)
+{
+  char buffer[32];
+  if (!std::isfinite(value))
+  {
+    std::snprintf(buffer, sizeof buffer, "%g", value);
+    return buffer;
+  }
+  // At most 17 significant digits are needed for any double to read back exactly.
+  for (int digits = 1; digits <= 17; ++digits)
+  {
+    std::snprintf(buffer, sizeof buffer, "%.*g", digits, value);
+    if (std::strtod(buffer, nullptr) == value)
+      break;
+  }
+  return buffer;
+}
 
 /// Throws kfmm::Exception("<where>: <what>") when `condition` is false.
 inline void require(bool condition, std::string const &where, std::string const &what)

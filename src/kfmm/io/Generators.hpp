@@ -23,8 +23,9 @@ enum class Distribution
   uniform,   ///< uniform in the cube [-1, 1]^3
   plummer,   ///< Plummer sphere of scale radius 1 (Plummer 1911), cut at 99.9% of the mass
   sphere,    ///< uniform on the unit sphere's surface
-  ellipsoid, ///< on the surface of the ellipsoid with semi-axes 1:1:4 (seed 002, sec. 5)
-  cylinder   ///< uniform on the lateral surface of a cylinder, radius 1, height 4 (seed 003)
+  ellipsoid, ///< on the surface of the ellipsoid with semi-axes 1:1:4 (Lashuk et al. 2009, V)
+  cylinder   ///< uniform on the lateral surface of a cylinder of radius 1 and height 4
+             ///< (Fortin & Lamotte 2013)
 };
 
 /// "uniform", "plummer", ... ; throws kfmm::Exception for an unknown name.

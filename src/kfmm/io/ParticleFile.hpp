@@ -17,6 +17,7 @@
 // show their progress on stderr (kfmm/io/Progress.hpp).
 
 #include <kfmm/Exception.hpp>
+#include <kfmm/detail/Validation.hpp>
 #include <kfmm/io/Progress.hpp>
 
 #include <Kokkos_Core.hpp>
@@ -703,14 +704,6 @@ constexpr void assertHostView()
                 "kfmm::io: positions and field must be N x 3, charges and potential N long");
 }
 
-/// A number in a message: %g, not std::to_string's hundreds of digits for 1e300.
-inline std::string shortNumber(double v)
-{
-  char text[32];
-  std::snprintf(text, sizeof text, "%g", v);
-  return text;
-}
-
 inline void requireRows(std::string const &where, std::string const &name, std::size_t actual,
                         std::size_t expected)
 {
@@ -856,7 +849,7 @@ void copyToViews(ParticleTable const &table, Positions const &positions, Charges
                                  : static_cast<double>(std::numeric_limits<Charge>::max());
       if (!(std::abs(v) <= limit))
         throw FileError(where + ": " + table.location(i) + ": " + columnName(c) + " = " +
-                        detail::shortNumber(v) +
+                        kfmm::detail::formatNumber(v) +
                         (std::isfinite(v) ? " does not fit in float (use double precision)"
                                           : " is NaN or infinite"));
       if (c < 3)

@@ -97,29 +97,18 @@ constexpr bool isParticleArray = View::rank == 2;
 
 } // namespace detail
 
-/// Potential and field at `targets` due to charges `charges` at `sources`, by the all-pairs
-/// sum:
-///   potential(i) = sum_j q_j / sqrt(r_ij^2 + softening^2)
-///   field(i, :)  = grad_i potential(i) = -sum_j q_j (x_i - x_j) / (r_ij^2 + softening^2)^(3/2)
-/// over all sources j at non-zero distance r_ij from target i (a target that is also a
-/// source does not act on itself; coincident particles do not interact). For gravity with
-/// q = mass, the acceleration is G * field.
-///
-/// \param [in]  space      execution space instance the kernels run on
-/// \param [in]  targets    N_t x 3 target positions
-/// \param [in]  sources    N_s x 3 source positions
-/// \param [in]  charges    N_s source charges (or masses)
-/// \param [out] potential  N_t potentials
-/// \param [out] field      N_t x 3 fields
-/// \param [in]  softening  Plummer softening length, >= 0
-/// The computation runs in the value type of `potential` (float or double).
-/// \throws kfmm::Exception on mismatched extents, negative or non-finite softening, or
-/// NaN/Inf in positions or charges (the message names the argument and first bad index).
+namespace detail
+{
+
+/// The body of both directSum overloads. `targets_name` and `sources_name` are what the
+/// overload the caller used calls those arguments, so that messages are in the caller's
+/// terms; `sources_name` is null when the sources are the targets (checked once).
 template <class ExecutionSpace, class Targets, class Sources, class Charges, class Potential,
           class Field>
-void directSum(ExecutionSpace const &space, Targets const &targets, Sources const &sources,
-               Charges const &charges, Potential const &potential, Field const &field,
-               double softening = 0)
+void directSumNamed(ExecutionSpace const &space, Targets const &targets,
+                    Sources const &sources, Charges const &charges, Potential const &potential,
+                    Field const &field, double softening, char const *targets_name,
+                    char const *sources_name)
 {
   static_assert(Kokkos::is_execution_space<ExecutionSpace>::value,
                 "kfmm::directSum: the first argument must be a Kokkos execution space");
@@ -142,16 +131,20 @@ void directSum(ExecutionSpace const &space, Targets const &targets, Sources cons
   std::string const where = "kfmm::directSum";
   auto const nt = targets.extent(0);
   auto const ns = sources.extent(0);
-  detail::requireExtent(where, "targets (columns)", targets.extent(1), 3);
-  detail::requireExtent(where, "sources (columns)", sources.extent(1), 3);
+  std::string const targets_arg = targets_name;
+  detail::requireExtent(where, targets_arg + " (columns)", targets.extent(1), 3);
+  if (sources_name)
+    detail::requireExtent(where, std::string(sources_name) + " (columns)", sources.extent(1), 3);
   detail::requireExtent(where, "charges", charges.extent(0), ns);
   detail::requireExtent(where, "potential", potential.extent(0), nt);
   detail::requireExtent(where, "field", field.extent(0), nt);
   detail::requireExtent(where, "field (columns)", field.extent(1), 3);
   detail::require(softening >= 0 && std::isfinite(softening), where,
-                  "argument 'softening' must be finite and >= 0, got " + std::to_string(softening));
-  detail::requireFinite(space, where, "targets", targets);
-  detail::requireFinite(space, where, "sources", sources);
+                  "argument 'softening' must be finite and >= 0, got " +
+                      detail::formatNumber(softening));
+  detail::requireFinite(space, where, targets_arg, targets);
+  if (sources_name)
+    detail::requireFinite(space, where, sources_name, sources);
   detail::requireFinite(space, where, "charges", charges);
   if (nt == 0)
     return;
@@ -178,12 +171,44 @@ void directSum(ExecutionSpace const &space, Targets const &targets, Sources cons
       kernel);
 }
 
-/// All-pairs potential and field of N particles on each other (targets = sources).
+} // namespace detail
+
+/// Potential and field at `targets` due to charges `charges` at `sources`, by the all-pairs
+/// sum:
+///   potential(i) = sum_j q_j / sqrt(r_ij^2 + softening^2)
+///   field(i, :)  = grad_i potential(i) = -sum_j q_j (x_i - x_j) / (r_ij^2 + softening^2)^(3/2)
+/// over all sources j at non-zero distance r_ij from target i (a target that is also a
+/// source does not act on itself; coincident particles do not interact). For gravity with
+/// q = mass, the acceleration is G * field.
+///
+/// \param [in]  space      execution space instance the kernels run on
+/// \param [in]  targets    N_t x 3 target positions
+/// \param [in]  sources    N_s x 3 source positions
+/// \param [in]  charges    N_s source charges (or masses)
+/// \param [out] potential  N_t potentials
+/// \param [out] field      N_t x 3 fields
+/// \param [in]  softening  Plummer softening length, >= 0
+/// The computation runs in the value type of `potential` (float or double).
+/// \throws kfmm::Exception on mismatched extents, negative or non-finite softening, or
+/// NaN/Inf in positions or charges (the message names the argument and first bad index).
+template <class ExecutionSpace, class Targets, class Sources, class Charges, class Potential,
+          class Field>
+void directSum(ExecutionSpace const &space, Targets const &targets, Sources const &sources,
+               Charges const &charges, Potential const &potential, Field const &field,
+               double softening = 0)
+{
+  detail::directSumNamed(space, targets, sources, charges, potential, field, softening,
+                         "targets", "sources");
+}
+
+/// All-pairs potential and field of N particles on each other (targets = sources =
+/// `positions`): the same sums and checks, with messages that name 'positions'.
 template <class ExecutionSpace, class Positions, class Charges, class Potential, class Field>
 void directSum(ExecutionSpace const &space, Positions const &positions, Charges const &charges,
                Potential const &potential, Field const &field, double softening = 0)
 {
-  directSum(space, positions, positions, charges, potential, field, softening);
+  detail::directSumNamed(space, positions, positions, charges, potential, field, softening,
+                         "positions", nullptr);
 }
 
 } // namespace kfmm

@@ -12,7 +12,7 @@
 //   - or split into the pairs of the children of one side, which form the next frontier:
 //     the self pair (A, A) into all child pairs (A_i, A_j); otherwise the cell with the
 //     larger radius, a leaf never (the dual tree traversal of Appel 1985 and Dehnen 2002,
-//     with the MAC of seed 001's treecode/FMM comparison in its two-sided form).
+//     with the MAC of Yokota & Barba 2011's treecode/FMM comparison in its two-sided form).
 // In fmm mode pairs are mutual: (a, b) stands for both directions, because the test and the
 // splitting rule are symmetric; an accepted or near pair emits both list entries and the
 // self pair splits into the pairs i <= j only, which halves the work (Dehnen 2002). In
@@ -285,7 +285,8 @@ InteractionLists<MemorySpace> buildInteractionLists(ExecutionSpace const &space,
   kfmm::detail::ScopedRegion region("kfmm::lists::build");
   std::string const where = "kfmm::tree::buildInteractionLists";
   kfmm::detail::require(theta > 0 && theta <= 1, where,
-                        "argument 'theta' must be in (0, 1], got " + std::to_string(theta));
+                        "argument 'theta' must be in (0, 1], got " +
+                            kfmm::detail::formatNumber(theta));
 
   using Policy = Kokkos::RangePolicy<ExecutionSpace>;
   bool const treecode = method == Method::treecode;
@@ -372,7 +373,7 @@ InteractionLists<MemorySpace> buildInteractionLists(ExecutionSpace const &space,
         packed);
     kfmm::detail::require(num_children <= INT_MAX, where,
                           "the traversal frontier exceeds 2^31 - 1 pairs (theta " +
-                              std::to_string(theta) + " too small for this tree)");
+                              kfmm::detail::formatNumber(theta) + " too small for this tree)");
 
     // Emit: list entries after those of the earlier rounds, and the next frontier.
     std::size_t const far_base = far_pairs.size;

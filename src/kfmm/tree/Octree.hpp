@@ -12,8 +12,9 @@
 //      particles and l < 21 splits; its children's particle ranges are found by binary search
 //      on the octant digit (key >> 3 (20 - l)) & 7 inside the parent's sorted range, empty
 //      octants make no cell, and an exclusive scan over the level places each parent's
-//      children contiguously in the next level (the level-by-level construction of seed 004
-//      and of Warren & Salmon's hashed octree, seed 002; done with sort + search + scan).
+//      children contiguously in the next level (the level-by-level construction of Gumerov
+//      & Duraiswami 2008 and of the hashed octree of Warren & Salmon 1993 that Lashuk et al.
+//      2009 build on; done with sort + search + scan).
 //   4. radii bottom up (leaves from their particles, then one launch per level), and the
 //      list of leaves in particle order.
 //
@@ -34,21 +35,21 @@
 //     over this list, one team per target leaf.
 //   - cell_keys holds each cell's Morton prefix (key >> 3 (21 - level)): with the cube, it is
 //     the cell's global name, what a rank exchanges when it builds a local essential tree
-//     (seed 002, section 3) and what locates a cell's neighbours.
+//     (Lashuk et al. 2009, section III) and what locates a cell's neighbours.
 //
 // Expansion centre and radius: the centre is the cell's geometric centre (Morton.hpp's
 // cellCentre), so that every M2M/L2L shift between a level and the next is one of eight
-// fixed vectors and M2L pairs can be grouped by relative offset (seed 003). The radius is
-// an upper bound on the distance from that centre to the cell's particles: exact (the
-// largest particle distance) for leaves, and max over children of (|c - c_child| + R_child)
-// for inner cells. It is never more than the geometric half-diagonal, and on surface
-// distributions (sphere, ellipsoid, cylinder; seeds 002 and 003) it is much smaller for the
-// many cells the surface only clips. The truncation error of a multipole or local expansion
-// is bounded by powers of (R_s / d) and (R_t / d), with R the radius of a ball about the
-// expansion centre that holds the particles (Greengard & Rokhlin 1987; Salmon & Warren 1994
-// for the same data-dependent b_max in treecodes), so the acceptance test (R_t + R_s) <
-// theta |c_t - c_s| bounds the error uniformly while accepting far more pairs on surfaces
-// than the half-diagonal would.
+// fixed vectors and M2L pairs can be grouped by relative offset (Fortin & Lamotte 2013).
+// The radius is an upper bound on the distance from that centre to the cell's particles:
+// exact (the largest particle distance) for leaves, and max over children of
+// (|c - c_child| + R_child) for inner cells. It is never more than the geometric
+// half-diagonal, and on surface distributions (sphere, ellipsoid, cylinder; Lashuk et al.
+// 2009, Fortin & Lamotte 2013) it is much smaller for the many cells the surface only
+// clips. The truncation error of a multipole or local expansion is bounded by powers of
+// (R_s / d) and (R_t / d), with R the radius of a ball about the expansion centre that holds
+// the particles (Greengard & Rokhlin 1987; Salmon & Warren 1994 for the same data-dependent
+// b_max in treecodes), so the acceptance test (R_t + R_s) < theta |c_t - c_s| bounds the
+// error uniformly while accepting far more pairs on surfaces than the half-diagonal would.
 
 #include <kfmm/detail/Math.hpp>
 #include <kfmm/detail/ScopedRegion.hpp>
