@@ -162,8 +162,9 @@ TEMPLATE_LIST_TEST_CASE("grouped and per-pair M2L agree to rounding", "[fmm][m2l
   CHECK(per_pair.m2l_classes == 0);
   CHECK(grouped.m2l_variant == "grouped");
   CHECK(grouped.m2l_classes > 0);
-  std::size_t const real_count = 2 * kfmm::expansions::coefficientCount(options.order);
-  CHECK(grouped.m2l_matrix_bytes == grouped.m2l_classes * real_count * real_count * sizeof(Real));
+  std::size_t const real_count = kfmm::detail::realCoefficientCount(options.order);
+  std::size_t const padded = kfmm::detail::paddedRealCount(options.order);
+  CHECK(grouped.m2l_matrix_bytes == grouped.m2l_classes * real_count * padded * sizeof(Real));
   CHECK(grouped.m2l_interactions == per_pair.m2l_interactions);
   CHECK(grouped.bytes > per_pair.bytes);
   auto const host = [](auto const &v) {

@@ -313,11 +313,20 @@ private:
 
   /// Groups the M2L list and computes the class matrices (tree/M2LGroups.hpp,
   /// kernels/M2LMatrices.hpp). An automatic choice whose matrices would exceed the backend's
-  /// budget falls back to the per-pair M2L; an explicit request throws.
+  /// budget, or whose kernel would not fit its team scratch, falls back to the per-pair M2L;
+  /// an explicit request throws.
   template <class ExecutionSpace>
   void prepareGroupedM2L(ExecutionSpace const &space)
   {
     using Tune = detail::Tuning<ExecutionSpace>;
+    if (detail::GroupedM2LKernel<ExecutionSpace, Real>::productColumns(order(), Tune::m2l_block_rows) < 1)
+    {
+      detail::require(_options.m2l_variant != M2LVariant::grouped, "kfmm::Fmm",
+                      "the grouped M2L at order " + std::to_string(order()) +
+                          " does not fit this backend's team scratch; lower 'order' or choose "
+                          "m2l_variant per_pair or automatic");
+      return;
+    }
     int const min_class_entries =
         kfmm::detail::max(1, detail::realCoefficientCount(order()) / Tune::m2l_min_class_fraction);
     auto groups = tree::groupM2L(space, _tree, _lists.m2l, Tune::m2l_block_rows, min_class_entries);
@@ -338,31 +347,21 @@ private:
     _grouped_m2l = true;
   }
 
-  /// Columns of one grouped-M2L product: what the backend's scratch holds for two n x
-  /// columns matrices, within its most columns.
-  template <class ExecutionSpace>
-  int m2lProductColumns() const
-  {
-    using Tune = detail::Tuning<ExecutionSpace>;
-    std::size_t const column_bytes = 2 * detail::realCoefficientCount(order()) * sizeof(Real);
-    auto const fit = static_cast<int>(Tune::m2l_product_scratch_bytes / column_bytes);
-    return fit < 1 ? 1 : (fit > Tune::m2l_max_product_columns ? Tune::m2l_max_product_columns : fit);
-  }
-
   template <class ExecutionSpace>
   void farFieldM2L(ExecutionSpace const &space)
   {
     if (_grouped_m2l)
     {
       using Kernel = detail::GroupedM2LKernel<ExecutionSpace, Real>;
-      int const columns = m2lProductColumns<ExecutionSpace>();
+      int const columns = Kernel::productColumns(order(), _m2l_groups.block_rows);
       Kokkos::parallel_for(
           "kfmm::Fmm::M2L_grouped",
           Policy<ExecutionSpace>(space, _m2l_groups.num_blocks,
                                  detail::Tuning<ExecutionSpace>::m2lGroupedTeamSize(order()))
-              .set_scratch_size(0, Kokkos::PerTeam(Kernel::scratchBytes(order(), columns))),
+              .set_scratch_size(0, Kokkos::PerTeam(Kernel::scratchBytes(order(), columns, _m2l_groups.block_rows))),
           Kernel{detail::CellView<MemorySpace>(_tree), _m2l_groups, _m2l_matrices, _multipoles,
-                 _locals, order(), columns, _lists.m2l.numRows()});
+                 _locals, order(), columns, _lists.m2l.numRows(), Kernel::stagesMatrix(order()),
+                 Kernel::accumulatesInScratch(order(), _m2l_groups.block_rows)});
       return;
     }
     using Kernel = detail::M2LKernel<ExecutionSpace, Real, decltype(_lists.m2l.offsets),

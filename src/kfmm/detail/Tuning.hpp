@@ -50,17 +50,25 @@ struct Tuning
   static constexpr int expansionTeamSize(int /*p*/) { return 1; }
 
   /// Grouped M2L (kernels/GroupedM2L.hpp): target rows per block (one team each), threads
-  /// per team at order p, team scratch for the two matrices of a product (which bounds its
-  /// columns) and the most columns of one product. It is the automatic choice up to order
-  /// m2l_grouped_max_order while its class matrices (n^2 reals per class, n = (p+1)(p+2))
-  /// take at most m2l_matrix_budget_bytes; above, the per-pair M2L runs. A class gets a
-  /// matrix when it has at least n / m2l_min_class_fraction pairs (building its matrix
-  /// costs n translations); the pairs of rarer classes are translated one at a time.
+  /// per team at order p, its team scratch (what the block's locals and the rest leave of
+  /// it bounds the columns of one product) and the most columns of one product; the product
+  /// by Kokkos Kernels' team GEMM (register-blocked or not) or by the register-tiled loop,
+  /// which copies a class matrix to team scratch when it takes at most
+  /// m2l_matrix_scratch_bytes. It is the automatic choice up to order m2l_grouped_max_order
+  /// while its class matrices (n^2 reals per class, n = (p+1)(p+2)) take at most
+  /// m2l_matrix_budget_bytes; above, the per-pair M2L runs. A class gets a matrix when it
+  /// has at least n / m2l_min_class_fraction pairs (building its matrix costs n
+  /// translations); the pairs of rarer classes are translated one at a time.
+  /// On the 2-core host (perf/RESULTS.md) the grouped M2L with Kokkos Kernels' GEMM beat the
+  /// per-pair one by 1.56x at p 4 fp32, 1.57x at p 8 and 1.31x at p 12 fp64, and the
+  /// register-tiled product by 1.04-1.25x.
   static constexpr int m2l_block_rows = 64;
   static constexpr int m2lGroupedTeamSize(int /*p*/) { return 1; }
-  static constexpr std::size_t m2l_product_scratch_bytes = 64 * 1024;
+  static constexpr std::size_t m2l_scratch_bytes = 256 * 1024;
   static constexpr int m2l_max_product_columns = 64;
+  static constexpr bool m2l_kokkos_kernels_gemm = true;
   static constexpr bool m2l_gemm_blocked = true;
+  static constexpr std::size_t m2l_matrix_scratch_bytes = 0;
   static constexpr int m2l_grouped_max_order = 12;
   static constexpr int m2l_min_class_fraction = 4;
   static constexpr std::size_t m2l_matrix_budget_bytes = std::size_t(1) << 30;

@@ -5,10 +5,13 @@
 // The grouped M2L: one team per block of target cells (tree/M2LGroups.hpp). For each chunk
 // of its entries (one translation class, distinct targets) the team
 //   1. gathers the chunk's source multipoles as the columns of a matrix in team scratch,
-//   2. multiplies them by the class matrix (kernels/M2LMatrices.hpp) with Kokkos Kernels'
-//      team GEMM (KokkosBatched::TeamGemm), and
+//   2. multiplies them by the class matrix (kernels/M2LMatrices.hpp), either with Kokkos
+//      Kernels' team GEMM (KokkosBatched::TeamGemm) or with a register-tiled product in which
+//      each thread computes m2l_row_tile outputs of one column from the matrix (staged in
+//      team scratch when it fits) and the gathered column: the backend's measured choice,
+//      and
 //   3. adds each product column, divided by the pair's length unit, to its target's local
-//      expansion.
+//      expansion, accumulated in team scratch and written once at the end.
 // A chunk's offsets are mirror images of its class's offset: the gathered columns and the
 // products take the mirror's signs (tree::mirrorSign). Large chunks are cut into products
 // of at most `columns` columns. The team alone writes
@@ -25,6 +28,7 @@
 #include <KokkosBatched_Gemm_Decl.hpp>
 #include <Kokkos_Core.hpp>
 
+#include <cstdint>
 #include <type_traits>
 
 namespace kfmm::detail
@@ -38,6 +42,8 @@ struct GroupedM2LKernel
   using ScratchMatrix = Kokkos::View<Real **, Kokkos::LayoutRight,
                                      typename ExecutionSpace::scratch_memory_space,
                                      Kokkos::MemoryUnmanaged>;
+  using ScratchParities = Kokkos::View<int *, typename ExecutionSpace::scratch_memory_space,
+                                       Kokkos::MemoryUnmanaged>;
 
   /// Kokkos Kernels' register-blocked or plain team GEMM, as the backend's tuning says.
   using GemmAlgorithm =
@@ -53,36 +59,150 @@ struct GroupedM2LKernel
   int order;
   int columns; ///< most columns of one product
   int num_rows;
+  bool stage_matrix;          ///< copy each class matrix to team scratch (register-tiled product)
+  bool accumulate_in_scratch; ///< sum the block's locals in team scratch, else in place
 
-  static std::size_t scratchBytes(int p, int columns)
+  using Tune = Tuning<ExecutionSpace>;
+  static constexpr bool kokkos_kernels_gemm = Tune::m2l_kokkos_kernels_gemm;
+
+  /// Whether a class matrix of order p fits the backend's scratch for it.
+  static bool stagesMatrix(int p)
   {
-    int const n = realCoefficientCount(p);
-    return 2 * ScratchMatrix::shmem_size(n, columns) +
-           scratchCoefficientBytes<Real, ExecutionSpace>(expansions::m2lTeamScratchSize(p));
+    return !kokkos_kernels_gemm &&
+           static_cast<std::size_t>(realCoefficientCount(p)) * paddedRealCount(p) * sizeof(Real) <=
+               Tune::m2l_matrix_scratch_bytes;
   }
 
-  /// The sign of real component i under the mirror bits (tree::mirrorSign).
-  KOKKOS_INLINE_FUNCTION static Real sign(int mirror, int i)
+  /// Smallest product worth running: fewer columns re-read the class matrix too often.
+  static constexpr int min_product_columns = 8;
+
+  /// Team scratch besides the product's two matrices and the block's locals: the staged
+  /// class matrix, the components' mirror parities and the per-pair operator's work array.
+  static std::size_t operandScratchBytes(int p)
+  {
+    int const n = realCoefficientCount(p);
+    std::size_t const matrix =
+        stagesMatrix(p) ? ScratchMatrix::shmem_size(n, paddedRealCount(p)) : 0;
+    return matrix + ScratchParities::shmem_size(n) +
+           scratchCoefficientBytes<Real, ExecutionSpace>(expansions::m2lTeamScratchSize(p)) +
+           2 * ScratchMatrix::shmem_size(0, 0);
+  }
+
+  static std::size_t localsScratchBytes(int p, int block_rows)
+  {
+    return scratchCoefficientBytes<Real, ExecutionSpace>(block_rows * expansions::coefficientCount(p));
+  }
+
+  /// Whether the block's locals fit in team scratch beside a product of
+  /// min_product_columns (Tuning::m2l_scratch_bytes); else they are summed in place.
+  static bool accumulatesInScratch(int p, int block_rows)
+  {
+    std::size_t const product = 2 * min_product_columns * realCoefficientCount(p) * sizeof(Real);
+    return operandScratchBytes(p) + localsScratchBytes(p, block_rows) + product <=
+           Tune::m2l_scratch_bytes;
+  }
+
+  static std::size_t fixedScratchBytes(int p, int block_rows)
+  {
+    return operandScratchBytes(p) +
+           (accumulatesInScratch(p, block_rows) ? localsScratchBytes(p, block_rows) : 0);
+  }
+
+  /// Columns of one product that the backend's team scratch (Tuning::m2l_scratch_bytes)
+  /// leaves room for, at most m2l_max_product_columns; 0 when not even one fits.
+  static int productColumns(int p, int block_rows)
+  {
+    std::size_t const fixed = fixedScratchBytes(p, block_rows);
+    if (fixed >= Tune::m2l_scratch_bytes)
+      return 0;
+    std::size_t const per_column = 2 * realCoefficientCount(p) * sizeof(Real);
+    auto const fit = static_cast<int>((Tune::m2l_scratch_bytes - fixed) / per_column);
+    return fit < Tune::m2l_max_product_columns ? fit : Tune::m2l_max_product_columns;
+  }
+
+  static std::size_t scratchBytes(int p, int columns, int block_rows)
+  {
+    return 2 * ScratchMatrix::shmem_size(realCoefficientCount(p), columns) +
+           fixedScratchBytes(p, block_rows);
+  }
+
+  /// product(:, 0..count) = A gathered(:, 0..count), A given transposed and padded
+  /// (M2LMatrices.hpp).
+  KOKKOS_INLINE_FUNCTION void multiply(TeamMember const &team, Real const *A_transposed,
+                                       ScratchMatrix const &gathered, ScratchMatrix const &product,
+                                       int count) const
+  {
+    int const n = realCoefficientCount(order);
+    int const padded = paddedRealCount(order);
+    if constexpr (kokkos_kernels_gemm)
+    {
+      Kokkos::View<Real const **, Kokkos::LayoutStride, Memory, Kokkos::MemoryUnmanaged> const A(
+          A_transposed, Kokkos::LayoutStride(n, 1, n, padded));
+      auto const used = Kokkos::make_pair(0, count);
+      KokkosBatched::TeamGemm<TeamMember, KokkosBatched::Trans::NoTranspose,
+                              KokkosBatched::Trans::NoTranspose, GemmAlgorithm>::
+          invoke(team, Real(1), A, Kokkos::subview(gathered, Kokkos::ALL, used), Real(0),
+                 Kokkos::subview(product, Kokkos::ALL, used));
+    }
+    else
+    {
+      // Thread (tile, j) keeps m2l_row_tile outputs of column j in registers: per input
+      // component one gathered value and m2l_row_tile contiguous matrix entries.
+      int const tiles = padded / m2l_row_tile;
+      Kokkos::parallel_for(Kokkos::TeamThreadRange(team, tiles * count), [&](int item) {
+        int const tile = item / count;
+        int const j = item % count;
+        Real acc[m2l_row_tile] = {};
+        Real const *a = A_transposed + tile * m2l_row_tile;
+        for (int k = 0; k < n; ++k, a += padded)
+        {
+          Real const b = gathered(k, j);
+          for (int r = 0; r < m2l_row_tile; ++r)
+            acc[r] += a[r] * b;
+        }
+        for (int r = 0; r < m2l_row_tile && tile * m2l_row_tile + r < n; ++r)
+          product(tile * m2l_row_tile + r, j) = acc[r];
+      });
+    }
+  }
+
+  /// tree::mirrorParities of real component i at this order.
+  KOKKOS_INLINE_FUNCTION static int parities(int i)
   {
     int const n = expansions::detail::degreeOf(i / 2);
-    return static_cast<Real>(tree::mirrorSign(mirror, n, i / 2 - expansions::coefficientIndex(n, 0), i));
+    return tree::mirrorParities(n, i / 2 - expansions::coefficientIndex(n, 0), i);
   }
 
   KOKKOS_FUNCTION void operator()(TeamMember const &team) const
   {
     int const block = team.league_rank();
     int const n = realCoefficientCount(order);
+    int const count_complex = expansions::coefficientCount(order);
     int const first_row = block * groups.block_rows;
-    int const last_row = first_row + groups.block_rows < num_rows ? first_row + groups.block_rows
-                                                                  : num_rows;
+    int const rows = (first_row + groups.block_rows < num_rows ? first_row + groups.block_rows
+                                                               : num_rows) -
+                     first_row;
+    int const padded = paddedRealCount(order);
     ScratchMatrix gathered(team.team_scratch(0), n, columns);
     ScratchMatrix product(team.team_scratch(0), n, columns);
+    ScratchMatrix staged(team.team_scratch(0), stage_matrix ? n : 0, stage_matrix ? padded : 0);
+    ScratchParities component_parities(team.team_scratch(0), n);
     ScratchCoefficients<Real, ExecutionSpace> work(team.team_scratch(0),
                                                    expansions::m2lTeamScratchSize(order));
-    // The block's locals are contiguous (LayoutRight rows).
-    Real *const block_locals = reinterpret_cast<Real *>(&locals(first_row, 0));
-    Kokkos::parallel_for(Kokkos::TeamThreadRange(team, (last_row - first_row) * n),
-                         [&](int i) { block_locals[i] = Real(0); });
+    // The block's local expansions accumulate in team scratch and are written once, or in
+    // place when they do not fit (the team alone writes its rows either way).
+    ScratchCoefficients<Real, ExecutionSpace> block_locals(
+        team.team_scratch(0), accumulate_in_scratch ? groups.block_rows * count_complex : 0);
+    Kokkos::complex<Real> *const accumulated_complex =
+        accumulate_in_scratch ? block_locals.data() : &locals(first_row, 0);
+    Real *const accumulated = reinterpret_cast<Real *>(accumulated_complex);
+    Kokkos::parallel_for(Kokkos::TeamThreadRange(team, rows * n),
+                         [&](int i) { accumulated[i] = Real(0); });
+    Kokkos::parallel_for(Kokkos::TeamThreadRange(team, n),
+                         [&](int i) { component_parities(i) = parities(i); });
+    auto const sign = [&](std::int64_t entry, int i) {
+      return static_cast<Real>(tree::mirrorSign(groups.classes(entry) % 8, component_parities(i)));
+    };
 
     for (auto chunk = groups.block_chunks(block); chunk < groups.block_chunks(block + 1); ++chunk)
     {
@@ -98,7 +218,8 @@ struct GroupedM2LKernel
           expansions::m2lTeam(team, order, tree.template offset<Real>(t, s, 0),
                               tree.template offset<Real>(t, s, 1),
                               tree.template offset<Real>(t, s, 2), &multipoles(s, 0),
-                              &locals(t, 0), work.data(), tree.template scale<Real>(s),
+                              accumulated_complex + (t - first_row) * count_complex,
+                              work.data(), tree.template scale<Real>(s),
                               tree.template scale<Real>(t));
         }
         team.team_barrier();
@@ -106,7 +227,13 @@ struct GroupedM2LKernel
       }
       int delta, ox, oy, oz;
       tree::TranslationClassBounds::decode(groups.class_keys(cls), delta, ox, oy, oz);
-      auto const matrix = Kokkos::subview(matrices, cls, Kokkos::ALL, Kokkos::ALL);
+      Real const *matrix = &matrices(cls, 0, 0);
+      if (stage_matrix)
+      {
+        Kokkos::parallel_for(Kokkos::TeamThreadRange(team, n * padded),
+                             [&](int i) { staged.data()[i] = matrix[i]; });
+        matrix = staged.data();
+      }
       for (auto first = begin; first < end; first += columns)
       {
         int const count = end - first < columns ? static_cast<int>(end - first) : columns;
@@ -114,14 +241,10 @@ struct GroupedM2LKernel
           int const column = item / n;
           int const i = item % n;
           auto const *M = reinterpret_cast<Real const *>(&multipoles(groups.sources(first + column), 0));
-          gathered(i, column) = M[i] * sign(groups.classes(first + column) % 8, i);
+          gathered(i, column) = M[i] * sign(first + column, i);
         });
         team.team_barrier();
-        auto const used = Kokkos::make_pair(0, count);
-        KokkosBatched::TeamGemm<TeamMember, KokkosBatched::Trans::NoTranspose,
-                                KokkosBatched::Trans::NoTranspose, GemmAlgorithm>::
-            invoke(team, Real(1), matrix, Kokkos::subview(gathered, Kokkos::ALL, used), Real(0),
-                   Kokkos::subview(product, Kokkos::ALL, used));
+        multiply(team, matrix, gathered, product, count);
         team.team_barrier();
         // Mirror images of one class can share a target; the stable sort kept each target's
         // entries adjacent, so the first column of a target adds them all, in order.
@@ -133,13 +256,21 @@ struct GroupedM2LKernel
             return;
           Real sum = Real(0);
           for (int c = column; c < count && groups.targets(first + c) == t; ++c)
-            sum += product(i, c) * sign(groups.classes(first + c) % 8, i);
+            sum += product(i, c) * sign(first + c, i);
           int const finer = delta >= 0 ? tree.level(t) : tree.level(t) - delta;
           Real const inv_unit = static_cast<Real>(1 / cellScale<double>(tree.side, finer));
-          reinterpret_cast<Real *>(&locals(t, 0))[i] += sum * inv_unit;
+          accumulated[(t - first_row) * n + i] += sum * inv_unit;
         });
         team.team_barrier();
       }
+    }
+    // Rows are contiguous in the LayoutRight locals.
+    if (accumulate_in_scratch)
+    {
+      team.team_barrier();
+      Real *const out = reinterpret_cast<Real *>(&locals(first_row, 0));
+      Kokkos::parallel_for(Kokkos::TeamThreadRange(team, rows * n),
+                           [&](int i) { out[i] = accumulated[i]; });
     }
   }
 };

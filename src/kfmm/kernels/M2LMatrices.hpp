@@ -9,8 +9,11 @@
 // A coefficient array of order p is coefficientCount(p) complex numbers, i.e. n = 2
 // coefficientCount(p) reals (real and imaginary parts interleaved, Kokkos::complex's
 // layout). M2L is real-linear in that vector (the orders m < 0 enter through complex
-// conjugates), so column j of a class's matrix is the translation of the j-th unit vector:
-//   L_real = A M_real,  A (n x n), row-major.
+// conjugates), so column k of a class's matrix is the translation of the k-th unit vector:
+//   L_real = A M_real,  A (n x n).
+// A is stored transposed, row k holding column k of A padded with zeros to
+// paddedRealCount(p) (a whole number of the product's row tiles): the product then reads
+// contiguous, aligned runs of A for each input component.
 // Matrices are computed in double and stored in the solver's precision, in units where the
 // finer of the two cells' length scales is 1: the coarser one is 2^|delta|, the offset is o.
 // A local expansion carries one inverse length (Operators.hpp), so the product is divided
@@ -25,9 +28,12 @@
 namespace kfmm::detail
 {
 
-/// Class matrices, one n x n row-major block per class (n = 2 coefficientCount(p)).
+/// Class matrices, transposed: matrices(class, k, i) = A_class(i, k), i < n padded.
 template <class Real, class MemorySpace>
 using M2LMatrixArray = Kokkos::View<Real ***, Kokkos::LayoutRight, MemorySpace>;
+
+/// Output rows one thread of the grouped M2L's product computes at once.
+constexpr int m2l_row_tile = 4;
 
 /// Length of the real coefficient vector of order p.
 KOKKOS_INLINE_FUNCTION constexpr int realCoefficientCount(int p)
@@ -35,12 +41,19 @@ KOKKOS_INLINE_FUNCTION constexpr int realCoefficientCount(int p)
   return 2 * expansions::coefficientCount(p);
 }
 
+/// realCoefficientCount(p) rounded up to whole row tiles.
+KOKKOS_INLINE_FUNCTION constexpr int paddedRealCount(int p)
+{
+  return (realCoefficientCount(p) + m2l_row_tile - 1) / m2l_row_tile * m2l_row_tile;
+}
+
 /// Bytes of the class matrices of `classes` classes at order p.
 template <class Real>
 std::size_t m2lMatrixBytes(int classes, int p)
 {
   auto const n = static_cast<std::size_t>(realCoefficientCount(p));
-  return static_cast<std::size_t>(classes) * n * n * sizeof(Real);
+  return static_cast<std::size_t>(classes) * n * static_cast<std::size_t>(paddedRealCount(p)) *
+         sizeof(Real);
 }
 
 /// Team (class, column): the translation of one unit multipole vector.
@@ -84,8 +97,8 @@ struct M2LMatrixKernel
                         work.data(), source_scale, target_scale);
     team.team_barrier();
     auto const *L_real = reinterpret_cast<double const *>(L.data());
-    Kokkos::parallel_for(Kokkos::TeamThreadRange(team, n), [&](int i) {
-      matrices(cls, i, column) = static_cast<Real>(L_real[i]);
+    Kokkos::parallel_for(Kokkos::TeamThreadRange(team, paddedRealCount(order)), [&](int i) {
+      matrices(cls, column, i) = i < n ? static_cast<Real>(L_real[i]) : Real(0);
     });
   }
 };
@@ -99,7 +112,7 @@ M2LMatrixArray<Real, MemorySpace> buildM2LMatrices(ExecutionSpace const &space,
   int const n = realCoefficientCount(p);
   M2LMatrixArray<Real, MemorySpace> matrices(
       Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "kfmm::Fmm::m2l_matrices"),
-      groups.num_classes, n, n);
+      groups.num_classes, n, paddedRealCount(p));
   using Kernel = M2LMatrixKernel<ExecutionSpace, Real>;
   Kokkos::parallel_for("kfmm::Fmm::m2l_matrices",
                        Kokkos::TeamPolicy<ExecutionSpace>(space, groups.num_classes * n, team_size)

@@ -80,20 +80,23 @@ struct TranslationClassBounds
 /// reflecting y = 0 to conj(.), and z = 0 to (-1)^(n+m) (.), since e^{i m phi} and
 /// P_n^m(cos theta) change so under x -> -x, y -> -y, z -> -z. In the real representation
 /// (real and imaginary parts interleaved) each reflection F is a diagonal of signs D_F, and
-/// the M2L operator of the mirrored offset is T(F o) = D_F T(o) D_F. `mirror` has bit 0, 1,
-/// 2 set for a negative x, y, z offset; the result is the sign of real component `real`
-/// (coefficient real / 2 of degree n, order m; imaginary part when real is odd).
-KOKKOS_INLINE_FUNCTION int mirrorSign(int mirror, int n, int m, int real)
+/// the M2L operator of the mirrored offset is T(F o) = D_F T(o) D_F.
+///
+/// mirrorParities gives, for real component `real` (coefficient real / 2, of degree n and
+/// order m; its imaginary part when real is odd), bit d set when reflection d (0: x, 1: y,
+/// 2: z) flips its sign.
+KOKKOS_INLINE_FUNCTION int mirrorParities(int n, int m, int real)
 {
   int const imaginary = real & 1;
-  int odd = 0; // parity of the number of sign flips
-  if (mirror & 1)
-    odd += m + imaginary;
-  if (mirror & 2)
-    odd += imaginary;
-  if (mirror & 4)
-    odd += n + m;
-  return 1 - 2 * (odd & 1);
+  return ((m + imaginary) & 1) | (imaginary << 1) | (((n + m) & 1) << 2);
+}
+
+/// The sign of a component with `parities` under the reflections of `mirror` (bit d set for
+/// a negative offset component d).
+KOKKOS_INLINE_FUNCTION int mirrorSign(int mirror, int parities)
+{
+  int const flips = mirror & parities;
+  return 1 - 2 * ((flips ^ (flips >> 1) ^ (flips >> 2)) & 1);
 }
 
 /// The M2L list of InteractionLists regrouped by (block of targets, translation class).

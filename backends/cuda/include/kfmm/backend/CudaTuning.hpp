@@ -53,14 +53,20 @@ struct Tuning<Kokkos::Cuda>
     return warps > 8 ? 256 : 32 * warps;
   }
 
-  // Grouped M2L: a block of 64 target cells per thread block, 128 threads sharing each
-  // product; the two scratch matrices of a product within the 40 KiB of team scratch.
-  static constexpr int m2l_block_rows = 32;
+  // Grouped M2L, measured on an H200 at 1e6 particles (perf/RESULTS.md): 16 target cells
+  // per thread block of 128 threads (fastest of 8, 16, 32 and 64 cells with 64 or 128
+  // threads), the register-tiled product (1.2x Kokkos Kernels' blocked team GEMM at p 4) with
+  // class matrices of up to 16 KiB staged in shared memory, all within the 40 KiB of team
+  // scratch Kokkos 3.4 allows. It beats the per-pair M2L up to order 10 (3.2x at p 4 fp32,
+  // 1.4x at p 10 fp64) and loses at p 12 fp64 (0.8x).
+  static constexpr int m2l_block_rows = 16;
   static constexpr int m2lGroupedTeamSize(int /*p*/) { return 128; }
-  static constexpr std::size_t m2l_product_scratch_bytes = 32 * 1024;
+  static constexpr std::size_t m2l_scratch_bytes = 40 * 1024;
   static constexpr int m2l_max_product_columns = 64;
+  static constexpr bool m2l_kokkos_kernels_gemm = false;
   static constexpr bool m2l_gemm_blocked = true;
-  static constexpr int m2l_grouped_max_order = 12;
+  static constexpr std::size_t m2l_matrix_scratch_bytes = 16 * 1024;
+  static constexpr int m2l_grouped_max_order = 10;
   static constexpr int m2l_min_class_fraction = 4;
   static constexpr std::size_t m2l_matrix_budget_bytes = std::size_t(4) << 30;
 };
