@@ -10,9 +10,10 @@
 #   sanitize  compute-sanitizer memcheck and racecheck over the kernel tests, the onesweep
 #             sort tests, and the program on a small problem (tree, sort, lists and every
 #             FMM/treecode kernel)
-#   bench     the benchmarks and the 1e6-particle runs recorded in perf/RESULTS.md
+#   bench     the benchmarks (all-pairs, sort, tree, M2L variants) and the 1e6-particle runs
+#             recorded in perf/RESULTS.md
 set -uo pipefail
-[ $# -ge 2 ] || { sed -n '2,13p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
+[ $# -ge 2 ] || { sed -n '2,14p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
 bundle=$1 logs=$2
 shift 2
 phases=${*:-test bench}
@@ -44,6 +45,7 @@ if has bench; then
   step bench-direct build/cuda/perf/kfmm_bench_direct --repeat 5
   step bench-sort build/cuda/perf/kfmm_bench_sort --repeat 5 --host-max 10000000
   step bench-tree build/cuda/perf/kfmm_bench_tree --repeat 3 --backends cuda
+  step bench-m2l build/cuda/perf/kfmm_bench_m2l --repeat 3
   for distribution in uniform plummer; do
     step "fmm-float-$distribution" build/cuda/apps/kfmm --n 1000000 --distribution "$distribution" \
       --precision float --order 4 --repeat 5 --check 2000 --json "$logs/fmm-float-$distribution.json"
