@@ -3,14 +3,16 @@
 #define KFMM_FMM_HPP
 
 // The solver: tree and lists built once from the positions, then any number of evaluations
-// for new charges (the static-geometry case of seed 004), or the one-shot kfmm::evaluate.
+// for new charges (the static-geometry case of Gumerov & Duraiswami 2008), or the one-shot
+// kfmm::evaluate.
 //
 // One evaluation (docs/ARCHITECTURE.md):
 //   charges -> sorted order -> P2M (leaves) -> M2M (levels, bottom up)
-//     -> M2L (fmm) or M2P (treecode) -> L2L (levels, top down) -> L2P (leaves)
-//     -> P2P (leaf pairs) -> caller's order
-// Every stage is a Kokkos team kernel in which one team writes one target (cell or leaf);
-// every stage is fenced and timed into Stats and is a Kokkos Tools region.
+//     -> M2L (fmm: grouped or per pair) or M2P (treecode) -> L2L (levels, top down)
+//     -> L2P (leaves) -> P2P (leaf pairs) -> caller's order
+// Every stage is a Kokkos team kernel in which one team writes one target (cell or leaf), or
+// one block of targets (the grouped M2L), so no atomics are needed; every stage is fenced and
+// timed into Stats and is a Kokkos Tools region.
 
 #include <kfmm/Options.hpp>
 #include <kfmm/Stats.hpp>

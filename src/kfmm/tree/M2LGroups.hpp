@@ -2,9 +2,10 @@
 #ifndef KFMM_TREE_M2L_GROUPS_HPP
 #define KFMM_TREE_M2L_GROUPS_HPP
 
-// The M2L list regrouped for matrix products (Malhotra & Biros 2015 group the M2L work of
-// all target-source pairs that share a relative position; Yokota's BLAS-grouped M2L does the
-// same per offset, in single and double precision).
+// The M2L list regrouped for matrix products, after the matrix formulation of Fortin &
+// Lamotte 2013: the M2L operators of all pairs that share a relative position are one matrix,
+// applied to all their multipoles at once as a BLAS-like product, in single and double
+// precision.
 //
 // Expansion centres are geometric cell centres and a cell's expansions are stored in units of
 // its level's length scale s_l = side / 2^(l + 1) (kernels/detail/ExpansionArrays.hpp). A
