@@ -8,16 +8,16 @@
 //   2. multiplies them by the class matrix (kernels/M2LMatrices.hpp), either with Kokkos
 //      Kernels' team GEMM (KokkosBatched::TeamGemm) or with a register-tiled product in which
 //      each thread computes m2l_row_tile outputs of one column from the matrix (staged in
-//      team scratch when it fits) and the gathered column: the backend's measured choice,
-//      and
+//      team scratch when it fits) and the gathered column: the backend's measured choice;
 //   3. adds each product column, divided by the pair's length unit, to its target's local
-//      expansion, accumulated in team scratch and written once at the end.
+//      expansion, summed in team scratch and written once at the end (in place when the
+//      block's locals do not fit in scratch).
 // A chunk's offsets are mirror images of its class's offset: the gathered columns and the
 // products take the mirror's signs (tree::mirrorSign). Large chunks are cut into products
-// of at most `columns` columns. The team alone writes
-// its block's locals, in the fixed order of the sorted entries: no atomics, and the result
-// is the same bit for bit from run to run. Entries outside the dense classes (class -1)
-// are translated one pair at a time with m2lTeam, as the per-pair M2L does.
+// of at most `columns` columns. The team alone writes its block's locals, in the fixed order
+// of the sorted entries: no atomics, and the result is the same bit for bit from run to
+// run. Entries outside the dense classes (class -1) are translated one pair at a time with
+// m2lTeam, as the per-pair M2L does.
 
 #include <kfmm/detail/Tuning.hpp>
 #include <kfmm/expansions/TeamOperators.hpp>
