@@ -3,7 +3,7 @@
 #define KFMM_KERNELS_GROUPED_M2L_HPP
 
 // The grouped M2L: one team per block of target cells (tree/M2LGroups.hpp). For each chunk
-// of its entries (one translation class, distinct targets) the team
+// of its entries (one translation class, each target's entries adjacent) the team
 //   1. gathers the chunk's source multipoles as the columns of a matrix in team scratch,
 //   2. multiplies them by the class matrix (kernels/M2LMatrices.hpp), either with Kokkos
 //      Kernels' team GEMM (KokkosBatched::TeamGemm) or with a register-tiled product in which
