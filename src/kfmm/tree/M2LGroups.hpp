@@ -23,11 +23,11 @@
 // (class -1, the fallback path of kernels/GroupedM2L.hpp). The last bound keeps the rare
 // classes of adaptive trees (cross-level pairs, far outliers) from costing a matrix each:
 // it bounds the classes by entries / min_class_entries. The list's rows are cut into
-// blocks of `block_rows` consecutive
-// target cells; inside a block the entries are sorted by class with the stable radix sort,
-// so each run of one class holds distinct targets (a target and a class determine the
-// source) and becomes one matrix product. Runs are "chunks"; each block owns a contiguous
-// range of chunks.
+// blocks of `block_rows` consecutive target cells; inside a block the entries are sorted by
+// class with the stable radix sort, so each run of one class keeps the list's target order
+// (a target has at most one entry per mirror image of the class, and they are adjacent) and
+// becomes one matrix product. Runs are "chunks"; each block owns a contiguous range of
+// chunks.
 
 #include <kfmm/detail/ScopedRegion.hpp>
 #include <kfmm/detail/Validation.hpp>
