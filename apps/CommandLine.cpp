@@ -14,6 +14,8 @@
 #include <limits>
 #include <map>
 #include <system_error>
+#include <utility>
+#include <vector>
 
 namespace kfmm::app
 {
@@ -72,6 +74,23 @@ double parseReal(std::string const &option, std::string const &value)
       std::isnan(d))
     badValue(option, value, "a number");
   return d;
+}
+
+/// The value named `value` among `choices` (name, value), in order; an unknown name is a
+/// usage error that lists them ("expected a, b or c").
+template <class T>
+T parseChoice(std::string const &option, std::string const &value,
+              std::vector<std::pair<std::string, T>> const &choices)
+{
+  std::string expected;
+  for (std::size_t i = 0; i < choices.size(); ++i)
+  {
+    if (choices[i].first == value)
+      return choices[i].second;
+    expected += (i == 0 ? "" : (i + 1 == choices.size() ? " or " : ", ")) + choices[i].first;
+  }
+  throw UsageError("unknown value '" + value + "' for option '" + option + "' (expected " +
+                   expected + ")");
 }
 
 /// A file the program will write: its folder must exist and it must not be a folder itself.
@@ -151,35 +170,19 @@ Configuration parseCommandLine(std::vector<std::string> const &arguments)
            }},
           {"--method",
            [&](auto const &o, auto const &v) {
-             if (v == "fmm")
-               c.options.method = Method::fmm;
-             else if (v == "treecode")
-               c.options.method = Method::treecode;
-             else
-               throw UsageError("unknown value '" + v + "' for option '" + o +
-                                "' (expected fmm or treecode)");
+             c.options.method =
+                 parseChoice<Method>(o, v, {{"fmm", Method::fmm}, {"treecode", Method::treecode}});
            }},
           {"--m2l",
            [&](auto const &o, auto const &v) {
-             if (v == "auto")
-               c.options.m2l_variant = M2LVariant::automatic;
-             else if (v == "per-pair")
-               c.options.m2l_variant = M2LVariant::per_pair;
-             else if (v == "grouped")
-               c.options.m2l_variant = M2LVariant::grouped;
-             else
-               throw UsageError("unknown value '" + v + "' for option '" + o +
-                                "' (expected auto, per-pair or grouped)");
+             c.options.m2l_variant = parseChoice<M2LVariant>(
+                 o, v, {{"auto", M2LVariant::automatic}, {"per-pair", M2LVariant::per_pair},
+                        {"grouped", M2LVariant::grouped}});
            }},
           {"--precision",
            [&](auto const &o, auto const &v) {
-             if (v == "float")
-               c.precision = Precision::single;
-             else if (v == "double")
-               c.precision = Precision::double_;
-             else
-               throw UsageError("unknown value '" + v + "' for option '" + o +
-                                "' (expected float or double)");
+             c.precision = parseChoice<Precision>(
+                 o, v, {{"float", Precision::single}, {"double", Precision::double_}});
            }},
           {"--softening",
            [&](auto const &o, auto const &v) {

@@ -354,16 +354,15 @@ private:
   {
     if (_grouped_m2l)
     {
-      using Kernel = detail::GroupedM2LKernel<ExecutionSpace, Real>;
-      int const columns = Kernel::productColumns(order(), _m2l_groups.block_rows);
+      detail::GroupedM2LKernel<ExecutionSpace, Real> const kernel(
+          detail::CellView<MemorySpace>(_tree), _m2l_groups, _m2l_matrices, _multipoles, _locals,
+          order(), _lists.m2l.numRows());
       Kokkos::parallel_for(
           "kfmm::Fmm::M2L_grouped",
           Policy<ExecutionSpace>(space, _m2l_groups.num_blocks,
                                  detail::Tuning<ExecutionSpace>::m2lGroupedTeamSize(order()))
-              .set_scratch_size(0, Kokkos::PerTeam(Kernel::scratchBytes(order(), columns, _m2l_groups.block_rows))),
-          Kernel{detail::CellView<MemorySpace>(_tree), _m2l_groups, _m2l_matrices, _multipoles,
-                 _locals, order(), columns, _lists.m2l.numRows(), Kernel::stagesMatrix(order()),
-                 Kernel::accumulatesInScratch(order(), _m2l_groups.block_rows)});
+              .set_scratch_size(0, Kokkos::PerTeam(kernel.scratchBytes())),
+          kernel);
       return;
     }
     using Kernel = detail::M2LKernel<ExecutionSpace, Real, decltype(_lists.m2l.offsets),

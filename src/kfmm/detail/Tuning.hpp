@@ -52,7 +52,7 @@ struct Tuning
   /// Grouped M2L (kernels/GroupedM2L.hpp): target rows per block (one team each), threads
   /// per team at order p, its team scratch (what the block's locals and the rest leave of
   /// it bounds the columns of one product) and the most columns of one product; the product
-  /// by Kokkos Kernels' team GEMM (register-blocked or not) or by the register-tiled loop,
+  /// by Kokkos Kernels' register-blocked team GEMM or by the register-tiled loop,
   /// which copies a class matrix to team scratch when it takes at most
   /// m2l_matrix_scratch_bytes. It is the automatic choice up to order m2l_grouped_max_order
   /// while its class matrices (n^2 reals per class, n = (p+1)(p+2)) take at most
@@ -67,7 +67,6 @@ struct Tuning
   static constexpr std::size_t m2l_scratch_bytes = 256 * 1024;
   static constexpr int m2l_max_product_columns = 64;
   static constexpr bool m2l_kokkos_kernels_gemm = true;
-  static constexpr bool m2l_gemm_blocked = true;
   static constexpr std::size_t m2l_matrix_scratch_bytes = 0;
   static constexpr int m2l_grouped_max_order = 12;
   static constexpr int m2l_min_class_fraction = 4;

@@ -29,7 +29,6 @@
 #include <Kokkos_Core.hpp>
 
 #include <cstdint>
-#include <type_traits>
 
 namespace kfmm::detail
 {
@@ -45,22 +44,31 @@ struct GroupedM2LKernel
   using ScratchParities = Kokkos::View<int *, typename ExecutionSpace::scratch_memory_space,
                                        Kokkos::MemoryUnmanaged>;
 
-  /// Kokkos Kernels' register-blocked or plain team GEMM, as the backend's tuning says.
-  using GemmAlgorithm =
-      typename std::conditional<Tuning<ExecutionSpace>::m2l_gemm_blocked,
-                                KokkosBatched::Algo::Gemm::Blocked,
-                                KokkosBatched::Algo::Gemm::Unblocked>::type;
-
   CellView<Memory> tree;
   tree::M2LGroups<Memory> groups;
   M2LMatrixArray<Real, Memory> matrices;
   CoefficientArray<Real, Memory> multipoles;
   CoefficientArray<Real, Memory> locals;
   int order;
-  int columns; ///< most columns of one product
   int num_rows;
+  // Derived from the above and the backend's tuning by the constructor:
+  int columns;                ///< most columns of one product
   bool stage_matrix;          ///< copy each class matrix to team scratch (register-tiled product)
   bool accumulate_in_scratch; ///< sum the block's locals in team scratch, else in place
+
+  GroupedM2LKernel(CellView<Memory> const &tree_, tree::M2LGroups<Memory> const &groups_,
+                   M2LMatrixArray<Real, Memory> const &matrices_,
+                   CoefficientArray<Real, Memory> const &multipoles_,
+                   CoefficientArray<Real, Memory> const &locals_, int order_, int num_rows_)
+      : tree(tree_), groups(groups_), matrices(matrices_), multipoles(multipoles_),
+        locals(locals_), order(order_), num_rows(num_rows_),
+        columns(productColumns(order_, groups_.block_rows)), stage_matrix(stagesMatrix(order_)),
+        accumulate_in_scratch(accumulatesInScratch(order_, groups_.block_rows))
+  {
+  }
+
+  /// Team scratch of one launch.
+  std::size_t scratchBytes() const { return scratchBytes(order, columns, groups.block_rows); }
 
   using Tune = Tuning<ExecutionSpace>;
   static constexpr bool kokkos_kernels_gemm = Tune::m2l_kokkos_kernels_gemm;
@@ -140,7 +148,8 @@ struct GroupedM2LKernel
           A_transposed, Kokkos::LayoutStride(n, 1, n, padded));
       auto const used = Kokkos::make_pair(0, count);
       KokkosBatched::TeamGemm<TeamMember, KokkosBatched::Trans::NoTranspose,
-                              KokkosBatched::Trans::NoTranspose, GemmAlgorithm>::
+                              KokkosBatched::Trans::NoTranspose,
+                              KokkosBatched::Algo::Gemm::Blocked>::
           invoke(team, Real(1), A, Kokkos::subview(gathered, Kokkos::ALL, used), Real(0),
                  Kokkos::subview(product, Kokkos::ALL, used));
     }
