@@ -163,6 +163,11 @@ Configuration parseCommandLine(std::vector<std::string> const &arguments)
                outOfRange(o, v, "expected 0 < theta <= 1");
              c.options.theta = t;
            }},
+          {"--acceptance",
+           [&](auto const &o, auto const &v) {
+             c.options.acceptance = parseChoice<Acceptance>(
+                 o, v, {{"theta", Acceptance::theta}, {"classic", Acceptance::classic}});
+           }},
           {"--leaf-size",
            [&](auto const &o, auto const &v) {
              c.options.leaf_size =
@@ -306,6 +311,10 @@ std::string helpText()
          ")\n"
          "  --theta T            multipole acceptance parameter, 0 < T <= 1; smaller is more\n"
          "                       accurate and slower (0.5)\n"
+         "  --acceptance A       theta: cells far when (R_t + R_s) < theta * distance |\n"
+         "                       classic: far when not neighbours (theta unused) (" +
+         std::string(acceptanceName(o.acceptance)) +
+         ")\n"
          "  --leaf-size L        a cell with more than L particles is split, L >= 1 (" +
          std::to_string(o.leaf_size) +
          ")\n"

@@ -213,9 +213,11 @@ void printReport(std::FILE *out, Report const &r)
                k.default_space.c_str(), k.concurrency, k.version.c_str(), spaces.c_str());
   std::fprintf(out, "  precision     %s\n", precisionName(c.precision));
   std::fprintf(out, "  particles     %s\n", problemText(r).c_str());
-  std::fprintf(out, "  options       method %s, order %d, theta %g, leaf size %d, softening %g\n",
-               methodName(c.options.method), c.options.order, c.options.theta,
-               c.options.leaf_size, c.options.softening);
+  std::fprintf(out,
+               "  options       method %s, order %d, acceptance %s, theta %g, leaf size %d, "
+               "softening %g\n",
+               methodName(c.options.method), c.options.order, acceptanceName(c.options.acceptance),
+               c.options.theta, c.options.leaf_size, c.options.softening);
   std::fprintf(out, "  tree          depth %d, %zu leaves, %zu cells\n", r.stats.depth,
                r.stats.leaves, r.stats.cells);
   std::fprintf(out, "  interactions  p2p %.3e, m2l %.3e, m2p %.3e\n",
@@ -288,6 +290,7 @@ std::string jsonReport(Report const &r)
   j.string("method", methodName(c.options.method));
   j.integer("order", static_cast<std::uint64_t>(c.options.order));
   j.number("theta", c.options.theta);
+  j.string("acceptance", acceptanceName(c.options.acceptance));
   j.integer("leaf_size", static_cast<std::uint64_t>(c.options.leaf_size));
   j.string("m2l", m2lVariantName(c.options.m2l_variant));
   j.string("precision", precisionName(c.precision));

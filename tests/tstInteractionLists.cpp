@@ -80,12 +80,24 @@ void checkLists(Tree const &tree, Lists const &lists)
 
   // The acceptance test, evaluated with a relative slack of `slack` on the distance: the
   // device may round the distance differently (fused multiply-adds), so a far pair is
-  // checked with slack 1e-12 and a near pair with -1e-12.
+  // checked with slack 1e-12 and a near pair with -1e-12. The classic rule is checked on
+  // the boxes: their gap along the widest axis, a whole number of finer sides, is at least
+  // the larger side; the slack is a quarter of the finer side.
   double const theta = lists.theta;
+  bool const classic = lists.acceptance == kfmm::Acceptance::classic;
+  auto const level = toHost(tree.level);
   auto const accepted = [&](int t, int s, double slack) {
     double const dx = centre(t, 0) - centre(s, 0);
     double const dy = centre(t, 1) - centre(s, 1);
     double const dz = centre(t, 2) - centre(s, 2);
+    if (classic)
+    {
+      double const ht = std::ldexp(tree.cube.side, -level(t));
+      double const hs = std::ldexp(tree.cube.side, -level(s));
+      double const gap =
+          std::max({std::abs(dx), std::abs(dy), std::abs(dz)}) - (ht + hs) / 2;
+      return gap >= std::max(ht, hs) - (slack > 0 ? 0.25 : -0.25) * std::min(ht, hs);
+    }
     return radius(t) + radius(s) < theta * std::sqrt(dx * dx + dy * dy + dz * dz) * (1 + slack);
   };
   // Plain loops that remember the first failure: one assertion per property, not per entry.
@@ -147,13 +159,16 @@ void checkBothMethods(Positions<Config> const &x, int leaf_size, double theta)
   typename Config::execution_space space;
   auto const tree = kfmm::tree::buildOctree(space, x, leaf_size);
   for (auto const method : {Method::fmm, Method::treecode})
-  {
-    CAPTURE(method == Method::fmm ? "fmm" : "treecode", theta, leaf_size);
-    auto const lists = kfmm::tree::buildInteractionLists(space, tree, theta, method);
-    CHECK(lists.method == method);
-    CHECK(lists.theta == theta);
-    checkLists(tree, lists);
-  }
+    for (auto const acceptance : {kfmm::Acceptance::theta, kfmm::Acceptance::classic})
+    {
+      CAPTURE(method == Method::fmm ? "fmm" : "treecode", kfmm::acceptanceName(acceptance),
+              theta, leaf_size);
+      auto const lists = kfmm::tree::buildInteractionLists(space, tree, theta, method, acceptance);
+      CHECK(lists.method == method);
+      CHECK(lists.theta == theta);
+      CHECK(lists.acceptance == acceptance);
+      checkLists(tree, lists);
+    }
 }
 
 template <class List>
@@ -254,6 +269,57 @@ TEMPLATE_LIST_TEST_CASE("interaction lists of a Plummer sphere deeper than 15 le
   checkLists(tree, kfmm::tree::buildInteractionLists(space, tree, 1.0, Method::fmm));
   if (std::is_same<typename TestType::real_type, double>::value)
     checkLists(tree, kfmm::tree::buildInteractionLists(space, tree, 1.0, Method::treecode));
+}
+
+TEMPLATE_LIST_TEST_CASE("classic lists of a full grid are the textbook neighbour and "
+                        "interaction lists", "[tree][lists]", kfmm::test::Configs)
+{
+  // One particle at the centre of each cell of an 8 x 8 x 8 grid, leaf size 1: every leaf is
+  // at level 3. A leaf's near list is its 3 x 3 x 3 block of neighbours clipped to the grid,
+  // and a cell's M2L list holds the children of its parent's neighbours that are not its own
+  // neighbours: at most 6^3 - 3^3 = 189 (Greengard & Rokhlin 1987).
+  using Real = typename TestType::real_type;
+  int const side = 8;
+  auto const x = handMade<TestType>(side * side * side, [&](auto &h) {
+    for (int i = 0; i < side * side * side; ++i)
+    {
+      h(i, 0) = Real(i % side) + Real(0.5);
+      h(i, 1) = Real((i / side) % side) + Real(0.5);
+      h(i, 2) = Real(i / (side * side)) + Real(0.5);
+    }
+  });
+  typename TestType::execution_space space;
+  auto const tree = kfmm::tree::buildOctree(space, x, 1);
+  REQUIRE(tree.depth() == 3);
+  REQUIRE(tree.numLeaves() == side * side * side);
+  auto const lists =
+      kfmm::tree::buildInteractionLists(space, tree, 0.5, Method::fmm, kfmm::Acceptance::classic);
+  checkLists(tree, lists);
+
+  auto const [p2p_offsets, p2p] = hostList(lists.p2p, tree.numLeaves());
+  auto const [m2l_offsets, m2l] = hostList(lists.m2l, tree.numCells());
+  auto const leaves = toHost(tree.leaves);
+  auto const begin = toHost(tree.particle_begin);
+  auto const permutation = toHost(tree.permutation);
+  auto const hx = toHost(x);
+  // The grid index of a leaf, from its one particle (x is in the caller's order).
+  auto const index = [&](int leaf, int axis) {
+    return static_cast<int>(std::floor(hx(permutation(begin(leaf)), axis)));
+  };
+  auto const span = [&](int i) { return std::min(i + 1, side - 1) - std::max(i - 1, 0) + 1; };
+  int wrong_near = -1;
+  for (int j = 0; j < tree.numLeaves(); ++j)
+  {
+    int const leaf = leaves(j);
+    auto const expected = span(index(leaf, 0)) * span(index(leaf, 1)) * span(index(leaf, 2));
+    if (p2p_offsets(j + 1) - p2p_offsets(j) != expected)
+      wrong_near = wrong_near < 0 ? j : wrong_near;
+  }
+  CHECK(wrong_near == -1);
+  std::int64_t longest = 0;
+  for (int c = 0; c < tree.numCells(); ++c)
+    longest = std::max(longest, m2l_offsets(c + 1) - m2l_offsets(c));
+  CHECK(longest == 189);
 }
 
 TEMPLATE_LIST_TEST_CASE("interaction lists are deterministic", "[tree][lists]", kfmm::test::Configs)

@@ -113,7 +113,8 @@ public:
     _build_stages.emplace_back("tree", timer.seconds());
 
     timer.reset();
-    _lists = tree::buildInteractionLists(space, _tree, options.theta, options.method);
+    _lists = tree::buildInteractionLists(space, _tree, options.theta, options.method,
+                                         options.acceptance);
     space.fence();
     _build_stages.emplace_back("lists", timer.seconds());
 

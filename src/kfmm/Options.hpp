@@ -39,6 +39,22 @@ inline char const *m2lVariantName(M2LVariant v)
   }
 }
 
+/// Which pairs of cells interact through their expansions (the multipole acceptance
+/// criterion of the interaction lists).
+enum class Acceptance
+{
+  theta,  ///< (R_t + R_s) < theta |c_t - c_s|, with R the radius of a ball about the cell's
+          ///< centre that holds its particles (Dehnen 2002; Yokota & Barba 2011)
+  classic ///< well separated: the cells' boxes are at least one box of the larger cell
+          ///< apart, so same-level neighbours are near (Greengard & Rokhlin 1987); theta
+          ///< is not used
+};
+
+inline char const *acceptanceName(Acceptance a)
+{
+  return a == Acceptance::classic ? "classic" : "theta";
+}
+
 /// The solver's parameters. The defaults give a float field error near 1e-4 on uniform and
 /// Plummer distributions (perf/RESULTS.md records what each setting reaches).
 struct Options
@@ -48,6 +64,8 @@ struct Options
   /// Acceptance parameter of the test (R_t + R_s) < theta |c_t - c_s|, in (0, 1]: smaller is
   /// more accurate and more expensive.
   double theta = 0.5;
+  /// The acceptance rule; theta applies to Acceptance::theta only.
+  Acceptance acceptance = Acceptance::theta;
   /// A cell splits while it holds more than this many particles (and is above level 21).
   int leaf_size = 64;
   Method method = Method::fmm;

@@ -14,12 +14,19 @@ namespace kfmm::detail
 {
 
 #if KOKKOS_VERSION >= 30700
+using Kokkos::abs;
 using Kokkos::cos;
 using Kokkos::isfinite;
 using Kokkos::pow;
 using Kokkos::sin;
 using Kokkos::sqrt;
 #else
+using Kokkos::Experimental::fabs;
+template <class T>
+KOKKOS_INLINE_FUNCTION T abs(T x)
+{
+  return fabs(x);
+}
 using Kokkos::Experimental::cos;
 using Kokkos::Experimental::isfinite;
 using Kokkos::Experimental::pow;

@@ -17,8 +17,8 @@ namespace kfmm::detail
 {
 
 /// One team per target leaf. Targets are taken in chunks of team_size * TargetsPerThread
-/// (a leaf at the deepest level may hold more than a team); for each chunk every source
-/// leaf of the list passes through scratch in tiles. The results are ADDED to `potential`
+/// (a leaf at the deepest level may hold more than a team); for each chunk the particles of
+/// all the list's source leaves pass through scratch in full tiles. The results are ADDED to `potential`
 /// and `field` (sorted order), which the far field has already written or will add to:
 /// each target is written by exactly one team, so no atomics are needed.
 template <class ExecutionSpace, class Real, int TargetsPerThread, class Positions, class Charges,
@@ -66,24 +66,35 @@ struct P2PKernel
       }
       block.clearSums();
 
+      // The source leaves of the list are packed one after the other into full tiles, so
+      // that a team synchronises once per `source_tile` sources rather than once per
+      // source leaf, which holds only a few particles on adaptive (e.g. Plummer) trees.
+      int filled = 0;
+      auto const sweep = [&]() {
+        team.team_barrier(); // the tile is staged
+        block.interact(staged, filled, softening2);
+        team.team_barrier(); // the tile is no longer read
+        filled = 0;
+      };
       for (auto s = offsets(row); s < offsets(row + 1); ++s)
       {
         int const source_leaf = sources(s);
         int const source_end = tree.particle_end(source_leaf);
-        for (int tile_start = tree.particle_begin(source_leaf); tile_start < source_end;
-             tile_start += source_tile)
+        for (int start = tree.particle_begin(source_leaf); start < source_end;)
         {
-          int const tile = detail::min(source_tile, source_end - tile_start);
-          team.team_barrier(); // the previous tile is no longer read
-          Kokkos::parallel_for(Kokkos::TeamThreadRange(team, tile),
-                               [&](int i) {
-                                 int const j = tile_start + i;
-                                 staged[i] = Staged{x(j, 0), x(j, 1), x(j, 2), q(j)};
-                               });
-          team.team_barrier();
-          block.interact(staged, tile, softening2);
+          int const take = detail::min(source_tile - filled, source_end - start);
+          Kokkos::parallel_for(Kokkos::TeamThreadRange(team, take), [&](int i) {
+            int const j = start + i;
+            staged[filled + i] = Staged{x(j, 0), x(j, 1), x(j, 2), q(j)};
+          });
+          filled += take;
+          start += take;
+          if (filled == source_tile)
+            sweep();
         }
       }
+      if (filled > 0)
+        sweep();
 
       for (int k = 0; k < TargetsPerThread; ++k)
       {

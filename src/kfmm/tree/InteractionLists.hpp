@@ -72,6 +72,7 @@ struct InteractionLists
   using memory_space = MemorySpace;
   Method method = Method::fmm;
   double theta = 0;
+  Acceptance acceptance = Acceptance::theta;
   CsrList<MemorySpace> m2l; ///< rows: cells; fmm only
   CsrList<MemorySpace> m2p; ///< rows: leaves (positions in tree.leaves); treecode only
   CsrList<MemorySpace> p2p; ///< rows: leaves (positions in tree.leaves)
@@ -103,10 +104,43 @@ struct PairRule
 {
   Kokkos::View<double *[3], MemorySpace> centre;
   Kokkos::View<double *, MemorySpace> radius;
+  Kokkos::View<int *, MemorySpace> level;
   Kokkos::View<int *, MemorySpace> first_child;
   Kokkos::View<int *, MemorySpace> child_count;
   double theta;
+  double root_side; ///< side of the level-0 cell (classic rule)
+  bool classic;
   bool treecode;
+
+  /// Acceptance::classic: the gap between the boxes, in the axis where it is widest, is at
+  /// least the larger box's side. Box faces lie on the grid of the finer box, so the gap is
+  /// a whole number of finer sides; half of one absorbs the rounding of the centres.
+  KOKKOS_FUNCTION bool wellSeparated(int t, int s, double dx, double dy, double dz) const
+  {
+    double const ht = root_side / static_cast<double>(std::int64_t(1) << level(t));
+    double const hs = root_side / static_cast<double>(std::int64_t(1) << level(s));
+    double const widest = kfmm::detail::max(kfmm::detail::abs(dx),
+                                            kfmm::detail::max(kfmm::detail::abs(dy),
+                                                              kfmm::detail::abs(dz)));
+    return widest - 0.5 * (ht + hs) > kfmm::detail::max(ht, hs) - 0.5 * kfmm::detail::min(ht, hs);
+  }
+
+  KOKKOS_FUNCTION bool accepted(int t, int s) const
+  {
+    double const dx = centre(t, 0) - centre(s, 0);
+    double const dy = centre(t, 1) - centre(s, 1);
+    double const dz = centre(t, 2) - centre(s, 2);
+    if (classic)
+      return wellSeparated(t, s, dx, dy, dz);
+    return radius(t) + radius(s) < theta * kfmm::detail::sqrt(dx * dx + dy * dy + dz * dz);
+  }
+
+  /// The cell to split of a pair that is neither accepted nor two leaves: the larger one,
+  /// by radius (theta rule) or by box (classic rule, whose test is on boxes).
+  KOKKOS_FUNCTION bool targetIsLarger(int t, int s) const
+  {
+    return classic ? level(t) <= level(s) : radius(t) >= radius(s);
+  }
 
   KOKKOS_FUNCTION std::uint8_t action(int t, int s) const
   {
@@ -116,16 +150,11 @@ struct PairRule
       return nt == 0 ? near_self : split_both;
     if (treecode && nt > 0)
       return split_target;
-    double const dx = centre(t, 0) - centre(s, 0);
-    double const dy = centre(t, 1) - centre(s, 1);
-    double const dz = centre(t, 2) - centre(s, 2);
-    double const rt = radius(t);
-    double const rs = radius(s);
-    if (rt + rs < theta * kfmm::detail::sqrt(dx * dx + dy * dy + dz * dz))
+    if (accepted(t, s))
       return far_pair;
     if (nt == 0 && ns == 0)
       return near_pair;
-    if (nt > 0 && (ns == 0 || rt >= rs))
+    if (nt > 0 && (ns == 0 || targetIsLarger(t, s)))
       return split_target;
     return split_source;
   }
@@ -263,18 +292,20 @@ CsrList<MemorySpace> emptyList(ExecutionSpace const &space, int num_rows, std::s
 
 /// Builds the interaction lists of `tree` by the level-synchronous dual tree traversal of
 /// the file comment, with the acceptance test (R_t + R_s) < theta |c_t - c_s| on the cells'
-/// geometric centres c and radii R (Octree.hpp).
+/// geometric centres c and radii R (Octree.hpp), or the classic rule on their boxes.
 ///
-/// \param [in] space   execution space instance the kernels run on
-/// \param [in] tree    the octree (its memory space must be accessible from `space`)
-/// \param [in] theta   opening parameter in (0, 1]: smaller is more accurate and slower
-/// \param [in] method  Method::fmm (M2L and P2P lists) or Method::treecode (M2P and P2P)
+/// \param [in] space       execution space instance the kernels run on
+/// \param [in] tree        the octree (its memory space must be accessible from `space`)
+/// \param [in] theta       opening parameter in (0, 1]: smaller is more accurate and slower
+/// \param [in] method      Method::fmm (M2L and P2P lists) or Method::treecode (M2P and P2P)
+/// \param [in] acceptance  the rule (Options.hpp); theta is checked but not used by classic
 /// \return the lists, identical for identical input
 /// \throws kfmm::Exception when theta is not in (0, 1] (the message names 'theta').
 template <class ExecutionSpace, class MemorySpace>
 InteractionLists<MemorySpace> buildInteractionLists(ExecutionSpace const &space,
                                                     Octree<MemorySpace> const &tree, double theta,
-                                                    Method method = Method::fmm)
+                                                    Method method = Method::fmm,
+                                                    Acceptance acceptance = Acceptance::theta)
 {
   static_assert(Kokkos::is_execution_space<ExecutionSpace>::value,
                 "kfmm::tree::buildInteractionLists: the first argument must be a Kokkos "
@@ -296,6 +327,7 @@ InteractionLists<MemorySpace> buildInteractionLists(ExecutionSpace const &space,
   InteractionLists<MemorySpace> lists;
   lists.method = method;
   lists.theta = theta;
+  lists.acceptance = acceptance;
 
   // Row of each leaf cell in the leaf lists.
   Kokkos::View<int *, MemorySpace> leaf_row(
@@ -307,8 +339,15 @@ InteractionLists<MemorySpace> buildInteractionLists(ExecutionSpace const &space,
         KOKKOS_LAMBDA(int j) { leaf_row(leaves(j)) = j; });
   }
 
-  detail::PairRule<MemorySpace> const rule{tree.centre,      tree.radius, tree.first_child,
-                                           tree.child_count, theta,       treecode};
+  detail::PairRule<MemorySpace> const rule{tree.centre,
+                                           tree.radius,
+                                           tree.level,
+                                           tree.first_child,
+                                           tree.child_count,
+                                           theta,
+                                           tree.cube.side,
+                                           acceptance == Acceptance::classic,
+                                           treecode};
   auto const first_child = tree.first_child;
   auto const child_count = tree.child_count;
 

@@ -55,8 +55,11 @@ struct TargetBlock
         Real const dz = z[k] - source.z;
         Real const r2 = dx * dx + dy * dy + dz * dz;
         // Zero-distance pairs (the target itself, coincident particles) contribute
-        // nothing, with or without softening.
-        Real const inv_r = r2 > Real(0) ? rsqrt(r2 + softening2) : Real(0);
+        // nothing, with or without softening. The rule is arithmetic, not a branch, so that
+        // the loop over targets vectorises on a CPU: `real` is 1 for a real pair and 0 for
+        // a zero-distance one, whose square root is then taken of 1, not 0, and masked out.
+        Real const real = r2 > Real(0) ? Real(1) : Real(0);
+        Real const inv_r = real * rsqrt(r2 + softening2 + (Real(1) - real));
         Real const q_inv_r = source.q * inv_r;
         Real const q_inv_r3 = q_inv_r * inv_r * inv_r;
         tphi[k] += q_inv_r;
