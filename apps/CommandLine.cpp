@@ -310,7 +310,9 @@ std::string helpText()
          std::to_string(max_order) + " (" + std::to_string(o.order) +
          ")\n"
          "  --theta T            multipole acceptance parameter, 0 < T <= 1; smaller is more\n"
-         "                       accurate and slower (0.5)\n"
+         "                       accurate and slower (" +
+         detail::formatNumber(o.theta) +
+         ")\n"
          "  --acceptance A       theta: cells far when (R_t + R_s) < theta * distance |\n"
          "                       classic: far when not neighbours (theta unused) (" +
          std::string(acceptanceName(o.acceptance)) +

@@ -55,15 +55,16 @@ inline char const *acceptanceName(Acceptance a)
   return a == Acceptance::classic ? "classic" : "theta";
 }
 
-/// The solver's parameters. The defaults give a float field error near 1e-4 on uniform and
-/// Plummer distributions (perf/RESULTS.md records what each setting reaches).
+/// The solver's parameters. The defaults (order 6, theta 0.7) give a field error near 1e-4
+/// on uniform and Plummer distributions, the fastest setting found at that error on the GPU
+/// (perf/RESULTS.md records what each setting reaches).
 struct Options
 {
   /// Expansion order p: degrees 0..p of the spherical-harmonic expansions (1..max_order).
-  int order = 5;
+  int order = 6;
   /// Acceptance parameter of the test (R_t + R_s) < theta |c_t - c_s|, in (0, 1]: smaller is
   /// more accurate and more expensive.
-  double theta = 0.5;
+  double theta = 0.7;
   /// The acceptance rule; theta applies to Acceptance::theta only.
   Acceptance acceptance = Acceptance::theta;
   /// A cell splits while it holds more than this many particles (and is above level 21).

@@ -3,7 +3,7 @@
 # prints nothing.
 include(${CMAKE_CURRENT_LIST_DIR}/Common.cmake)
 
-kfmm_run_ok(--n 300 --check 50 --repeat 2 --json report.json --quiet)
+kfmm_run_ok(--n 300 --check 50 --repeat 2 --acceptance classic --json report.json --quiet)
 if(NOT run_OUT STREQUAL "")
   kfmm_fail("--quiet printed on stdout")
 endif()
@@ -28,8 +28,10 @@ kfmm_json(repeat configuration repeat)
 kfmm_json(check configuration check)
 kfmm_json(precision configuration precision)
 kfmm_json(distribution configuration distribution)
+kfmm_json(acceptance configuration acceptance)
 if(NOT program STREQUAL "kfmm" OR NOT n EQUAL 300 OR NOT repeat EQUAL 2 OR NOT check EQUAL 50
-   OR NOT precision STREQUAL "float" OR NOT distribution STREQUAL "plummer")
+   OR NOT precision STREQUAL "float" OR NOT distribution STREQUAL "plummer"
+   OR NOT acceptance STREQUAL "classic")
   kfmm_bad("configuration differs from the command line")
 endif()
 foreach(key method order theta leaf_size softening seed)
