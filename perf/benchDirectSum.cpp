@@ -8,7 +8,8 @@
 // `omp simd` reduction, the simplest code a compiler vectorises well. kfmm's rate as a
 // fraction of it is the near field's target (at least 75 %).
 //
-//   kfmm_bench_direct [--n N[,N...]] [--repeat R]
+//   kfmm_bench_direct [--n N[,N...]] [--host-n N[,N...]] [--repeat R]
+// --n sets the sizes of every space, --host-n (after it) those of the host spaces.
 #include <kfmm/io/Generators.hpp>
 #include <kfmm/kernels/DirectSum.hpp>
 
@@ -129,11 +130,14 @@ int main(int argc, char *argv[])
     std::string const arg = argv[i];
     if (arg == "--n" && i + 1 < argc)
       device_sizes = host_sizes = argv[++i];
+    else if (arg == "--host-n" && i + 1 < argc)
+      host_sizes = argv[++i];
     else if (arg == "--repeat" && i + 1 < argc)
       repeat = std::max(1, std::atoi(argv[++i]));
     else
     {
-      std::fprintf(stderr, "usage: %s [--n N[,N...]] [--repeat R]\n", argv[0]);
+      std::fprintf(stderr, "usage: %s [--n N[,N...]] [--host-n N[,N...]] [--repeat R]\n",
+                   argv[0]);
       return 2;
     }
   }

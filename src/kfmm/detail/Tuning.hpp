@@ -59,14 +59,18 @@ struct Tuning
   /// m2l_matrix_budget_bytes; above, the per-pair M2L runs. A class gets a matrix when it
   /// has at least n / m2l_min_class_fraction pairs (building its matrix costs n
   /// translations); the pairs of rarer classes are translated one at a time.
-  /// On the 2-core host (perf/RESULTS.md) the grouped M2L with Kokkos Kernels' GEMM beat the
-  /// per-pair one by 1.56x at p 4 fp32, 1.57x at p 8 and 1.31x at p 12 fp64, and the
-  /// register-tiled product by 1.04-1.25x.
+  /// The product's register tile is m2l_row_tile rows by m2l_column_tile columns.
+  /// On the 2-core host (perf/RESULTS.md) the grouped M2L beat the per-pair one by 1.31-1.57x
+  /// at p 4-12; a one-column tile (the GPU's) was 1.04-1.25x slower than Kokkos Kernels'
+  /// blocked team GEMM, and the 8 x 4 tile, which keeps eight independent vector
+  /// accumulators, is 1.2-1.9x faster than it at p 8 (kfmm_bench_m2l).
   static constexpr int m2l_block_rows = 64;
   static constexpr int m2lGroupedTeamSize(int /*p*/) { return 1; }
   static constexpr std::size_t m2l_scratch_bytes = 256 * 1024;
   static constexpr int m2l_max_product_columns = 64;
-  static constexpr bool m2l_kokkos_kernels_gemm = true;
+  static constexpr bool m2l_kokkos_kernels_gemm = false;
+  static constexpr int m2l_row_tile = 8;
+  static constexpr int m2l_column_tile = 4;
   static constexpr std::size_t m2l_matrix_scratch_bytes = 0;
   static constexpr int m2l_grouped_max_order = 12;
   static constexpr int m2l_min_class_fraction = 4;

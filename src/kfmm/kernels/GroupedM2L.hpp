@@ -7,8 +7,10 @@
 //   1. gathers the chunk's source multipoles as the columns of a matrix in team scratch,
 //   2. multiplies them by the class matrix (kernels/M2LMatrices.hpp), either with Kokkos
 //      Kernels' team GEMM (KokkosBatched::TeamGemm) or with a register-tiled product in which
-//      each thread computes m2l_row_tile outputs of one column from the matrix (staged in
-//      team scratch when it fits) and the gathered column: the backend's measured choice;
+//      each thread computes a tile of m2l_row_tile outputs of m2l_column_tile columns from the
+//      matrix (staged in team scratch when it fits) and the gathered columns: the backend's
+//      measured choice (one column per thread on a GPU; on a CPU, several, so that the tile
+//      holds enough independent fused multiply-add chains to fill the vector units);
 //   3. adds each product column, divided by the pair's length unit, to its target's local
 //      expansion, summed in team scratch and written once at the end (in place when the
 //      block's locals do not fit in scratch).
@@ -155,22 +157,32 @@ struct GroupedM2LKernel
     }
     else
     {
-      // Thread (tile, j) keeps m2l_row_tile outputs of column j in registers: per input
-      // component one gathered value and m2l_row_tile contiguous matrix entries.
-      int const tiles = padded / m2l_row_tile;
-      Kokkos::parallel_for(Kokkos::TeamThreadRange(team, tiles * count), [&](int item) {
-        int const tile = item / count;
-        int const j = item % count;
-        Real acc[m2l_row_tile] = {};
-        Real const *a = A_transposed + tile * m2l_row_tile;
+      // Thread (row tile, column tile) keeps its tile of outputs in registers: per input
+      // component, row_tile contiguous matrix entries and column_tile gathered values.
+      // The last column tile repeats the last column and does not write the copies.
+      constexpr int row_tile = Tune::m2l_row_tile;
+      constexpr int column_tile = Tune::m2l_column_tile;
+      static_assert(m2l_row_padding % row_tile == 0, "row tiles must divide the padding");
+      int const row_tiles = padded / row_tile;
+      int const column_tiles = (count + column_tile - 1) / column_tile;
+      Kokkos::parallel_for(Kokkos::TeamThreadRange(team, row_tiles * column_tiles), [&](int item) {
+        int const first_row = item / column_tiles * row_tile;
+        int const first_column = item % column_tiles * column_tile;
+        int column[column_tile];
+        for (int c = 0; c < column_tile; ++c)
+          column[c] = first_column + c < count ? first_column + c : count - 1;
+        Real acc[column_tile][row_tile] = {};
+        Real const *a = A_transposed + first_row;
         for (int k = 0; k < n; ++k, a += padded)
-        {
-          Real const b = gathered(k, j);
-          for (int r = 0; r < m2l_row_tile; ++r)
-            acc[r] += a[r] * b;
-        }
-        for (int r = 0; r < m2l_row_tile && tile * m2l_row_tile + r < n; ++r)
-          product(tile * m2l_row_tile + r, j) = acc[r];
+          for (int c = 0; c < column_tile; ++c)
+          {
+            Real const b = gathered(k, column[c]);
+            for (int r = 0; r < row_tile; ++r)
+              acc[c][r] += a[r] * b;
+          }
+        for (int c = 0; c < column_tile && first_column + c < count; ++c)
+          for (int r = 0; r < row_tile && first_row + r < n; ++r)
+            product(first_row + r, first_column + c) = acc[c][r];
       });
     }
   }

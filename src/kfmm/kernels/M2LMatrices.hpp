@@ -32,8 +32,9 @@ namespace kfmm::detail
 template <class Real, class MemorySpace>
 using M2LMatrixArray = Kokkos::View<Real ***, Kokkos::LayoutRight, MemorySpace>;
 
-/// Output rows one thread of the grouped M2L's product computes at once.
-constexpr int m2l_row_tile = 4;
+/// Rows of a class matrix are padded to a multiple of this, a multiple of every backend's
+/// row tile (Tuning::m2l_row_tile), so that a thread's run of matrix entries is whole.
+constexpr int m2l_row_padding = 8;
 
 /// Length of the real coefficient vector of order p.
 KOKKOS_INLINE_FUNCTION constexpr int realCoefficientCount(int p)
@@ -41,10 +42,10 @@ KOKKOS_INLINE_FUNCTION constexpr int realCoefficientCount(int p)
   return 2 * expansions::coefficientCount(p);
 }
 
-/// realCoefficientCount(p) rounded up to whole row tiles.
+/// realCoefficientCount(p) rounded up to a multiple of m2l_row_padding.
 KOKKOS_INLINE_FUNCTION constexpr int paddedRealCount(int p)
 {
-  return (realCoefficientCount(p) + m2l_row_tile - 1) / m2l_row_tile * m2l_row_tile;
+  return (realCoefficientCount(p) + m2l_row_padding - 1) / m2l_row_padding * m2l_row_padding;
 }
 
 /// Bytes of the class matrices of `classes` classes at order p.

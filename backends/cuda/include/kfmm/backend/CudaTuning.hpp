@@ -64,6 +64,8 @@ struct Tuning<Kokkos::Cuda>
   static constexpr std::size_t m2l_scratch_bytes = 40 * 1024;
   static constexpr int m2l_max_product_columns = 64;
   static constexpr bool m2l_kokkos_kernels_gemm = false;
+  static constexpr int m2l_row_tile = 4;
+  static constexpr int m2l_column_tile = 1;
   static constexpr std::size_t m2l_matrix_scratch_bytes = 16 * 1024;
   static constexpr int m2l_grouped_max_order = 10;
   static constexpr int m2l_min_class_fraction = 4;
