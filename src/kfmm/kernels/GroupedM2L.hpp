@@ -221,6 +221,9 @@ struct GroupedM2LKernel
                          [&](int i) { accumulated[i] = Real(0); });
     Kokkos::parallel_for(Kokkos::TeamThreadRange(team, n),
                          [&](int i) { component_parities(i) = parities(i); });
+    // The first chunk's gather reads every component's parity and the per-pair operator
+    // adds to locals that other threads have just zeroed.
+    team.team_barrier();
     auto const sign = [&](std::int64_t entry, int i) {
       return static_cast<Real>(tree::mirrorSign(groups.classes(entry) % 8, component_parities(i)));
     };
