@@ -146,7 +146,7 @@ private:
     if (options.method == Method::fmm && chooseGroupedM2L<ExecutionSpace>())
     {
       timer.reset();
-      prepareGroupedM2L(space);
+      prepareGroupedM2L(space, where);
       space.fence();
       _build_stages.emplace_back("M2L matrices", timer.seconds());
     }
@@ -366,15 +366,15 @@ private:
   /// Groups the M2L list and computes the class matrices (tree/M2LGroups.hpp,
   /// kernels/M2LMatrices.hpp). An automatic choice whose matrices would exceed the backend's
   /// budget, or whose kernel would not fit its team scratch, falls back to the per-pair M2L;
-  /// an explicit request throws.
+  /// an explicit request throws, its message naming the entry point `where`.
   template <class ExecutionSpace>
-  void prepareGroupedM2L(ExecutionSpace const &space)
+  void prepareGroupedM2L(ExecutionSpace const &space, std::string const &where)
   {
     using Tune = detail::Tuning<ExecutionSpace>;
     if (detail::GroupedM2LKernel<ExecutionSpace, Real>::productColumns(order(), Tune::m2l_block_rows) < 1)
     {
-      detail::require(_options.m2l_variant != M2LVariant::grouped, "kfmm::Fmm",
-                      "the grouped M2L at order " + std::to_string(order()) +
+      detail::require(_options.m2l_variant != M2LVariant::grouped, where,
+                      "the grouped M2L at order " + detail::formatNumber(order()) +
                           " does not fit this backend's team scratch; lower 'order' or choose "
                           "m2l_variant per_pair or automatic");
       return;
@@ -385,10 +385,10 @@ private:
     std::size_t const bytes = detail::m2lMatrixBytes<Real>(groups.num_classes, order());
     if (bytes > Tune::m2l_matrix_budget_bytes)
     {
-      detail::require(_options.m2l_variant != M2LVariant::grouped, "kfmm::Fmm",
-                      "the grouped M2L needs " + std::to_string(bytes >> 20) +
+      detail::require(_options.m2l_variant != M2LVariant::grouped, where,
+                      "the grouped M2L needs " + detail::formatNumber(bytes >> 20) +
                           " MiB of translation matrices, more than this backend's budget of " +
-                          std::to_string(Tune::m2l_matrix_budget_bytes >> 20) +
+                          detail::formatNumber(Tune::m2l_matrix_budget_bytes >> 20) +
                           " MiB; lower 'order', raise 'theta' or choose m2l_variant "
                           "per_pair or automatic");
       return;
