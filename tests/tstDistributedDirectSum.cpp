@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // The distributed direct sum on 1, 2 and 4 ranks equals, on every rank, the single-process
-// direct sum of the whole problem at that rank's particles, to rounding.
+// direct sum of the whole problem at that rank's particles, to rounding; bad input on one
+// rank makes every rank throw.
 #include <kfmm/Accuracy.hpp>
 #include <kfmm/distributed/DirectSum.hpp>
 #include <kfmm/io/Generators.hpp>
@@ -9,8 +10,11 @@
 
 #include <catch2/catch_template_test_macros.hpp>
 #include <catch2/catch_test_macros.hpp>
+#include <catch2/matchers/catch_matchers_string.hpp>
 
 #include <mpi.h>
+
+#include <limits>
 
 #include "TestTypes.hpp"
 
@@ -62,4 +66,35 @@ TEMPLATE_LIST_TEST_CASE("distributed direct sum equals the single-process sum",
   // Same sources in the same order through the same kernel: equal to the last bit.
   CHECK(kfmm::relativeL2Error(phi_h, expected_phi) == 0);
   CHECK(kfmm::relativeL2Error(g_h, expected_g) == 0);
+}
+
+TEMPLATE_LIST_TEST_CASE("distributed direct sum: bad input on one rank stops every rank",
+                        "[mpi][validation]", kfmm::test::Spaces)
+{
+  // Rank 0's positions hold a NaN. Every rank throws instead of waiting for rank 0 in the
+  // gather: rank 0 with the message in the caller's terms, the others pointing to it.
+  using Real = typename TestType::real_type;
+  using Memory = typename TestType::memory_space;
+  typename TestType::execution_space space;
+  int rank = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  std::size_t const n = 4;
+  Kokkos::View<Real *[3], Memory> x("kfmm::test::x", n);
+  Kokkos::View<Real *, Memory> q("kfmm::test::q", n);
+  Kokkos::View<Real *, Memory> phi("kfmm::test::phi", n);
+  Kokkos::View<Real *[3], Memory> g("kfmm::test::g", n);
+  kfmm::generate(space, kfmm::Distribution::uniform, 5 + rank, x, q);
+  if (rank == 0)
+  {
+    auto x_host = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, x);
+    x_host(2, 1) = std::numeric_limits<Real>::quiet_NaN();
+    Kokkos::deep_copy(x, x_host);
+  }
+  CAPTURE(rank);
+  CHECK_THROWS_WITH(kfmm::distributed::directSum(MPI_COMM_WORLD, space, x, q, phi, g),
+                    Catch::Matchers::Equals(
+                        rank == 0 ? "kfmm::distributed::directSum: argument 'positions' holds a "
+                                    "NaN or infinite value at index 2"
+                                  : "kfmm::distributed::directSum: invalid arguments on another "
+                                    "rank (its exception says which)"));
 }

@@ -99,6 +99,8 @@ TEMPLATE_LIST_TEST_CASE("direct sum rejects bad input in the caller's terms",
   {
     CHECK_NOTHROW(kfmm::directSum(space, x, q, phi, g));
     CHECK_NOTHROW(kfmm::directSum(space, x, x, q, phi, g));
+    // An integer softening is the softening of the positions overload, not a 'field'.
+    CHECK_NOTHROW(kfmm::directSum(space, x, q, phi, g, 0));
   }
   SECTION("charges of the wrong length")
   {

@@ -16,7 +16,9 @@
 
 #include <kfmm/Options.hpp>
 #include <kfmm/Stats.hpp>
+#include <kfmm/detail/Precompiled.hpp>
 #include <kfmm/detail/ScopedRegion.hpp>
+#include <kfmm/detail/StaticChecks.hpp>
 #include <kfmm/detail/Tuning.hpp>
 #include <kfmm/detail/Validation.hpp>
 #include <kfmm/expansions/Operators.hpp>
@@ -78,11 +80,13 @@ std::size_t bytesOf(Views const &...views)
 /// The FMM / treecode solver for one set of positions.
 ///
 /// \tparam Real         float or double: the precision of the expansions and kernels
-/// \tparam MemorySpace  where the tree, lists and expansions live (that of the execution
-///                      space the solver runs on)
+/// \tparam MemorySpace  where the tree, lists and expansions live: the memory_space of the
+///                      execution space the solver runs on
 ///
-/// Positions, charges and results are Kokkos Views in `MemorySpace` (any layout), in the
-/// caller's particle order. The potential and field follow kfmm::directSum's definitions.
+/// Positions, charges and results are Kokkos Views (any layout) in any memory space the
+/// execution space can access (Kokkos::SpaceAccessibility: its own, and e.g. CudaUVMSpace or
+/// CudaHostPinnedSpace from Cuda), in the caller's particle order; a View it cannot access
+/// is a compile-time error. The potential and field follow kfmm::directSum's definitions.
 template <class Real, class MemorySpace>
 class Fmm
 {
@@ -102,13 +106,35 @@ public:
       : _options(options)
   {
     checkSpace<ExecutionSpace>();
+    KFMM_STATIC_REQUIRE_VIEW("kfmm::Fmm", "positions", Positions, 2, "N x 3", ExecutionSpace);
+    if constexpr (detail::viewFits<ExecutionSpace, Positions, 2>())
+      build(detail::EntryPoint{"kfmm::Fmm"}, space, positions);
+  }
+
+  /// The constructor for an entry point that checked the Views' types and builds a solver
+  /// for its caller (kfmm::evaluate): messages name `caller`.
+  template <class ExecutionSpace, class Positions>
+  Fmm(detail::EntryPoint caller, ExecutionSpace const &space, Positions const &positions,
+      Options const &options)
+      : _options(options)
+  {
+    checkSpace<ExecutionSpace>();
+    build(caller, space, positions);
+  }
+
+private:
+  /// The constructors' work.
+  template <class ExecutionSpace, class Positions>
+  void build(detail::EntryPoint caller, ExecutionSpace const &space, Positions const &positions)
+  {
+    Options const &options = _options;
     detail::ScopedRegion region("kfmm::Fmm::build");
-    std::string const where = "kfmm::Fmm";
+    std::string const where = caller.name;
     detail::validate(options, where);
-    detail::requireExtent(where, "positions (columns)", positions.extent(1), 3);
+    tree::detail::checkPositions(space, where, positions);
 
     Kokkos::Timer timer;
-    _tree = tree::buildOctree(space, positions, options.leaf_size);
+    _tree = tree::detail::buildOctreeOfValidInput(space, positions, options.leaf_size);
     space.fence();
     _build_stages.emplace_back("tree", timer.seconds());
 
@@ -121,7 +147,7 @@ public:
     if (options.method == Method::fmm && chooseGroupedM2L<ExecutionSpace>())
     {
       timer.reset();
-      prepareGroupedM2L(space);
+      prepareGroupedM2L(space, where);
       space.fence();
       _build_stages.emplace_back("M2L matrices", timer.seconds());
     }
@@ -135,6 +161,7 @@ public:
     _stats.stage_seconds = _build_stages;
   }
 
+public:
   /// Potential and field at every particle due to all others, for `charges` (N).
   /// Results go to `potential` (N) and `field` (N x 3) in the caller's particle order.
   /// \throws kfmm::Exception on mismatched extents or NaN/Inf charges
@@ -143,8 +170,28 @@ public:
                 Field const &field)
   {
     checkSpace<ExecutionSpace>();
+    KFMM_STATIC_REQUIRE_VIEW("kfmm::Fmm::evaluate", "charges", Charges, 1, "N", ExecutionSpace);
+    KFMM_STATIC_REQUIRE_VIEW("kfmm::Fmm::evaluate", "potential", Potential, 1, "N",
+                             ExecutionSpace);
+    KFMM_STATIC_REQUIRE_VIEW("kfmm::Fmm::evaluate", "field", Field, 2, "N x 3", ExecutionSpace);
+    static_assert(detail::holdsWritableReal<Potential>() && detail::holdsWritableReal<Field>(),
+                  "kfmm::Fmm::evaluate: arguments 'potential' and 'field' must hold non-const "
+                  "float or double");
+    if constexpr (detail::viewFits<ExecutionSpace, Charges, 1>() &&
+                  detail::viewFits<ExecutionSpace, Potential, 1>() &&
+                  detail::viewFits<ExecutionSpace, Field, 2>() &&
+                  detail::holdsWritableReal<Potential>() && detail::holdsWritableReal<Field>())
+      evaluate(detail::EntryPoint{"kfmm::Fmm::evaluate"}, space, charges, potential, field);
+  }
+
+  /// evaluate() for an entry point that checked the Views' types (kfmm::evaluate): messages
+  /// name `caller`.
+  template <class ExecutionSpace, class Charges, class Potential, class Field>
+  void evaluate(detail::EntryPoint caller, ExecutionSpace const &space, Charges const &charges,
+                Potential const &potential, Field const &field)
+  {
     detail::ScopedRegion region("kfmm::Fmm::evaluate");
-    std::string const where = "kfmm::Fmm::evaluate";
+    std::string const where = caller.name;
     auto const n = size();
     detail::requireExtent(where, "charges", charges.extent(0), n);
     detail::requireExtent(where, "potential", potential.extent(0), n);
@@ -189,8 +236,11 @@ private:
   {
     static_assert(Kokkos::is_execution_space<ExecutionSpace>::value,
                   "kfmm::Fmm: the first argument must be a Kokkos execution space");
+    // The kernels keep the tree and the expansions in the execution space's own memory; the
+    // caller's Views may be in any memory space the execution space can access.
     static_assert(std::is_same<typename ExecutionSpace::memory_space, MemorySpace>::value,
-                  "kfmm::Fmm: the execution space must work in the solver's memory space");
+                  "kfmm::Fmm: the solver's MemorySpace must be the execution space's "
+                  "memory_space: Fmm<Real, ExecutionSpace::memory_space>");
   }
 
   /// Runs one stage inside a profiling region, fenced, and records its time.
@@ -317,15 +367,15 @@ private:
   /// Groups the M2L list and computes the class matrices (tree/M2LGroups.hpp,
   /// kernels/M2LMatrices.hpp). An automatic choice whose matrices would exceed the backend's
   /// budget, or whose kernel would not fit its team scratch, falls back to the per-pair M2L;
-  /// an explicit request throws.
+  /// an explicit request throws, its message naming the entry point `where`.
   template <class ExecutionSpace>
-  void prepareGroupedM2L(ExecutionSpace const &space)
+  void prepareGroupedM2L(ExecutionSpace const &space, std::string const &where)
   {
     using Tune = detail::Tuning<ExecutionSpace>;
     if (detail::GroupedM2LKernel<ExecutionSpace, Real>::productColumns(order(), Tune::m2l_block_rows) < 1)
     {
-      detail::require(_options.m2l_variant != M2LVariant::grouped, "kfmm::Fmm",
-                      "the grouped M2L at order " + std::to_string(order()) +
+      detail::require(_options.m2l_variant != M2LVariant::grouped, where,
+                      "the grouped M2L at order " + detail::formatNumber(order()) +
                           " does not fit this backend's team scratch; lower 'order' or choose "
                           "m2l_variant per_pair or automatic");
       return;
@@ -336,10 +386,10 @@ private:
     std::size_t const bytes = detail::m2lMatrixBytes<Real>(groups.num_classes, order());
     if (bytes > Tune::m2l_matrix_budget_bytes)
     {
-      detail::require(_options.m2l_variant != M2LVariant::grouped, "kfmm::Fmm",
-                      "the grouped M2L needs " + std::to_string(bytes >> 20) +
+      detail::require(_options.m2l_variant != M2LVariant::grouped, where,
+                      "the grouped M2L needs " + detail::formatNumber(bytes >> 20) +
                           " MiB of translation matrices, more than this backend's budget of " +
-                          std::to_string(Tune::m2l_matrix_budget_bytes >> 20) +
+                          detail::formatNumber(Tune::m2l_matrix_budget_bytes >> 20) +
                           " MiB; lower 'order', raise 'theta' or choose m2l_variant "
                           "per_pair or automatic");
       return;
@@ -445,17 +495,57 @@ private:
   Stats _stats;
 };
 
+namespace detail
+{
+
+template <class ExecutionSpace, class Positions, class Charges, class Potential, class Field>
+Stats evaluateOnce(ExecutionSpace const &space, Positions const &positions,
+                   Charges const &charges, Potential const &potential, Field const &field,
+                   Options const &options)
+{
+  detail::ScopedRegion region("kfmm::evaluate");
+  EntryPoint const caller{"kfmm::evaluate"};
+  Fmm<typename Potential::value_type, typename ExecutionSpace::memory_space> fmm(
+      caller, space, positions, options);
+  fmm.evaluate(caller, space, charges, potential, field);
+  return fmm.stats();
+}
+
+} // namespace detail
+
 /// One-shot evaluation: builds the tree and lists of `positions`, evaluates the potential
 /// and field of `charges` at every particle, and returns what it did. The precision is the
-/// value type of `potential`.
+/// value type of `potential`. The Views are those of kfmm::Fmm; with kfmm::precompiled
+/// linked, Views in the execution space's memory space and default layout, all of one
+/// precision, use the library's compiled instance (kfmm/detail/Precompiled.hpp).
 template <class ExecutionSpace, class Positions, class Charges, class Potential, class Field>
 Stats evaluate(ExecutionSpace const &space, Positions const &positions, Charges const &charges,
                Potential const &potential, Field const &field, Options const &options = {})
 {
-  using Real = typename Potential::non_const_value_type;
-  Fmm<Real, typename ExecutionSpace::memory_space> fmm(space, positions, options);
-  fmm.evaluate(space, charges, potential, field);
-  return fmm.stats();
+  static_assert(Kokkos::is_execution_space<ExecutionSpace>::value,
+                "kfmm::evaluate: the first argument must be a Kokkos execution space");
+  KFMM_STATIC_REQUIRE_VIEW("kfmm::evaluate", "positions", Positions, 2, "N x 3", ExecutionSpace);
+  KFMM_STATIC_REQUIRE_VIEW("kfmm::evaluate", "charges", Charges, 1, "N", ExecutionSpace);
+  KFMM_STATIC_REQUIRE_VIEW("kfmm::evaluate", "potential", Potential, 1, "N", ExecutionSpace);
+  KFMM_STATIC_REQUIRE_VIEW("kfmm::evaluate", "field", Field, 2, "N x 3", ExecutionSpace);
+  static_assert(detail::holdsWritableReal<Potential>() && detail::holdsWritableReal<Field>(),
+                "kfmm::evaluate: arguments 'potential' and 'field' must hold non-const float or "
+                "double");
+  if constexpr (Kokkos::is_execution_space<ExecutionSpace>::value &&
+                detail::viewFits<ExecutionSpace, Positions, 2>() &&
+                detail::viewFits<ExecutionSpace, Charges, 1>() &&
+                detail::viewFits<ExecutionSpace, Potential, 1>() &&
+                detail::viewFits<ExecutionSpace, Field, 2>() &&
+                detail::holdsWritableReal<Potential>() && detail::holdsWritableReal<Field>())
+  {
+    using Views = detail::PrecompiledViews<ExecutionSpace, typename Potential::value_type>;
+    return detail::evaluateOnce(space, detail::precompiledForm<typename Views::Positions>(positions),
+                                detail::precompiledForm<typename Views::Charges>(charges),
+                                detail::precompiledForm<typename Views::Potential>(potential),
+                                detail::precompiledForm<typename Views::Field>(field), options);
+  }
+  else
+    return {};
 }
 
 } // namespace kfmm

@@ -89,12 +89,12 @@ namespace detail
 inline void validate(Options const &o, std::string const &where)
 {
   require(o.order >= 1 && o.order <= max_order, where,
-          "option 'order' must be in 1.." + std::to_string(max_order) + ", got " +
-              std::to_string(o.order));
+          "option 'order' must be in 1.." + formatNumber(max_order) + ", got " +
+              formatNumber(o.order));
   require(o.theta > 0 && o.theta <= 1, where,
           "option 'theta' must be in (0, 1], got " + formatNumber(o.theta));
   require(o.leaf_size >= 1, where,
-          "option 'leaf_size' must be >= 1, got " + std::to_string(o.leaf_size));
+          "option 'leaf_size' must be >= 1, got " + formatNumber(o.leaf_size));
   require(o.softening >= 0 && std::isfinite(o.softening), where,
           "option 'softening' must be finite and >= 0, got " + formatNumber(o.softening));
 }

@@ -5,6 +5,8 @@
 # file made the way Kokkos makes its own: SameMajorVersion), 4.6.0 and 3.3.0, and
 # tests/consumer is configured (not built) against each with Kokkos_DIR. A real Kokkos 4 is not
 # needed for this: what decides is the version file, which Kokkos 4 and 5 write the same way.
+# The compiled kfmm::precompiled, unlike the header-only kfmm::kfmm, is refused with any Kokkos
+# but the one it was compiled against.
 include(CMakePackageConfigHelpers)
 
 function(fake_kokkos version dir)
@@ -17,11 +19,12 @@ function(fake_kokkos version dir)
                                    COMPATIBILITY SameMajorVersion)
 endfunction()
 
-# configure(<name> <Kokkos_DIR> <result var> <output var>)
+# configure(<name> <Kokkos_DIR> <result var> <output var> [<consumer argument>...])
 function(configure name kokkos_dir result_var output_var)
   execute_process(COMMAND ${CMAKE_COMMAND} -S ${CONSUMER_SOURCE_DIR} -B ${WORK_DIR}/${name}
                           -G ${GENERATOR} -DCMAKE_CXX_COMPILER=${CXX_COMPILER}
                           -DCMAKE_PREFIX_PATH=${WORK_DIR}/prefix -DKokkos_DIR=${kokkos_dir}
+                          ${ARGN}
                   RESULT_VARIABLE result OUTPUT_VARIABLE output ERROR_VARIABLE output)
   set(${result_var} ${result} PARENT_SCOPE)
   set(${output_var} "${output}" PARENT_SCOPE)
@@ -60,3 +63,18 @@ if(NOT output MATCHES "kfmm needs Kokkos 3.4 or newer \\(4.x and later are accep
   message(FATAL_ERROR "Kokkos version test: unexpected message for Kokkos 3.3.0:\n${output}")
 endif()
 message(STATUS "Kokkos version test: 4.6.0 accepted, 3.3.0 refused with a clear message")
+
+# The compiled kfmm::precompiled with another Kokkos than its own: refused with a message that
+# says why and what works instead (PRECOMPILED: whether this kfmm was built with it).
+if(PRECOMPILED)
+  configure(precompiled ${WORK_DIR}/kokkos-4.6.0 result output -DKFMM_CONSUMER_PRECOMPILED=ON)
+  string(REGEX REPLACE "[ \n]+" " " output "${output}")
+  if(result EQUAL 0)
+    message(FATAL_ERROR "Kokkos version test: kfmm::precompiled was taken with another Kokkos")
+  endif()
+  if(NOT output MATCHES "kfmm's component 'precompiled' \\(the kfmm::precompiled target\\) is not available: it was compiled against the Kokkos in [^ ]+, and this project uses the one in [^ ]*kokkos-4.6.0; link kfmm::kfmm \\(header-only\\) instead")
+    message(FATAL_ERROR "Kokkos version test: unexpected message for kfmm::precompiled with "
+                        "another Kokkos:\n${output}")
+  endif()
+  message(STATUS "Kokkos version test: kfmm::precompiled refused with another Kokkos")
+endif()

@@ -13,6 +13,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <string>
+#include <type_traits>
 
 namespace kfmm::detail
 {
@@ -38,6 +39,22 @@ inline std::string formatNumber(double value)
   return buffer;
 }
 
+/// An integer as the caller would write it: all its digits (a conversion to double would
+/// round those above 2^53).
+template <class Integer, std::enable_if_t<std::is_integral<Integer>::value, int> = 0>
+std::string formatNumber(Integer value)
+{
+  return std::to_string(value);
+}
+
+/// The public function the caller called, as messages name it ("kfmm::evaluate"): an entry
+/// point that works through another one passes its own name down, so that what the other
+/// finds wrong is reported in the caller's terms.
+struct EntryPoint
+{
+  char const *name;
+};
+
 /// Throws kfmm::Exception("<where>: <what>") when `condition` is false.
 inline void require(bool condition, std::string const &where, std::string const &what)
 {
@@ -49,8 +66,8 @@ inline void requireExtent(std::string const &where, std::string const &name,
                           std::size_t actual, std::size_t expected)
 {
   require(actual == expected, where,
-          "argument '" + name + "' has extent " + std::to_string(actual) + ", expected " +
-              std::to_string(expected));
+          "argument '" + name + "' has extent " + formatNumber(actual) + ", expected " +
+              formatNumber(expected));
 }
 
 /// values(i, c) of a rank-2 View, values(i) of a rank-1 one.
@@ -95,7 +112,7 @@ void requireFinite(ExecutionSpace const &space, std::string const &where,
   auto const bad = firstNonFinite(space, values);
   require(bad < 0, where,
           "argument '" + name + "' holds a NaN or infinite value at index " +
-              std::to_string(bad));
+              formatNumber(bad));
 }
 
 } // namespace kfmm::detail

@@ -11,7 +11,9 @@
 
 #if defined(KFMM_ENABLE_MPI)
 
+#include <kfmm/Exception.hpp>
 #include <kfmm/detail/ScopedRegion.hpp>
+#include <kfmm/detail/StaticChecks.hpp>
 #include <kfmm/detail/Validation.hpp>
 #include <kfmm/kernels/DirectSum.hpp>
 
@@ -19,6 +21,7 @@
 
 #include <mpi.h>
 
+#include <string>
 #include <vector>
 
 namespace kfmm::distributed
@@ -57,20 +60,45 @@ allGatherRows(MPI_Comm comm, View const &local, int columns)
   return all;
 }
 
-} // namespace detail
-
-/// Potential and field of this rank's particles due to the particles of all ranks in `comm`
-/// (collective). Same definitions and checks as kfmm::directSum.
-template <class ExecutionSpace, class Positions, class Charges, class Potential, class Field>
-void directSum(MPI_Comm comm, ExecutionSpace const &space, Positions const &positions,
-               Charges const &charges, Potential const &potential, Field const &field,
-               double softening = 0)
+/// Runs `check` on every rank and throws on all of them when it threw on any: its message
+/// where it threw, elsewhere one that points there. A rank that threw alone would leave the
+/// others waiting in the next collective call.
+template <class Check>
+void requireOnAllRanks(MPI_Comm comm, std::string const &where, Check const &check)
 {
-  kfmm::detail::ScopedRegion region("kfmm::distributed::directSum");
-  std::string const where = "kfmm::distributed::directSum";
-  kfmm::detail::requireExtent(where, "positions (columns)", positions.extent(1), 3);
-  kfmm::detail::requireExtent(where, "charges", charges.extent(0), positions.extent(0));
-  using Real = typename Potential::non_const_value_type;
+  std::string failure;
+  try
+  {
+    check();
+  }
+  catch (kfmm::Exception const &e)
+  {
+    failure = e.what();
+  }
+  int const failed_here = failure.empty() ? 0 : 1;
+  int failed_anywhere = 0;
+  MPI_Allreduce(&failed_here, &failed_anywhere, 1, MPI_INT, MPI_MAX, comm);
+  if (failed_anywhere)
+    throw kfmm::Exception(failed_here ? failure
+                                      : where + ": invalid arguments on another rank (its "
+                                                "exception says which)");
+}
+
+/// distributed::directSum on Views whose types it checked.
+template <class ExecutionSpace, class Positions, class Charges, class Potential, class Field>
+void directSumOfRanks(MPI_Comm comm, ExecutionSpace const &space, Positions const &positions,
+                      Charges const &charges, Potential const &potential, Field const &field,
+                      double softening)
+{
+  kfmm::detail::EntryPoint const caller{"kfmm::distributed::directSum"};
+  kfmm::detail::ScopedRegion region(caller.name);
+  // This rank's arguments, checked before any rank gathers: kfmm::directSum's checks of all
+  // but the other ranks' particles, which their ranks check.
+  requireOnAllRanks(comm, caller.name, [&] {
+    kfmm::detail::checkDirectSum(caller, space, positions, positions, charges, potential, field,
+                                 softening, "positions", nullptr);
+  });
+  using Real = typename Potential::value_type;
   using Memory = typename ExecutionSpace::memory_space;
   auto const all_x = detail::allGatherRows<Real>(comm, positions, 3);
   auto const all_q = detail::allGatherRows<Real>(comm, charges, 1);
@@ -90,7 +118,38 @@ void directSum(MPI_Comm comm, ExecutionSpace const &space, Positions const &posi
   }
   Kokkos::deep_copy(space, sources, sources_host);
   Kokkos::deep_copy(space, source_charges, charges_host);
-  kfmm::directSum(space, positions, sources, source_charges, potential, field, softening);
+  kfmm::detail::launchDirectSum(space, positions, sources, source_charges, potential, field,
+                                softening);
+}
+
+} // namespace detail
+
+/// Potential and field of this rank's particles due to the particles of all ranks in `comm`
+/// (collective). Same definitions and checks as kfmm::directSum; when any rank's arguments
+/// fail them, every rank throws.
+template <class ExecutionSpace, class Positions, class Charges, class Potential, class Field>
+void directSum(MPI_Comm comm, ExecutionSpace const &space, Positions const &positions,
+               Charges const &charges, Potential const &potential, Field const &field,
+               double softening = 0)
+{
+  static_assert(Kokkos::is_execution_space<ExecutionSpace>::value,
+                "kfmm::distributed::directSum: the second argument must be a Kokkos execution "
+                "space");
+  KFMM_STATIC_REQUIRE_VIEW("kfmm::distributed::directSum", "positions", Positions, 2, "N x 3",
+                           ExecutionSpace);
+  KFMM_STATIC_REQUIRE_VIEW("kfmm::distributed::directSum", "charges", Charges, 1, "N",
+                           ExecutionSpace);
+  KFMM_STATIC_REQUIRE_VIEW("kfmm::distributed::directSum", "potential", Potential, 1, "N",
+                           ExecutionSpace);
+  KFMM_STATIC_REQUIRE_VIEW("kfmm::distributed::directSum", "field", Field, 2, "N x 3",
+                           ExecutionSpace);
+  static_assert(kfmm::detail::holdsWritableReal<Potential>() &&
+                    kfmm::detail::holdsWritableReal<Field>(),
+                "kfmm::distributed::directSum: arguments 'potential' and 'field' must hold "
+                "non-const float or double");
+  if constexpr (kfmm::detail::directSumViewsFit<ExecutionSpace, Positions, Positions, Charges,
+                                                Potential, Field>())
+    detail::directSumOfRanks(comm, space, positions, charges, potential, field, softening);
 }
 
 } // namespace kfmm::distributed

@@ -4,6 +4,7 @@
 
 #include <kfmm/detail/Math.hpp>
 #include <kfmm/detail/ScopedRegion.hpp>
+#include <kfmm/detail/StaticChecks.hpp>
 #include <kfmm/detail/Tuning.hpp>
 #include <kfmm/detail/Validation.hpp>
 #include <kfmm/kernels/detail/TargetBlock.hpp>
@@ -11,6 +12,7 @@
 #include <Kokkos_Core.hpp>
 
 #include <string>
+#include <type_traits>
 
 namespace kfmm
 {
@@ -92,43 +94,31 @@ struct DirectSumKernel
   }
 };
 
-template <class View>
-constexpr bool isParticleArray = View::rank == 2;
-
-} // namespace detail
-
-namespace detail
-{
-
-/// The body of both directSum overloads. `targets_name` and `sources_name` are what the
-/// overload the caller used calls those arguments, so that messages are in the caller's
-/// terms; `sources_name` is null when the sources are the targets (checked once).
+/// Whether the Views of a direct sum have the ranks, memory spaces and result types that its
+/// body needs (the entry points state each check as a static_assert in the caller's terms).
 template <class ExecutionSpace, class Targets, class Sources, class Charges, class Potential,
           class Field>
-void directSumNamed(ExecutionSpace const &space, Targets const &targets,
+constexpr bool directSumViewsFit()
+{
+  return Kokkos::is_execution_space<ExecutionSpace>::value &&
+         viewFits<ExecutionSpace, Targets, 2>() && viewFits<ExecutionSpace, Sources, 2>() &&
+         viewFits<ExecutionSpace, Charges, 1>() && viewFits<ExecutionSpace, Potential, 1>() &&
+         viewFits<ExecutionSpace, Field, 2>() && holdsWritableReal<Potential>() &&
+         holdsWritableReal<Field>();
+}
+
+/// The run-time checks of the directSum entry points, on Views whose types they checked.
+/// `caller` is the entry point, and `targets_name` and `sources_name` are what it calls those
+/// arguments, so that messages are in the caller's terms; `sources_name` is null when the
+/// sources are the targets (checked once).
+template <class ExecutionSpace, class Targets, class Sources, class Charges, class Potential,
+          class Field>
+void checkDirectSum(EntryPoint caller, ExecutionSpace const &space, Targets const &targets,
                     Sources const &sources, Charges const &charges, Potential const &potential,
                     Field const &field, double softening, char const *targets_name,
                     char const *sources_name)
 {
-  static_assert(Kokkos::is_execution_space<ExecutionSpace>::value,
-                "kfmm::directSum: the first argument must be a Kokkos execution space");
-  static_assert(detail::isParticleArray<Targets> && detail::isParticleArray<Sources> &&
-                    detail::isParticleArray<Field>,
-                "kfmm::directSum: positions and field must be rank-2 Views (N x 3)");
-  static_assert(Charges::rank == 1 && Potential::rank == 1,
-                "kfmm::directSum: charges and potential must be rank-1 Views");
-  using Real = typename Potential::non_const_value_type;
-  static_assert(std::is_floating_point<Real>::value,
-                "kfmm::directSum: potential must hold float or double");
-  static_assert(Kokkos::SpaceAccessibility<ExecutionSpace, typename Targets::memory_space>::accessible &&
-                    Kokkos::SpaceAccessibility<ExecutionSpace, typename Sources::memory_space>::accessible &&
-                    Kokkos::SpaceAccessibility<ExecutionSpace, typename Charges::memory_space>::accessible &&
-                    Kokkos::SpaceAccessibility<ExecutionSpace, typename Potential::memory_space>::accessible &&
-                    Kokkos::SpaceAccessibility<ExecutionSpace, typename Field::memory_space>::accessible,
-                "kfmm::directSum: every View must be accessible from the execution space");
-
-  detail::ScopedRegion region("kfmm::directSum");
-  std::string const where = "kfmm::directSum";
+  std::string const where = caller.name;
   auto const nt = targets.extent(0);
   auto const ns = sources.extent(0);
   std::string const targets_arg = targets_name;
@@ -146,6 +136,17 @@ void directSumNamed(ExecutionSpace const &space, Targets const &targets,
   if (sources_name)
     detail::requireFinite(space, where, sources_name, sources);
   detail::requireFinite(space, where, "charges", charges);
+}
+
+/// The sums on checked arguments.
+template <class ExecutionSpace, class Targets, class Sources, class Charges, class Potential,
+          class Field>
+void launchDirectSum(ExecutionSpace const &space, Targets const &targets, Sources const &sources,
+                     Charges const &charges, Potential const &potential, Field const &field,
+                     double softening)
+{
+  using Real = typename Potential::value_type;
+  auto const nt = targets.extent(0);
   if (nt == 0)
     return;
 
@@ -191,14 +192,33 @@ void directSumNamed(ExecutionSpace const &space, Targets const &targets,
 /// The computation runs in the value type of `potential` (float or double).
 /// \throws kfmm::Exception on mismatched extents, negative or non-finite softening, or
 /// NaN/Inf in positions or charges (the message names the argument and first bad index).
+///
+/// The overload is taken only when `field` is a View, so that directSum(space, x, q, phi, g, 0)
+/// with an integer softening is the overload below.
 template <class ExecutionSpace, class Targets, class Sources, class Charges, class Potential,
-          class Field>
+          class Field, std::enable_if_t<Kokkos::is_view<Field>::value, int> = 0>
 void directSum(ExecutionSpace const &space, Targets const &targets, Sources const &sources,
                Charges const &charges, Potential const &potential, Field const &field,
                double softening = 0)
 {
-  detail::directSumNamed(space, targets, sources, charges, potential, field, softening,
-                         "targets", "sources");
+  static_assert(Kokkos::is_execution_space<ExecutionSpace>::value,
+                "kfmm::directSum: the first argument must be a Kokkos execution space");
+  KFMM_STATIC_REQUIRE_VIEW("kfmm::directSum", "targets", Targets, 2, "N_t x 3", ExecutionSpace);
+  KFMM_STATIC_REQUIRE_VIEW("kfmm::directSum", "sources", Sources, 2, "N_s x 3", ExecutionSpace);
+  KFMM_STATIC_REQUIRE_VIEW("kfmm::directSum", "charges", Charges, 1, "N_s", ExecutionSpace);
+  KFMM_STATIC_REQUIRE_VIEW("kfmm::directSum", "potential", Potential, 1, "N_t", ExecutionSpace);
+  KFMM_STATIC_REQUIRE_VIEW("kfmm::directSum", "field", Field, 2, "N_t x 3", ExecutionSpace);
+  static_assert(detail::holdsWritableReal<Potential>() && detail::holdsWritableReal<Field>(),
+                "kfmm::directSum: arguments 'potential' and 'field' must hold non-const float "
+                "or double");
+  if constexpr (detail::directSumViewsFit<ExecutionSpace, Targets, Sources, Charges, Potential,
+                                          Field>())
+  {
+    detail::ScopedRegion region("kfmm::directSum");
+    detail::checkDirectSum(detail::EntryPoint{"kfmm::directSum"}, space, targets, sources,
+                           charges, potential, field, softening, "targets", "sources");
+    detail::launchDirectSum(space, targets, sources, charges, potential, field, softening);
+  }
 }
 
 /// All-pairs potential and field of N particles on each other (targets = sources =
@@ -207,8 +227,23 @@ template <class ExecutionSpace, class Positions, class Charges, class Potential,
 void directSum(ExecutionSpace const &space, Positions const &positions, Charges const &charges,
                Potential const &potential, Field const &field, double softening = 0)
 {
-  detail::directSumNamed(space, positions, positions, charges, potential, field, softening,
-                         "positions", nullptr);
+  static_assert(Kokkos::is_execution_space<ExecutionSpace>::value,
+                "kfmm::directSum: the first argument must be a Kokkos execution space");
+  KFMM_STATIC_REQUIRE_VIEW("kfmm::directSum", "positions", Positions, 2, "N x 3", ExecutionSpace);
+  KFMM_STATIC_REQUIRE_VIEW("kfmm::directSum", "charges", Charges, 1, "N", ExecutionSpace);
+  KFMM_STATIC_REQUIRE_VIEW("kfmm::directSum", "potential", Potential, 1, "N", ExecutionSpace);
+  KFMM_STATIC_REQUIRE_VIEW("kfmm::directSum", "field", Field, 2, "N x 3", ExecutionSpace);
+  static_assert(detail::holdsWritableReal<Potential>() && detail::holdsWritableReal<Field>(),
+                "kfmm::directSum: arguments 'potential' and 'field' must hold non-const float "
+                "or double");
+  if constexpr (detail::directSumViewsFit<ExecutionSpace, Positions, Positions, Charges,
+                                          Potential, Field>())
+  {
+    detail::ScopedRegion region("kfmm::directSum");
+    detail::checkDirectSum(detail::EntryPoint{"kfmm::directSum"}, space, positions, positions,
+                           charges, potential, field, softening, "positions", nullptr);
+    detail::launchDirectSum(space, positions, positions, charges, potential, field, softening);
+  }
 }
 
 } // namespace kfmm

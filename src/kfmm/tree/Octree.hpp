@@ -376,7 +376,8 @@ void checkPositions(ExecutionSpace const &space, std::string const &where,
       "kfmm::tree: positions must be accessible from the execution space");
   kfmm::detail::requireExtent(where, "positions (columns)", positions.extent(1), 3);
   kfmm::detail::require(positions.extent(0) <= static_cast<std::size_t>(INT_MAX), where,
-                        "argument 'positions' holds " + std::to_string(positions.extent(0)) +
+                        "argument 'positions' holds " +
+                            kfmm::detail::formatNumber(positions.extent(0)) +
                             " particles, more than the 2^31 - 1 a tree indexes");
   kfmm::detail::requireFinite(space, where, "positions", positions);
 }
@@ -384,7 +385,8 @@ void checkPositions(ExecutionSpace const &space, std::string const &where,
 inline void checkLeafSize(std::string const &where, int leaf_size)
 {
   kfmm::detail::require(leaf_size >= 1, where,
-                        "argument 'leaf_size' must be >= 1, got " + std::to_string(leaf_size));
+                        "argument 'leaf_size' must be >= 1, got " +
+                            kfmm::detail::formatNumber(leaf_size));
 }
 
 /// Steps 3 and 4 of the file comment on validated input.
@@ -529,28 +531,17 @@ buildOctreeFromSortedKeys(ExecutionSpace const &space, Positions const &position
   return detail::buildCells(space, positions, cube, keys, permutation, leaf_size);
 }
 
-/// Builds the adaptive octree of `positions`: bounding cube, Morton keys, radix sort of
-/// (key, particle index), then cells level by level. A cell splits while it holds more than
-/// `leaf_size` particles and its level is below tree::max_level (21); empty octants make no
-/// cell. The tree lives in the execution space's memory space.
-///
-/// \param [in] space      execution space instance the kernels run on
-/// \param [in] positions  N x 3 particle positions (float or double)
-/// \param [in] leaf_size  the most particles a leaf holds above level 21; >= 1
-/// \return the tree; N = 0 gives a tree with no cells
-/// \throws kfmm::Exception on leaf_size < 1, positions not N x 3, or NaN/Inf coordinates
-/// (the message names the argument and, for positions, the first bad index).
-template <class ExecutionSpace, class Positions>
-Octree<typename ExecutionSpace::memory_space> buildOctree(ExecutionSpace const &space,
-                                                          Positions const &positions, int leaf_size)
+namespace detail
 {
-  static_assert(Kokkos::is_execution_space<ExecutionSpace>::value,
-                "kfmm::tree::buildOctree: the first argument must be a Kokkos execution space");
+
+/// Steps 1 to 4 of the file comment on positions that checkPositions accepted: the whole
+/// build, for an entry point that checked its arguments in its own name (kfmm::Fmm).
+template <class ExecutionSpace, class Positions>
+Octree<typename ExecutionSpace::memory_space>
+buildOctreeOfValidInput(ExecutionSpace const &space, Positions const &positions, int leaf_size)
+{
   using MemorySpace = typename ExecutionSpace::memory_space;
   kfmm::detail::ScopedRegion region("kfmm::tree::build");
-  std::string const where = "kfmm::tree::buildOctree";
-  detail::checkLeafSize(where, leaf_size);
-  detail::checkPositions(space, where, positions);
   auto const n = positions.extent(0);
 
   Kokkos::Profiling::pushRegion("kfmm::tree::build_keys");
@@ -569,7 +560,32 @@ Octree<typename ExecutionSpace::memory_space> buildOctree(ExecutionSpace const &
   kfmm::tree::sortPairs(space, keys, permutation, 3 * max_level);
   Kokkos::Profiling::popRegion();
 
-  return detail::buildCells(space, positions, cube, keys, permutation, leaf_size);
+  return buildCells(space, positions, cube, keys, permutation, leaf_size);
+}
+
+} // namespace detail
+
+/// Builds the adaptive octree of `positions`: bounding cube, Morton keys, radix sort of
+/// (key, particle index), then cells level by level. A cell splits while it holds more than
+/// `leaf_size` particles and its level is below tree::max_level (21); empty octants make no
+/// cell. The tree lives in the execution space's memory space.
+///
+/// \param [in] space      execution space instance the kernels run on
+/// \param [in] positions  N x 3 particle positions (float or double)
+/// \param [in] leaf_size  the most particles a leaf holds above level 21; >= 1
+/// \return the tree; N = 0 gives a tree with no cells
+/// \throws kfmm::Exception on leaf_size < 1, positions not N x 3, or NaN/Inf coordinates
+/// (the message names the argument and, for positions, the first bad index).
+template <class ExecutionSpace, class Positions>
+Octree<typename ExecutionSpace::memory_space> buildOctree(ExecutionSpace const &space,
+                                                          Positions const &positions, int leaf_size)
+{
+  static_assert(Kokkos::is_execution_space<ExecutionSpace>::value,
+                "kfmm::tree::buildOctree: the first argument must be a Kokkos execution space");
+  std::string const where = "kfmm::tree::buildOctree";
+  detail::checkLeafSize(where, leaf_size);
+  detail::checkPositions(space, where, positions);
+  return detail::buildOctreeOfValidInput(space, positions, leaf_size);
 }
 
 } // namespace kfmm::tree

@@ -91,15 +91,16 @@ void validateSortOptions(ExecutionSpace const &space, std::string const &where,
                          SortOptions const &options)
 {
   using Tune = kfmm::detail::Tuning<ExecutionSpace>;
+  using kfmm::detail::formatNumber;
   using kfmm::detail::require;
   require(options.digit_bits >= 1 && options.digit_bits <= 16, where,
           "sort option 'digit_bits' must be in [1, 16], got " +
-              std::to_string(options.digit_bits));
+              formatNumber(options.digit_bits));
   require(options.team_size >= 1, where,
-          "sort option 'team_size' must be >= 1, got " + std::to_string(options.team_size));
+          "sort option 'team_size' must be >= 1, got " + formatNumber(options.team_size));
   require(options.tiles_per_team >= 1, where,
           "sort option 'tiles_per_team' must be >= 1, got " +
-              std::to_string(options.tiles_per_team));
+              formatNumber(options.tiles_per_team));
   if (options.algorithm == SortAlgorithm::onesweep && options.team_size > 1)
   {
     bool const power_of_two = (options.team_size & (options.team_size - 1)) == 0;
@@ -107,30 +108,30 @@ void validateSortOptions(ExecutionSpace const &space, std::string const &where,
             std::string("sort option 'team_size' must be 1 for onesweep on ") +
                 ExecutionSpace::name() +
                 (Tune::has_warp_primitives ? " or a power of two and a multiple of 32" : "") +
-                ", got " + std::to_string(options.team_size));
+                ", got " + formatNumber(options.team_size));
   }
   SortPolicy<ExecutionSpace> const policy(space, 1, Kokkos::AUTO);
   auto const limit = static_cast<std::size_t>(policy.scratch_size_max(0));
   auto const bytes = sortScratchBytes<ExecutionSpace, KeyView, ValueView>(options);
   require(bytes <= limit, where,
-          "sort options (digit_bits " + std::to_string(options.digit_bits) + ", team_size " +
-              std::to_string(options.team_size) + ") need " + std::to_string(bytes) +
+          "sort options (digit_bits " + formatNumber(options.digit_bits) + ", team_size " +
+              formatNumber(options.team_size) + ") need " + formatNumber(bytes) +
               " bytes of team scratch; " + ExecutionSpace::name() + " allows " +
-              std::to_string(limit));
+              formatNumber(limit));
   int const max_team = sortMaxTeamSize<ExecutionSpace, KeyView, ValueView>(space, options);
   require(options.team_size <= max_team, where,
-          "sort option 'team_size' is " + std::to_string(options.team_size) + "; " +
-              ExecutionSpace::name() + " allows at most " + std::to_string(max_team));
+          "sort option 'team_size' is " + formatNumber(options.team_size) + "; " +
+              ExecutionSpace::name() + " allows at most " + formatNumber(max_team));
   // Warp ranking votes on the tuned digit width (OnesweepPassKernel::vote_bits) and counts
   // a tile's items in 16 bits.
   if (options.algorithm == SortAlgorithm::onesweep && options.team_size > 1)
   {
     require(options.digit_bits <= Tune::sort_digit_bits, where,
-            "sort option 'digit_bits' must be at most " + std::to_string(Tune::sort_digit_bits) +
-                " for onesweep with warp ranking, got " + std::to_string(options.digit_bits));
+            "sort option 'digit_bits' must be at most " + formatNumber(Tune::sort_digit_bits) +
+                " for onesweep with warp ranking, got " + formatNumber(options.digit_bits));
     require(tileItems<ExecutionSpace>(options) < (std::uint64_t(1) << 16), where,
-            "sort option 'team_size' " + std::to_string(options.team_size) + " times " +
-                std::to_string(Tune::sort_items_per_thread) +
+            "sort option 'team_size' " + formatNumber(options.team_size) + " times " +
+                formatNumber(Tune::sort_items_per_thread) +
                 " items per thread must be below 65536 for onesweep with warp ranking");
   }
 }
@@ -178,12 +179,13 @@ void sortPairs(ExecutionSpace const &space, Keys const &keys, Values const &valu
   std::string const where = "kfmm::tree::sortPairs";
   constexpr int max_bits = static_cast<int>(8 * sizeof(Key));
   kfmm::detail::require(key_bits >= 0 && key_bits <= max_bits, where,
-                        "argument 'key_bits' must be in [0, " + std::to_string(max_bits) +
-                            "], got " + std::to_string(key_bits));
+                        "argument 'key_bits' must be in [0, " +
+                            kfmm::detail::formatNumber(max_bits) + "], got " +
+                            kfmm::detail::formatNumber(key_bits));
   kfmm::detail::requireExtent(where, "values", values.extent(0), keys.extent(0));
   auto const n = keys.extent(0);
   kfmm::detail::require(n <= std::numeric_limits<SortOffset>::max(), where,
-                        "argument 'keys' has " + std::to_string(n) +
+                        "argument 'keys' has " + kfmm::detail::formatNumber(n) +
                             " entries; at most 2^32 - 1 are supported");
   using KeyView = Unmanaged1D<Key, typename Keys::memory_space>;
   using ValueView = Unmanaged1D<Value, typename Values::memory_space>;

@@ -1,0 +1,93 @@
+// SPDX-License-Identifier: BSD-3-Clause
+#ifndef KFMM_DETAIL_PRECOMPILED_HPP
+#define KFMM_DETAIL_PRECOMPILED_HPP
+
+// kfmm::evaluate compiled once, in the kfmm::precompiled library, for the common cases.
+//
+// Compiling the whole solver for one (execution space, precision) pair takes about 20 s at
+// -O3 (docs/BUILDING.md, "Compile time"), nearly all of it in optimising and generating the
+// code of its kernels. kfmm::evaluate does its work in detail::evaluateOnce, which the
+// library instantiates for each enabled execution space of Serial, OpenMP and Cuda, in
+// float and in double, on the Views of PrecompiledViews (the execution space's memory space
+// and default layout: what Kokkos::View<float *[3], Space::memory_space> is). A program
+// linked with kfmm::precompiled gets KFMM_PRECOMPILED defined, and with it the explicit
+// instantiation declarations below: its calls with such Views use the library's code and
+// compile in seconds. Calls with other Views (another layout or memory space, mixed
+// precisions) instantiate the solver in the caller's translation unit, as without the
+// library; without KFMM_PRECOMPILED everything is header-only.
+
+#include <kfmm/Options.hpp>
+#include <kfmm/Stats.hpp>
+
+#include <Kokkos_Core.hpp>
+
+#include <type_traits>
+
+namespace kfmm::detail
+{
+
+/// kfmm::evaluate's work on Views whose types it checked (defined in kfmm/Fmm.hpp).
+template <class ExecutionSpace, class Positions, class Charges, class Potential, class Field>
+Stats evaluateOnce(ExecutionSpace const &space, Positions const &positions,
+                   Charges const &charges, Potential const &potential, Field const &field,
+                   Options const &options);
+
+/// The View types of kfmm::precompiled's instances for `ExecutionSpace` in `Real`.
+template <class ExecutionSpace, class Real>
+struct PrecompiledViews
+{
+  using Memory = typename ExecutionSpace::memory_space;
+  using Positions = Kokkos::View<Real const *[3], Memory>;
+  using Charges = Kokkos::View<Real const *, Memory>;
+  using Potential = Kokkos::View<Real *, Memory>;
+  using Field = Kokkos::View<Real *[3], Memory>;
+};
+
+/// `view` as the View type `Precompiled` when it differs from it at most in the constness of
+/// its values and in its memory traits (a handle to the same data: nothing is copied), and
+/// `view` itself otherwise.
+template <class Precompiled, class View>
+auto precompiledForm(View const &view)
+{
+  if constexpr (std::is_same<typename View::non_const_data_type,
+                             typename Precompiled::non_const_data_type>::value &&
+                std::is_same<typename View::array_layout, typename Precompiled::array_layout>::value &&
+                std::is_same<typename View::memory_space, typename Precompiled::memory_space>::value)
+    return Precompiled(view);
+  else
+    return view;
+}
+
+} // namespace kfmm::detail
+
+/// The signature of the instance of detail::evaluateOnce for execution space SPACE and
+/// precision REAL, for the explicit instantiation declarations below and the definitions in
+/// src/precompiled/.
+#define KFMM_DETAIL_EVALUATE_ONCE(SPACE, REAL)                                                 \
+  ::kfmm::Stats evaluateOnce(SPACE const &,                                                    \
+                             ::kfmm::detail::PrecompiledViews<SPACE, REAL>::Positions const &, \
+                             ::kfmm::detail::PrecompiledViews<SPACE, REAL>::Charges const &,   \
+                             ::kfmm::detail::PrecompiledViews<SPACE, REAL>::Potential const &, \
+                             ::kfmm::detail::PrecompiledViews<SPACE, REAL>::Field const &,     \
+                             ::kfmm::Options const &)
+
+#if defined(KFMM_PRECOMPILED)
+namespace kfmm::detail
+{
+// The same list of spaces as src/precompiled/ (one source file each).
+#if defined(KOKKOS_ENABLE_SERIAL)
+extern template KFMM_DETAIL_EVALUATE_ONCE(Kokkos::Serial, float);
+extern template KFMM_DETAIL_EVALUATE_ONCE(Kokkos::Serial, double);
+#endif
+#if defined(KOKKOS_ENABLE_OPENMP)
+extern template KFMM_DETAIL_EVALUATE_ONCE(Kokkos::OpenMP, float);
+extern template KFMM_DETAIL_EVALUATE_ONCE(Kokkos::OpenMP, double);
+#endif
+#if defined(KOKKOS_ENABLE_CUDA)
+extern template KFMM_DETAIL_EVALUATE_ONCE(Kokkos::Cuda, float);
+extern template KFMM_DETAIL_EVALUATE_ONCE(Kokkos::Cuda, double);
+#endif
+} // namespace kfmm::detail
+#endif
+
+#endif
