@@ -7,16 +7,18 @@
 // otherwise exhausted by r^2 at r ~ 1e20 or by 1/r^3 at r ~ 1e-13, long before the results
 // are out of range).
 //
-//   position  x_unit = (x - shift) 2^-k   with 2^k > the bounding cube's side, so |x_unit| < 1
+//   position  x_unit = (x - shift) 2^-k   with 2^k > the bounding cube's side
 //   charge    q_unit = q 2^-j             with 2^j > max |q|, so |q_unit| < 1
 //   results   potential = phi_unit 2^(j - k),  field = field_unit 2^(j - 2k)
 //
 // The units are powers of two, so scaling is exact: a particle set and the same set scaled
-// by 2^m give the same unit problem bit for bit. The shift is the cube's centre rounded to a
-// whole multiple of 2^k: zero whenever the origin is about as close to the particles as
-// their own extent, so that coordinates around the origin (and their fine resolution near
-// it) are kept exactly; a cloud far from the origin is moved next to it, which float needs
-// (positions near 1e8 are 8 apart in float).
+// by 2^m give the same unit problem bit for bit. Along each axis the shift is zero while the
+// cube's centre is less than 1.5 units from the origin, so that coordinates around the origin
+// (and their fine resolution near it) are kept exactly and |x_unit| < 2; farther out it is
+// the centre rounded to a whole multiple of the unit, at least 2 units, which moves a cloud
+// far from the origin next to it (float needs that: positions near 1e8 are 8 apart) and
+// keeps x - shift exact for positions given in any precision (Sterbenz: the shift is within a
+// factor 2 of every x).
 
 #include <kfmm/detail/Math.hpp>
 #include <kfmm/detail/Validation.hpp>
@@ -87,7 +89,7 @@ struct UnitFrame
 };
 
 /// The frame of the particles inside `cube`: 2^k is the smallest power of two above its side,
-/// the shift its centre rounded to a whole multiple of 2^k.
+/// the shift along each axis 0, or its centre rounded to a multiple of 2^k of at least 2.
 inline UnitFrame unitFrame(tree::Cube const &cube)
 {
   UnitFrame frame;
@@ -95,9 +97,9 @@ inline UnitFrame unitFrame(tree::Cube const &cube)
   frame.to_unit = PowerOfTwo<double>::of(-frame.length_exponent);
   for (int d = 0; d < 3; ++d)
   {
-    double const centre = cube.origin[d] + 0.5 * cube.side;
-    frame.shift[d] = std::ldexp(std::nearbyint(std::ldexp(centre, -frame.length_exponent)),
-                                frame.length_exponent);
+    double const units = std::nearbyint(
+        std::ldexp(cube.origin[d] + 0.5 * cube.side, -frame.length_exponent));
+    frame.shift[d] = std::abs(units) < 2 ? 0.0 : std::ldexp(units, frame.length_exponent);
   }
   return frame;
 }
