@@ -277,15 +277,18 @@ private:
     std::string const position = "(" + number(_frame.caller(x(0), 0)) + ", " +
                                  number(_frame.caller(x(1), 1)) + ", " +
                                  number(_frame.caller(x(2), 2)) + ")";
-    detail::require(
-        false, "kfmm::Fmm::evaluate",
-        std::string("the ") + (potential_bad ? "potential" : "field") + " of particle " +
-            std::to_string(bad) + " at " + position + " is " +
-            (std::isnan(value) ? "NaN" : "infinite") + ": a result, or a pair's share of it, is " +
-            "beyond the range of " + precision + " (largest magnitude " +
-            number(static_cast<double>(std::numeric_limits<Real>::max())) + ")" +
-            (single ? "; compute in double precision, or " : "; ") +
-            "choose units or charges that bring the results into range");
+    // The inputs are finite and the solver works in units where they are below 1, so what
+    // overflows is a result or, for particles closer than the precision's range allows, a
+    // pair's share of one.
+    throw Exception(std::string("kfmm::Fmm::evaluate: the ") +
+                    (potential_bad ? "potential" : "field") + " of particle " +
+                    std::to_string(bad) + " at " + position + " is " +
+                    (std::isnan(value) ? "NaN" : "infinite") +
+                    ": a result, or a pair's share of it, is beyond the range of " + precision +
+                    " (largest magnitude " +
+                    number(static_cast<double>(std::numeric_limits<Real>::max())) + ")" +
+                    (single ? "; compute in double precision, or " : "; ") +
+                    "choose units or charges that bring the results into range");
   }
 
   int order() const { return _options.order; }

@@ -34,14 +34,17 @@ constexpr double limiting_fraction = 1e-3;
 /// The pairs of particles adjacent in the sorted order (sorted i - 1 and i, caller's indices
 /// permutation(i - 1) and permutation(i)) at a non-zero distance that rounding their unit
 /// coordinates to Real moves by more than unresolved_rounding of that distance (max norms,
-/// computed in double from the caller's `positions`). One reduction; only the count comes
-/// back.
+/// computed in double from the caller's `positions`). One reduction over the positions in
+/// Morton order (two gathers per particle); only the count comes back. Positions given in
+/// Real or narrower take no pass: the frame moves them exactly (UnitFrame.hpp), so no pair
+/// moves at all.
 template <class Real, class ExecutionSpace, class Permutation, class Positions>
 std::size_t countUnresolvedPairs(ExecutionSpace const &space, Permutation const &permutation,
                                  Positions const &positions, UnitFrame const &frame)
 {
   std::size_t count = 0;
-  if (permutation.extent(0) < 2)
+  if (sizeof(typename Positions::non_const_value_type) <= sizeof(Real) ||
+      permutation.extent(0) < 2)
     return count;
   Kokkos::parallel_reduce(
       "kfmm::resolution::unresolved_pairs",
