@@ -3,7 +3,12 @@
 #define KFMM_APPS_PROBLEM_HPP
 
 // The particles the program works on, in the default execution space's memory: generated
-// there, or copied from a particle file read on the host.
+// there, or copied from a particle file read on the host. Positions are held in double
+// whatever the precision. A file's positions stay as read: the solver rounds them to its
+// precision only relative to their bounding cube (kfmm::Fmm), tells where that precision does
+// not resolve them (Stats::precision_limited), and the accuracy check compares with the
+// positions the user gave. Generated positions are rounded to the precision of the run, so
+// that a generated problem is the same problem for the solver and for the check.
 
 #include <kfmm/io/Generators.hpp>
 #include <kfmm/io/ParticleFile.hpp>
@@ -26,10 +31,12 @@ constexpr bool default_space_is_gpu =
 template <class Real>
 struct Particles
 {
-  Kokkos::View<Real *[3], Memory> positions;
+  Kokkos::View<double *[3], Memory> positions;
   Kokkos::View<Real *, Memory> charges;
 
   std::size_t size() const { return positions.extent(0); }
+  /// Bytes of the positions and charges.
+  static constexpr std::size_t bytes_per_particle = 3 * sizeof(double) + sizeof(Real);
 };
 
 template <class Real>
@@ -42,7 +49,7 @@ struct Results
 template <class Real>
 Particles<Real> allocateParticles(std::size_t n)
 {
-  return {Kokkos::View<Real *[3], Memory>("kfmm::app::positions", n),
+  return {Kokkos::View<double *[3], Memory>("kfmm::app::positions", n),
           Kokkos::View<Real *, Memory>("kfmm::app::charges", n)};
 }
 
@@ -59,11 +66,18 @@ Particles<Real> generateParticles(Space const &space, std::size_t n, Distributio
 {
   auto particles = allocateParticles<Real>(n);
   generate(space, distribution, seed, particles.positions, particles.charges);
+  auto const x = particles.positions;
+  Kokkos::parallel_for(
+      "kfmm::app::round_positions", Kokkos::RangePolicy<Space>(space, 0, n),
+      KOKKOS_LAMBDA(std::size_t i) {
+        for (int d = 0; d < 3; ++d)
+          x(i, d) = static_cast<double>(static_cast<Real>(x(i, d)));
+      });
   space.fence();
   return particles;
 }
 
-/// Throws kfmm::io::FileError when a value does not fit in Real.
+/// Throws kfmm::io::FileError when a charge does not fit in Real.
 template <class Real>
 Particles<Real> copyParticles(io::ParticleTable const &table)
 {

@@ -261,6 +261,20 @@ void printReport(std::FILE *out, Report const &r)
   std::fflush(out);
 }
 
+std::string precisionWarning(Configuration const &c, std::size_t n, Stats const &stats)
+{
+  char const *const precision = precisionName(c.precision);
+  char line[512];
+  std::snprintf(line, sizeof line,
+                "kfmm: warning: %s does not resolve these particles: %zu pairs of the %zu "
+                "particles are so close, for their coordinates, that rounding them to %s "
+                "changes their distance by more than 1/1024; their results may be far less "
+                "accurate than the options give%s\n",
+                precision, stats.unresolved_pairs, n, precision,
+                c.precision == Precision::single ? " (use --precision double)" : "");
+  return line;
+}
+
 std::string jsonReport(Report const &r)
 {
   Configuration const &c = r.configuration;
@@ -319,6 +333,11 @@ std::string jsonReport(Report const &r)
   j.integer("cells", r.stats.cells);
   j.integer("leaves", r.stats.leaves);
   j.endObject();
+  j.beginObject("resolution");
+  j.integer("unresolved_pairs", r.stats.unresolved_pairs);
+  j.boolean("precision_limited", r.stats.precision_limited);
+  j.endObject();
+  j.boolean("results_checked", r.stats.results_checked);
   j.beginObject("interactions");
   j.integer("p2p", r.stats.p2p_interactions);
   j.integer("m2l", r.stats.m2l_interactions);

@@ -66,6 +66,11 @@ std::size_t hostPeakBytes();
 
 void printReport(std::FILE *out, Report const &report);
 
+/// The warning line (with its line end) for a solve whose precision does not resolve the
+/// particles (Stats::precision_limited).
+std::string precisionWarning(Configuration const &configuration, std::size_t n,
+                             Stats const &stats);
+
 /// The report as a JSON document (non-finite numbers as null).
 std::string jsonReport(Report const &report);
 

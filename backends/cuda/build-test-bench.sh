@@ -8,12 +8,13 @@
 # Phases (default: test bench):
 #   test      the whole test suite (ctest), every execution space including CUDA
 #   sanitize  compute-sanitizer memcheck and racecheck over the kernel tests, the onesweep
-#             sort tests, and the program on a small problem (tree, sort, lists and every
-#             FMM/treecode kernel)
+#             sort tests, the adversarial edge cases and range errors, and the program on a
+#             small problem (tree, sort, lists and every FMM/treecode kernel)
 #   bench     the benchmarks (all-pairs, sort, tree, M2L variants) and the 1e6-particle runs
 #             recorded in perf/RESULTS.md
+#   stress    the stress test's long mode: random particle sets against the direct sum
 set -uo pipefail
-[ $# -ge 2 ] || { sed -n '2,14p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
+[ $# -ge 2 ] || { sed -n '2,15p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
 bundle=$1 logs=$2
 shift 2
 phases=${*:-test bench}
@@ -67,10 +68,13 @@ if has sanitize; then
   for tool in memcheck racecheck; do
     step "sanitize-$tool-kernels" sanitize "$tool" build/cuda/tests/kfmm_test_kernels
     step "sanitize-$tool-sort" sanitize "$tool" build/cuda/tests/kfmm_test_sort "[onesweep]"
+    step "sanitize-$tool-adversarial" sanitize "$tool" \
+      build/cuda/tests/kfmm_test_adversarial "[edge],[validation]"
     for method in fmm treecode; do
       step "sanitize-$tool-$method" sanitize "$tool" \
         build/cuda/apps/kfmm --n 20000 --method "$method" --check 100
     done
   done
 fi
+has stress && step stress build/cuda/tests/kfmm_test_stress "[stress-long]"
 exit $status

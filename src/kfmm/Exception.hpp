@@ -8,8 +8,9 @@
 namespace kfmm
 {
 
-/// Thrown on invalid input or a failed host-side precondition. The message starts with the
-/// entry point ("kfmm::directSum: ...") and names the offending argument.
+/// Thrown on invalid input or a failed host-side precondition, and by kfmm::Fmm on a result
+/// beyond the range of its precision. The message starts with the entry point
+/// ("kfmm::directSum: ...") and names the offending argument or particle.
 class Exception : public std::invalid_argument
 {
 public:

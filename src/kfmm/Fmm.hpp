@@ -13,13 +13,20 @@
 // Every stage is a Kokkos team kernel in which one team writes one target (cell or leaf), or
 // one block of targets (the grouped M2L), so no atomics are needed; every stage is fenced and
 // timed into Stats and is a Kokkos Tools region.
+//
+// Everything between the sorting and the unsorting computes in units (detail/UnitFrame.hpp):
+// positions relative to the bounding cube in units of its side, charges in units of the
+// largest, so that the accuracy does not depend on the scale of either. The results are
+// checked for NaN and infinity at the end (Options::check_results).
 
 #include <kfmm/Options.hpp>
 #include <kfmm/Stats.hpp>
 #include <kfmm/detail/Precompiled.hpp>
 #include <kfmm/detail/ScopedRegion.hpp>
+#include <kfmm/detail/Resolution.hpp>
 #include <kfmm/detail/StaticChecks.hpp>
 #include <kfmm/detail/Tuning.hpp>
+#include <kfmm/detail/UnitFrame.hpp>
 #include <kfmm/detail/Validation.hpp>
 #include <kfmm/expansions/Operators.hpp>
 #include <kfmm/kernels/Downward.hpp>
@@ -36,6 +43,8 @@
 
 #include <Kokkos_Core.hpp>
 
+#include <cstdio>
+#include <limits>
 #include <string>
 #include <type_traits>
 
@@ -83,10 +92,13 @@ std::size_t bytesOf(Views const &...views)
 /// \tparam MemorySpace  where the tree, lists and expansions live: the memory_space of the
 ///                      execution space the solver runs on
 ///
-/// Positions, charges and results are Kokkos Views (any layout) in any memory space the
-/// execution space can access (Kokkos::SpaceAccessibility: its own, and e.g. CudaUVMSpace or
-/// CudaHostPinnedSpace from Cuda), in the caller's particle order; a View it cannot access
-/// is a compile-time error. The potential and field follow kfmm::directSum's definitions.
+/// Positions, charges and results are Kokkos Views (any layout, any floating-point type) in
+/// any memory space the execution space can access (Kokkos::SpaceAccessibility: its own, and
+/// e.g. CudaUVMSpace or CudaHostPinnedSpace from Cuda), in the caller's particle order; a View
+/// it cannot access is a compile-time error. The potential and field follow kfmm::directSum's
+/// definitions. Positions may be given in double for a float solver: they are rounded only
+/// after they are taken relative to their bounding cube, so a cloud far from the origin keeps
+/// float's full resolution (Stats::precision_limited says where even that is not enough).
 template <class Real, class MemorySpace>
 class Fmm
 {
@@ -99,7 +111,8 @@ public:
   using real_type = Real;
   using memory_space = MemorySpace;
 
-  /// Builds the octree and the interaction lists of `positions` (N x 3).
+  /// Builds the octree and the interaction lists of `positions` (N x 3), and finds whether
+  /// the precision resolves them (Stats::unresolved_pairs, precision_limited).
   /// \throws kfmm::Exception on invalid options or positions (NaN/Inf: the first bad index)
   template <class ExecutionSpace, class Positions>
   Fmm(ExecutionSpace const &space, Positions const &positions, Options const &options = {})
@@ -135,6 +148,8 @@ private:
 
     Kokkos::Timer timer;
     _tree = tree::detail::buildOctreeOfValidInput(space, positions, options.leaf_size);
+    _frame = detail::unitFrame(_tree.cube);
+    tree::moveToFrame(space, _tree, _frame);
     space.fence();
     _build_stages.emplace_back("tree", timer.seconds());
 
@@ -154,7 +169,10 @@ private:
 
     timer.reset();
     allocate(space);
-    detail::sortPositions(space, _tree.permutation, positions, _x);
+    detail::sortPositions(space, _tree.permutation, positions, _frame, _x);
+    _stats.unresolved_pairs =
+        detail::countUnresolvedPairs<Real>(space, _tree.permutation, positions, _frame);
+    _stats.precision_limited = detail::precisionLimited(_stats.unresolved_pairs, size());
     space.fence();
     _build_stages.emplace_back("setup", timer.seconds());
     countWork(space);
@@ -164,7 +182,10 @@ private:
 public:
   /// Potential and field at every particle due to all others, for `charges` (N).
   /// Results go to `potential` (N) and `field` (N x 3) in the caller's particle order.
-  /// \throws kfmm::Exception on mismatched extents or NaN/Inf charges
+  /// \throws kfmm::Exception on mismatched extents or NaN/Inf charges, and (unless
+  /// Options::check_results is off) when a potential or field is NaN or infinite: the message
+  /// names the first such particle, its position and the likely cause (a result beyond the
+  /// range of the precision).
   template <class ExecutionSpace, class Charges, class Potential, class Field>
   void evaluate(ExecutionSpace const &space, Charges const &charges, Potential const &potential,
                 Field const &field)
@@ -197,27 +218,47 @@ public:
     detail::requireExtent(where, "potential", potential.extent(0), n);
     detail::requireExtent(where, "field", field.extent(0), n);
     detail::requireExtent(where, "field (columns)", field.extent(1), 3);
-    detail::requireFinite(space, where, "charges", charges);
+    int const charge_exponent = detail::chargeExponent(space, where, "charges", charges);
 
     _stats.stage_seconds = _build_stages;
+    _stats.results_checked = false;
     if (n == 0)
       return;
-    stage(space, "sort charges",
-          [&] { detail::sortCharges(space, _tree.permutation, charges, _q, _phi, _field); });
-    stage(space, "P2M", [&] { upwardP2M(space); });
-    stage(space, "M2M", [&] { upwardM2M(space); });
-    if (_options.method == Method::fmm)
-    {
-      stage(space, "M2L", [&] { farFieldM2L(space); });
-      stage(space, "L2L", [&] { downwardL2L(space); });
-      stage(space, "L2P", [&] { downwardL2P(space); });
-    }
+    if (allAtOnePoint())
+      // Every pair is at distance zero and contributes nothing: no O(N^2) near field of the
+      // one leaf that holds them all.
+      stage(space, "all at one point", [&] {
+        Kokkos::deep_copy(space, potential, 0);
+        Kokkos::deep_copy(space, field, 0);
+      });
     else
-      stage(space, "M2P", [&] { farFieldM2P(space); });
-    stage(space, "P2P", [&] { nearField(space); });
-    stage(space, "unsort results", [&] {
-      detail::unsortResults(space, _tree.permutation, _phi, _field, potential, field);
-    });
+    {
+      stage(space, "sort charges", [&] {
+        detail::sortCharges(space, _tree.permutation, charges,
+                            detail::PowerOfTwo<double>::of(-charge_exponent), _q, _phi, _field);
+      });
+      stage(space, "P2M", [&] { upwardP2M(space); });
+      stage(space, "M2M", [&] { upwardM2M(space); });
+      if (_options.method == Method::fmm)
+      {
+        stage(space, "M2L", [&] { farFieldM2L(space); });
+        stage(space, "L2L", [&] { downwardL2L(space); });
+        stage(space, "L2P", [&] { downwardL2P(space); });
+      }
+      else
+        stage(space, "M2P", [&] { farFieldM2P(space); });
+      stage(space, "P2P", [&] { nearField(space); });
+      stage(space, "unsort results", [&] {
+        detail::unsortResults(space, _tree.permutation, _phi, _field,
+                              detail::ResultScale<Real>::of(_frame, charge_exponent), potential,
+                              field);
+      });
+    }
+    if (_options.check_results)
+    {
+      stage(space, "check results", [&] { checkResults(space, potential, field); });
+      _stats.results_checked = true;
+    }
   }
 
   /// Times, counts and sizes of the build and of the last evaluation.
@@ -254,6 +295,52 @@ private:
     _stats.stage_seconds.emplace_back(name, timer.seconds());
   }
 
+  /// Whether all particles are at one point (the cube's extent is zero).
+  bool allAtOnePoint() const { return _tree.cube.extent == 0; }
+
+  /// Throws when a potential or field is NaN or infinite, naming the first such particle
+  /// in the caller's order, where it is, and why that happens.
+  template <class ExecutionSpace, class Potential, class Field>
+  void checkResults(ExecutionSpace const &space, Potential const &potential,
+                    Field const &field) const
+  {
+    auto const bad = detail::firstNonFinite(space, potential, field);
+    if (bad < 0)
+      return;
+    auto const host = [](auto const &v) {
+      return Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, v);
+    };
+    double const phi = host(Kokkos::subview(potential, bad))();
+    auto const g = host(Kokkos::subview(field, bad, Kokkos::ALL));
+    bool const potential_bad = !std::isfinite(phi);
+    double const value = potential_bad ? phi : !std::isfinite(g(0)) ? g(0)
+                                           : !std::isfinite(g(1)) ? g(1) : g(2);
+    auto const x = host(Kokkos::subview(_x, detail::sortedIndexOf(space, _tree.permutation, bad),
+                                        Kokkos::ALL));
+    constexpr bool single = std::is_same<Real, float>::value;
+    char const *const precision = single ? "float" : "double";
+    auto const number = [](double v) {
+      char buffer[32];
+      std::snprintf(buffer, sizeof buffer, "%.*g", std::numeric_limits<Real>::max_digits10, v);
+      return std::string(buffer);
+    };
+    std::string const position = "(" + number(_frame.caller(x(0), 0)) + ", " +
+                                 number(_frame.caller(x(1), 1)) + ", " +
+                                 number(_frame.caller(x(2), 2)) + ")";
+    // The inputs are finite and the solver works in units where they are below 1, so what
+    // overflows is a result or, for particles closer than the precision's range allows, a
+    // pair's share of one.
+    throw Exception(std::string("kfmm::Fmm::evaluate: the ") +
+                    (potential_bad ? "potential" : "field") + " of particle " +
+                    std::to_string(bad) + " at " + position + " is " +
+                    (std::isnan(value) ? "NaN" : "infinite") +
+                    ": a result, or a pair's share of it, is beyond the range of " + precision +
+                    " (largest magnitude " +
+                    number(static_cast<double>(std::numeric_limits<Real>::max())) + ")" +
+                    (single ? "; compute in double precision, or " : "; ") +
+                    "choose units or charges that bring the results into range");
+  }
+
   int order() const { return _options.order; }
   int coefficients() const { return expansions::coefficientCount(_options.order); }
 
@@ -286,7 +373,9 @@ private:
     _stats.depth = _tree.depth();
     _stats.cells = static_cast<std::size_t>(_tree.numCells());
     _stats.leaves = static_cast<std::size_t>(_tree.numLeaves());
-    _stats.p2p_interactions = _tree.numLeaves() > 0 ? pairsOfLeafRows(_lists.p2p, true) : 0;
+    // All particles at one point: the evaluation skips every stage.
+    _stats.p2p_interactions =
+        _tree.numLeaves() > 0 && !allAtOnePoint() ? pairsOfLeafRows(_lists.p2p, true) : 0;
     _stats.m2l_interactions = _options.method == Method::fmm ? _lists.m2l.size : 0;
     if (_options.method == Method::fmm)
       _stats.m2l_variant = m2lVariantName(_grouped_m2l ? M2LVariant::grouped : M2LVariant::per_pair);
@@ -465,6 +554,7 @@ private:
   void nearField(ExecutionSpace const &space)
   {
     using Tune = detail::Tuning<ExecutionSpace>;
+    double const softening = _frame.length(_options.softening);
     using Kernel = detail::P2PKernel<ExecutionSpace, Real, Tune::p2p_targets_per_thread,
                                      decltype(_x), decltype(_q), decltype(_lists.p2p.offsets),
                                      decltype(_lists.p2p.sources), decltype(_phi),
@@ -475,12 +565,13 @@ private:
             .set_scratch_size(0, Kokkos::PerTeam(Kernel::scratchBytes(Tune::p2p_source_tile))),
         Kernel{detail::CellView<MemorySpace>(_tree), _x, _q, _lists.p2p.offsets,
                _lists.p2p.sources, _phi, _field,
-               static_cast<Real>(_options.softening * _options.softening),
+               static_cast<Real>(softening * softening),
                Tune::p2p_source_tile});
   }
 
   Options _options;
-  tree::Octree<MemorySpace> _tree;
+  tree::Octree<MemorySpace> _tree; ///< in the solver's units (_frame)
+  detail::UnitFrame _frame;        ///< the caller's coordinates -> the solver's
   tree::InteractionLists<MemorySpace> _lists;
   Kokkos::View<Real *[3], MemorySpace> _x;     ///< positions, sorted order
   Kokkos::View<Real *, MemorySpace> _q;        ///< charges, sorted order

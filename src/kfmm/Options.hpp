@@ -77,6 +77,10 @@ struct Options
   /// (P2P). The far field expands the unsoftened 1/r, which differs by O(eps^2 / d^2) at the
   /// distances d where it is used, so keep eps well below the leaf size.
   double softening = 0;
+  /// After each evaluation, check the potential and field for NaN and infinity (one
+  /// reduction) and throw kfmm::Exception naming the first bad particle. Turn off only where
+  /// that pass matters more than a wrong answer going unnoticed.
+  bool check_results = true;
 };
 
 /// The largest expansion order kfmm supports.

@@ -32,6 +32,17 @@ struct Stats
   std::size_t m2l_classes = 0;
   std::size_t m2l_matrix_bytes = 0;
   std::size_t m2l_per_pair_interactions = 0;
+  /// Whether the last evaluation checked its results for NaN and infinity
+  /// (Options::check_results; a failed check throws).
+  bool results_checked = false;
+  /// Pairs of particles, neighbours in the tree's order, whose distance rounding their
+  /// coordinates to the solver's precision (in its units) changes by more than 1/1024
+  /// (detail/Resolution.hpp); such a pair's field is off by more than about 1e-3.
+  std::size_t unresolved_pairs = 0;
+  /// At least 1/1000 of the particles are in unresolved pairs: the precision does not
+  /// resolve these particles, and their results may be far less accurate than the options
+  /// give (in float: compute in double, with the positions given in double).
+  bool precision_limited = false;
   /// Estimated floating-point operations of the evaluation.
   double flops = 0;
   /// Device memory held by the tree, the lists and the expansions.

@@ -64,8 +64,15 @@ if(NOT targets EQUAL 50 OR NOT potential LESS 1e-3 OR NOT field LESS 1e-2)
 endif()
 
 kfmm_json(bytes memory particle_bytes)
-if(NOT bytes EQUAL 9600) # 300 particles x 8 floats
-  kfmm_bad("memory.particle_bytes is ${bytes}, expected 9600")
+if(NOT bytes EQUAL 13200) # 300 particles x (3 doubles + 5 floats)
+  kfmm_bad("memory.particle_bytes is ${bytes}, expected 13200")
+endif()
+kfmm_json(checked results_checked)
+kfmm_json(limited resolution precision_limited)
+kfmm_json(unresolved resolution unresolved_pairs)
+if(NOT checked STREQUAL "ON" OR NOT limited STREQUAL "OFF" OR NOT unresolved EQUAL 0)
+  kfmm_bad("results_checked ${checked}, precision_limited ${limited}, "
+           "unresolved_pairs ${unresolved}")
 endif()
 kfmm_json(ignored memory solver_bytes)
 kfmm_json(ignored interactions p2p)

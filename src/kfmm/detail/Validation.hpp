@@ -80,29 +80,53 @@ KOKKOS_INLINE_FUNCTION double entry(View const &values, std::int64_t i, int c)
     return static_cast<double>(values(i));
 }
 
-/// Index of the first entry of a rank-1 or rank-2 View that is NaN or infinite, or -1.
-/// One parallel min-reduction on the View's own memory space; only the index comes back.
-template <class ExecutionSpace, class View>
-std::int64_t firstNonFinite(ExecutionSpace const &space, View const &values)
+/// Whether row i of a rank-1 or rank-2 View is finite in every column.
+template <class View>
+KOKKOS_INLINE_FUNCTION bool rowIsFinite(View const &values, std::int64_t i)
+{
+  int const columns = View::rank == 2 ? static_cast<int>(values.extent(1)) : 1;
+  for (int c = 0; c < columns; ++c)
+    if (!isfinite(entry(values, i, c)))
+      return false;
+  return true;
+}
+
+/// The smallest i in [0, n) with bad(i), or -1. One parallel min-reduction on the
+/// execution space; only the index comes back.
+template <class ExecutionSpace, class Predicate>
+std::int64_t firstIndexWhere(ExecutionSpace const &space, std::int64_t n, Predicate const &bad)
 {
   using Index = std::int64_t;
   constexpr Index none = Kokkos::reduction_identity<Index>::min();
   Index first = none;
-  auto const columns = View::rank == 2 ? static_cast<int>(values.extent(1)) : 1;
   Kokkos::parallel_reduce(
-      "kfmm::validation::first_non_finite",
-      Kokkos::RangePolicy<ExecutionSpace, Kokkos::IndexType<Index>>(
-          space, 0, static_cast<Index>(values.extent(0))),
+      "kfmm::validation::first_index_where",
+      Kokkos::RangePolicy<ExecutionSpace, Kokkos::IndexType<Index>>(space, 0, n),
       KOKKOS_LAMBDA(Index i, Index &result) {
-        for (int c = 0; c < columns; ++c)
-        {
-          double const v = entry(values, i, c);
-          if (!isfinite(v) && i < result)
-            result = i;
-        }
+        if (i < result && bad(i))
+          result = i;
       },
       Kokkos::Min<Index>(first));
   return first == none ? -1 : first;
+}
+
+/// Index of the first row of a rank-1 or rank-2 View that holds a NaN or infinity, or -1.
+template <class ExecutionSpace, class View>
+std::int64_t firstNonFinite(ExecutionSpace const &space, View const &values)
+{
+  return firstIndexWhere(space, static_cast<std::int64_t>(values.extent(0)),
+                         KOKKOS_LAMBDA(std::int64_t i) { return !rowIsFinite(values, i); });
+}
+
+/// Index of the first row that holds a NaN or infinity in either of two Views of as many
+/// rows (a particle's potential and field), or -1: one pass over both.
+template <class ExecutionSpace, class ViewA, class ViewB>
+std::int64_t firstNonFinite(ExecutionSpace const &space, ViewA const &a, ViewB const &b)
+{
+  return firstIndexWhere(space, static_cast<std::int64_t>(a.extent(0)),
+                         KOKKOS_LAMBDA(std::int64_t i) {
+                           return !(rowIsFinite(a, i) && rowIsFinite(b, i));
+                         });
 }
 
 template <class ExecutionSpace, class View>

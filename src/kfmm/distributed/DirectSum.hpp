@@ -119,7 +119,7 @@ void directSumOfRanks(MPI_Comm comm, ExecutionSpace const &space, Positions cons
   Kokkos::deep_copy(space, sources, sources_host);
   Kokkos::deep_copy(space, source_charges, charges_host);
   kfmm::detail::launchDirectSum(space, positions, sources, source_charges, potential, field,
-                                softening);
+                                softening, false);
 }
 
 } // namespace detail

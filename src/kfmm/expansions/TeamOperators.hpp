@@ -156,12 +156,18 @@ KOKKOS_INLINE_FUNCTION void l2lTeam(TeamMember const &team, int p, Real dx, Real
 /// (m, g) builds column m of (R1) for the particles of group g into the group's partial
 /// expansion in `work`; the groups are then summed, one coefficient per thread.
 ///
+/// The centre is a double and a particle's offset from it is taken in double, then rounded:
+/// deep in a tree a centre rounded to float would sit a sizeable part of its cell away from
+/// where the translations between cells assume it (in units where the tree's cube is 1, a
+/// cell of level 21 is 5e-7 wide and float's spacing near 0.5 is 6e-8). The same holds for
+/// l2pTeam and m2pTeam.
+///
 /// \param [in]     x        positions, x(i, 0..2)
 /// \param [in]     q        charges, q(i)
 /// \param [in,out] M        coefficientCount(p) coefficients, scale `scale` (added to)
 /// \param          work     p2mTeamScratchSize(p, team.team_size()) elements of scratch
 template <class TeamMember, class Real, class Positions, class Charges>
-KOKKOS_INLINE_FUNCTION void p2mTeam(TeamMember const &team, int p, Real cx, Real cy, Real cz,
+KOKKOS_INLINE_FUNCTION void p2mTeam(TeamMember const &team, int p, double cx, double cy, double cz,
                                     Positions const &x, Charges const &q, int first, int last,
                                     Kokkos::complex<Real> *M, Kokkos::complex<Real> *work,
                                     Real scale = Real(1))
@@ -178,8 +184,10 @@ KOKKOS_INLINE_FUNCTION void p2mTeam(TeamMember const &team, int p, Real cx, Real
     for (int n = m; n <= p; ++n)
       partial[coefficientIndex(n, m)] = Complex<Real>(Real(0), Real(0));
     for (int i = first + group; i < last; i += groups)
-      detail::p2mColumn(p, m, static_cast<Real>(x(i, 0)) - cx, static_cast<Real>(x(i, 1)) - cy,
-                        static_cast<Real>(x(i, 2)) - cz, static_cast<Real>(q(i)), inv, partial);
+      detail::p2mColumn(p, m, static_cast<Real>(static_cast<double>(x(i, 0)) - cx),
+                        static_cast<Real>(static_cast<double>(x(i, 1)) - cy),
+                        static_cast<Real>(static_cast<double>(x(i, 2)) - cz),
+                        static_cast<Real>(q(i)), inv, partial);
   });
   team.team_barrier();
   Kokkos::parallel_for(Kokkos::TeamThreadRange(team, count), [&](int index) {
@@ -197,7 +205,8 @@ namespace detail
 /// first..last-1, one particle per thread: as a local expansion (l2p) or a multipole
 /// expansion (m2p). The body of l2pTeam and m2pTeam.
 template <bool Local, class TeamMember, class Real, class Positions, class Potential, class Field>
-KOKKOS_INLINE_FUNCTION void evaluateTeam(TeamMember const &team, int p, Real cx, Real cy, Real cz,
+KOKKOS_INLINE_FUNCTION void evaluateTeam(TeamMember const &team, int p, double cx, double cy,
+                                         double cz,
                                          Kokkos::complex<Real> const *E, Positions const &x,
                                          int first, int last, Potential const &potential,
                                          Field const &field, Kokkos::complex<Real> *work,
@@ -209,9 +218,9 @@ KOKKOS_INLINE_FUNCTION void evaluateTeam(TeamMember const &team, int p, Real cx,
   team.team_barrier();
   Kokkos::parallel_for(Kokkos::TeamThreadRange(team, first, last), [&](int i) {
     Real phi = Real(0), gx = Real(0), gy = Real(0), gz = Real(0);
-    Real const dx = static_cast<Real>(x(i, 0)) - cx;
-    Real const dy = static_cast<Real>(x(i, 1)) - cy;
-    Real const dz = static_cast<Real>(x(i, 2)) - cz;
+    Real const dx = static_cast<Real>(static_cast<double>(x(i, 0)) - cx);
+    Real const dy = static_cast<Real>(static_cast<double>(x(i, 1)) - cy);
+    Real const dz = static_cast<Real>(static_cast<double>(x(i, 2)) - cz);
     auto const *staged = static_cast<Kokkos::complex<Real> const *>(work);
     if constexpr (Local)
       l2p(p, dx, dy, dz, staged, phi, gx, gy, gz, scale);
@@ -234,7 +243,7 @@ KOKKOS_INLINE_FUNCTION void evaluateTeam(TeamMember const &team, int p, Real cx,
 /// \param [in,out] field      field(i, 0..2) (added to)
 /// \param          work       l2pTeamScratchSize(p) elements of scratch
 template <class TeamMember, class Real, class Positions, class Potential, class Field>
-KOKKOS_INLINE_FUNCTION void l2pTeam(TeamMember const &team, int p, Real cx, Real cy, Real cz,
+KOKKOS_INLINE_FUNCTION void l2pTeam(TeamMember const &team, int p, double cx, double cy, double cz,
                                     Kokkos::complex<Real> const *L, Positions const &x, int first,
                                     int last, Potential const &potential, Field const &field,
                                     Kokkos::complex<Real> *work, Real scale = Real(1))
@@ -247,7 +256,7 @@ KOKKOS_INLINE_FUNCTION void l2pTeam(TeamMember const &team, int p, Real cx, Real
 /// M (centre (cx, cy, cz)) at particles first..last-1, one particle per thread, M staged
 /// in `work`. Arguments as l2pTeam; `work` is m2pTeamScratchSize(p) elements.
 template <class TeamMember, class Real, class Positions, class Potential, class Field>
-KOKKOS_INLINE_FUNCTION void m2pTeam(TeamMember const &team, int p, Real cx, Real cy, Real cz,
+KOKKOS_INLINE_FUNCTION void m2pTeam(TeamMember const &team, int p, double cx, double cy, double cz,
                                     Kokkos::complex<Real> const *M, Positions const &x, int first,
                                     int last, Potential const &potential, Field const &field,
                                     Kokkos::complex<Real> *work, Real scale = Real(1))

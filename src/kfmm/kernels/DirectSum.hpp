@@ -6,8 +6,10 @@
 #include <kfmm/detail/ScopedRegion.hpp>
 #include <kfmm/detail/StaticChecks.hpp>
 #include <kfmm/detail/Tuning.hpp>
+#include <kfmm/detail/UnitFrame.hpp>
 #include <kfmm/detail/Validation.hpp>
 #include <kfmm/kernels/detail/TargetBlock.hpp>
+#include <kfmm/tree/Morton.hpp>
 
 #include <Kokkos_Core.hpp>
 
@@ -25,7 +27,9 @@ namespace detail
 /// One team per block of targets; sources pass through team scratch in tiles (the tiled
 /// all-pairs scheme of seed 001, Listing 2, and of Nyland, Harris & Prins, GPU Gems 3
 /// ch. 31). Each thread keeps `TargetsPerThread` targets in registers: one on a GPU, several
-/// on a CPU so that the source loop vectorises across targets.
+/// on a CPU so that the source loop vectorises across targets. Like the FMM it computes in
+/// units (detail/UnitFrame.hpp): targets and staged sources are converted as they are
+/// loaded, the results as they are written.
 template <class ExecutionSpace, class Real, int TargetsPerThread, class Targets, class Sources,
           class Charges, class Potential, class Field>
 struct DirectSumKernel
@@ -39,7 +43,10 @@ struct DirectSumKernel
   Charges charges;
   Potential potential;
   Field field;
-  Real softening2;
+  UnitFrame frame;
+  PowerOfTwo<double> to_unit_charge;
+  ResultScale<Real> scale;
+  Real softening2; ///< in units
   int source_tile;
   int targets_per_team;
 
@@ -53,15 +60,19 @@ struct DirectSumKernel
     auto *const staged = static_cast<Staged *>(
         team.team_scratch(0).get_shmem_aligned(source_tile * sizeof(Staged), sizeof(Staged)));
 
+    // Coordinate d of particle i of `x` in units.
+    auto const unit = [&](auto const &x, int i, int d) {
+      return static_cast<Real>(frame.position(static_cast<double>(x(i, d)), d));
+    };
     int const first = team.league_rank() * targets_per_team + team.team_rank() * TargetsPerThread;
     Block block;
     for (int k = 0; k < TargetsPerThread; ++k)
     {
       // Targets past the end compute on a copy of the last real one and are not written.
       int const t = detail::min(first + k, num_targets - 1);
-      block.x[k] = t >= 0 ? static_cast<Real>(targets(t, 0)) : Real(0);
-      block.y[k] = t >= 0 ? static_cast<Real>(targets(t, 1)) : Real(0);
-      block.z[k] = t >= 0 ? static_cast<Real>(targets(t, 2)) : Real(0);
+      block.x[k] = t >= 0 ? unit(targets, t, 0) : Real(0);
+      block.y[k] = t >= 0 ? unit(targets, t, 1) : Real(0);
+      block.z[k] = t >= 0 ? unit(targets, t, 2) : Real(0);
     }
     block.clearSums();
 
@@ -70,10 +81,9 @@ struct DirectSumKernel
       int const tile = detail::min(source_tile, num_sources - tile_start);
       team.team_barrier(); // the previous tile is no longer read
       Kokkos::parallel_for(Kokkos::TeamThreadRange(team, tile), [&](int s) {
-        staged[s] = Staged{static_cast<Real>(sources(tile_start + s, 0)),
-                           static_cast<Real>(sources(tile_start + s, 1)),
-                           static_cast<Real>(sources(tile_start + s, 2)),
-                           static_cast<Real>(charges(tile_start + s))};
+        int const j = tile_start + s;
+        staged[s] = Staged{unit(sources, j, 0), unit(sources, j, 1), unit(sources, j, 2),
+                           static_cast<Real>(to_unit_charge(static_cast<double>(charges(j))))};
       });
       team.team_barrier();
 
@@ -85,10 +95,10 @@ struct DirectSumKernel
       int const t = first + k;
       if (t < num_targets)
       {
-        potential(t) = block.phi[k];
-        field(t, 0) = block.gx[k];
-        field(t, 1) = block.gy[k];
-        field(t, 2) = block.gz[k];
+        potential(t) = scale.potential(block.phi[k]);
+        field(t, 0) = scale.field(block.gx[k]);
+        field(t, 1) = scale.field(block.gy[k]);
+        field(t, 2) = scale.field(block.gz[k]);
       }
     }
   }
@@ -138,17 +148,26 @@ void checkDirectSum(EntryPoint caller, ExecutionSpace const &space, Targets cons
   detail::requireFinite(space, where, "charges", charges);
 }
 
-/// The sums on checked arguments.
+/// The sums on checked arguments. `sources_are_targets` says whether the sources are the
+/// targets themselves; otherwise the units are those of both sets' enclosing cube.
 template <class ExecutionSpace, class Targets, class Sources, class Charges, class Potential,
           class Field>
 void launchDirectSum(ExecutionSpace const &space, Targets const &targets, Sources const &sources,
                      Charges const &charges, Potential const &potential, Field const &field,
-                     double softening)
+                     double softening, bool sources_are_targets)
 {
   using Real = typename Potential::value_type;
   auto const nt = targets.extent(0);
+  // The charges were checked by the caller, so the message of this check never shows.
+  int const charge_exponent = detail::chargeExponent(space, "kfmm::directSum", "charges", charges);
   if (nt == 0)
     return;
+  // The units of the targets and sources together.
+  auto const frame = detail::unitFrame(
+      sources_are_targets ? tree::boundingCube(space, targets)
+                          : tree::enclosingCube(tree::boundingCube(space, targets),
+                                                tree::boundingCube(space, sources)));
+  double const unit_softening = frame.length(softening);
 
   using Tune = detail::Tuning<ExecutionSpace>;
   constexpr int per_thread = Tune::direct_targets_per_thread;
@@ -162,7 +181,10 @@ void launchDirectSum(ExecutionSpace const &space, Targets const &targets, Source
                 charges,
                 potential,
                 field,
-                static_cast<Real>(softening * softening),
+                frame,
+                detail::PowerOfTwo<double>::of(-charge_exponent),
+                detail::ResultScale<Real>::of(frame, charge_exponent),
+                static_cast<Real>(unit_softening * unit_softening),
                 Tune::direct_source_tile,
                 per_team};
   Kokkos::parallel_for(
@@ -189,7 +211,10 @@ void launchDirectSum(ExecutionSpace const &space, Targets const &targets, Source
 /// \param [out] potential  N_t potentials
 /// \param [out] field      N_t x 3 fields
 /// \param [in]  softening  Plummer softening length, >= 0
-/// The computation runs in the value type of `potential` (float or double).
+/// The computation runs in the value type of `potential` (float or double), in units of the
+/// particles' bounding cube and largest charge (detail/UnitFrame.hpp), so that it holds its
+/// accuracy at any scale; a result beyond the range of that type comes out infinite (the
+/// direct sum is a reference and does not check; kfmm::Fmm does).
 /// \throws kfmm::Exception on mismatched extents, negative or non-finite softening, or
 /// NaN/Inf in positions or charges (the message names the argument and first bad index).
 ///
@@ -217,7 +242,7 @@ void directSum(ExecutionSpace const &space, Targets const &targets, Sources cons
     detail::ScopedRegion region("kfmm::directSum");
     detail::checkDirectSum(detail::EntryPoint{"kfmm::directSum"}, space, targets, sources,
                            charges, potential, field, softening, "targets", "sources");
-    detail::launchDirectSum(space, targets, sources, charges, potential, field, softening);
+    detail::launchDirectSum(space, targets, sources, charges, potential, field, softening, false);
   }
 }
 
@@ -242,7 +267,8 @@ void directSum(ExecutionSpace const &space, Positions const &positions, Charges 
     detail::ScopedRegion region("kfmm::directSum");
     detail::checkDirectSum(detail::EntryPoint{"kfmm::directSum"}, space, positions, positions,
                            charges, potential, field, softening, "positions", nullptr);
-    detail::launchDirectSum(space, positions, positions, charges, potential, field, softening);
+    detail::launchDirectSum(space, positions, positions, charges, potential, field, softening,
+                            true);
   }
 }
 

@@ -69,9 +69,8 @@ struct L2PKernel
     int const leaf = tree.leaves(team.league_rank());
     ScratchCoefficients<Real, ExecutionSpace> work(team.team_scratch(0),
                                                    expansions::l2pTeamScratchSize(order));
-    expansions::l2pTeam(team, order, static_cast<Real>(tree.centre(leaf, 0)),
-                        static_cast<Real>(tree.centre(leaf, 1)),
-                        static_cast<Real>(tree.centre(leaf, 2)), &locals(leaf, 0), x,
+    expansions::l2pTeam(team, order, tree.centre(leaf, 0), tree.centre(leaf, 1),
+                        tree.centre(leaf, 2), &locals(leaf, 0), x,
                         tree.particle_begin(leaf), tree.particle_end(leaf), potential, field,
                         work.data(), tree.template scale<Real>(leaf));
   }

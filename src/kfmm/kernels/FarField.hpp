@@ -92,9 +92,8 @@ struct M2PKernel
     for (auto s = offsets(row); s < offsets(row + 1); ++s)
     {
       int const source = sources(s);
-      expansions::m2pTeam(team, order, static_cast<Real>(tree.centre(source, 0)),
-                          static_cast<Real>(tree.centre(source, 1)),
-                          static_cast<Real>(tree.centre(source, 2)), &multipoles(source, 0), x,
+      expansions::m2pTeam(team, order, tree.centre(source, 0), tree.centre(source, 1),
+                          tree.centre(source, 2), &multipoles(source, 0), x,
                           tree.particle_begin(leaf), tree.particle_end(leaf), potential, field,
                           work.data(), tree.template scale<Real>(source));
     }

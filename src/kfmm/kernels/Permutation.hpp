@@ -2,19 +2,24 @@
 #ifndef KFMM_KERNELS_PERMUTATION_HPP
 #define KFMM_KERNELS_PERMUTATION_HPP
 
-// Moving particle data between the caller's order and the tree's sorted (Morton) order,
-// in which every cell's particles are contiguous. `permutation(i)` is the caller's index of
-// sorted particle i.
+// Moving particle data between the caller's order and units and the tree's sorted (Morton)
+// order in the solver's units (detail/UnitFrame.hpp), in which every cell's particles are
+// contiguous. `permutation(i)` is the caller's index of sorted particle i. The change of
+// units rides on these copies, so it costs no pass of its own.
+
+#include <kfmm/detail/UnitFrame.hpp>
+#include <kfmm/detail/Validation.hpp>
 
 #include <Kokkos_Core.hpp>
 
 namespace kfmm::detail
 {
 
-/// sorted(i, :) = positions(permutation(i), :), converted to the sorted array's type.
+/// sorted(i, :) = positions(permutation(i), :) in the frame's units, in the sorted array's
+/// type (the difference from the shift is taken in double, before any rounding to it).
 template <class ExecutionSpace, class Permutation, class Positions, class Sorted>
 void sortPositions(ExecutionSpace const &space, Permutation const &permutation,
-                   Positions const &positions, Sorted const &sorted)
+                   Positions const &positions, UnitFrame const &frame, Sorted const &sorted)
 {
   using Real = typename Sorted::non_const_value_type;
   Kokkos::parallel_for(
@@ -22,35 +27,39 @@ void sortPositions(ExecutionSpace const &space, Permutation const &permutation,
       Kokkos::RangePolicy<ExecutionSpace>(space, 0, sorted.extent(0)),
       KOKKOS_LAMBDA(std::size_t i) {
         for (int d = 0; d < 3; ++d)
-          sorted(i, d) = static_cast<Real>(positions(permutation(i), d));
+          sorted(i, d) = static_cast<Real>(
+              frame.position(static_cast<double>(positions(permutation(i), d)), d));
       });
 }
 
-/// sorted(i) = charges(permutation(i)), and the sorted results zeroed for accumulation.
+/// sorted(i) = charges(permutation(i)) times `to_unit` (in double, then rounded), and the
+/// sorted results zeroed for accumulation.
 template <class ExecutionSpace, class Permutation, class Charges, class SortedCharges,
           class SortedPotential, class SortedField>
 void sortCharges(ExecutionSpace const &space, Permutation const &permutation,
-                 Charges const &charges, SortedCharges const &sorted,
-                 SortedPotential const &potential, SortedField const &field)
+                 Charges const &charges, PowerOfTwo<double> const &to_unit,
+                 SortedCharges const &sorted, SortedPotential const &potential,
+                 SortedField const &field)
 {
   using Real = typename SortedCharges::non_const_value_type;
   Kokkos::parallel_for(
       "kfmm::permutation::sort_charges",
       Kokkos::RangePolicy<ExecutionSpace>(space, 0, sorted.extent(0)),
       KOKKOS_LAMBDA(std::size_t i) {
-        sorted(i) = static_cast<Real>(charges(permutation(i)));
+        sorted(i) = static_cast<Real>(to_unit(static_cast<double>(charges(permutation(i)))));
         potential(i) = 0;
         for (int d = 0; d < 3; ++d)
           field(i, d) = 0;
       });
 }
 
-/// potential(permutation(i)) = sorted_potential(i), likewise the field: each output entry
-/// is written exactly once.
+/// potential(permutation(i)) = sorted_potential(i) and likewise the field, scaled back to
+/// the caller's units in the results' precision: each output entry is written exactly once.
 template <class ExecutionSpace, class Permutation, class SortedPotential, class SortedField,
           class Potential, class Field>
 void unsortResults(ExecutionSpace const &space, Permutation const &permutation,
                    SortedPotential const &sorted_potential, SortedField const &sorted_field,
+                   ResultScale<typename SortedPotential::non_const_value_type> const &scale,
                    Potential const &potential, Field const &field)
 {
   Kokkos::parallel_for(
@@ -58,10 +67,22 @@ void unsortResults(ExecutionSpace const &space, Permutation const &permutation,
       Kokkos::RangePolicy<ExecutionSpace>(space, 0, sorted_potential.extent(0)),
       KOKKOS_LAMBDA(std::size_t i) {
         auto const j = permutation(i);
-        potential(j) = sorted_potential(i);
+        potential(j) = scale.potential(sorted_potential(i));
         for (int d = 0; d < 3; ++d)
-          field(j, d) = sorted_field(i, d);
+          field(j, d) = scale.field(sorted_field(i, d));
       });
+}
+
+/// The sorted position of the caller's particle `index`: the i with permutation(i) == index
+/// (one search, for messages).
+template <class ExecutionSpace, class Permutation>
+std::int64_t sortedIndexOf(ExecutionSpace const &space, Permutation const &permutation,
+                           std::int64_t index)
+{
+  return firstIndexWhere(space, static_cast<std::int64_t>(permutation.extent(0)),
+                         KOKKOS_LAMBDA(std::int64_t i) {
+                           return static_cast<std::int64_t>(permutation(i)) == index;
+                         });
 }
 
 } // namespace kfmm::detail

@@ -38,9 +38,8 @@ struct P2MKernel
     int const cell = tree.leaves(team.league_rank());
     ScratchCoefficients<Real, ExecutionSpace> work(
         team.team_scratch(0), expansions::p2mTeamScratchSize(order, team.team_size()));
-    expansions::p2mTeam(team, order, static_cast<Real>(tree.centre(cell, 0)),
-                        static_cast<Real>(tree.centre(cell, 1)),
-                        static_cast<Real>(tree.centre(cell, 2)), x, q,
+    expansions::p2mTeam(team, order, tree.centre(cell, 0), tree.centre(cell, 1),
+                        tree.centre(cell, 2), x, q,
                         tree.particle_begin(cell), tree.particle_end(cell),
                         &multipoles(cell, 0), work.data(), tree.template scale<Real>(cell));
   }

@@ -31,6 +31,9 @@ struct Cube
 {
   double origin[3];
   double side;
+  /// The particles' largest extent along an axis: 0 when they are all at one point (or
+  /// there are none), where the side is 1.
+  double extent = 0;
 };
 
 namespace detail
@@ -100,9 +103,24 @@ KOKKOS_INLINE_FUNCTION void cellCentre(Cube const &cube, MortonKey prefix, int l
     centre[d] = cube.origin[d] + (i[d] + 0.5) * width;
 }
 
+/// The cube around the box [lo, hi]: centred on it, its side the box's largest extent
+/// enlarged by a relative 1e-6 (and never zero), so that the largest coordinate maps below
+/// 2^21 and coincident particles still get a valid cube (of side 1).
+inline Cube cubeAroundBox(double const lo[3], double const hi[3])
+{
+  Cube cube{};
+  for (int d = 0; d < 3; ++d)
+    cube.extent = kfmm::detail::max(cube.extent, hi[d] - lo[d]);
+  cube.side = cube.extent > 0 ? cube.extent * (1 + 1e-6) : 1;
+  for (int d = 0; d < 3; ++d)
+    cube.origin[d] = 0.5 * (lo[d] + hi[d]) - 0.5 * cube.side;
+  return cube;
+}
+
 /// The smallest cube enclosing all `positions` (N x 3), slightly enlarged so that no
-/// particle sits on its upper faces; a unit cube around the point for N <= 1 or all
-/// particles at one point. One parallel min/max reduction.
+/// particle sits on its upper faces (cubeAroundBox); a unit cube around the point for N <= 1
+/// or all particles at one point, a unit cube at the origin for N = 0. One parallel min/max
+/// reduction per axis.
 template <class ExecutionSpace, class Positions>
 Cube boundingCube(ExecutionSpace const &space, Positions const &positions)
 {
@@ -121,25 +139,30 @@ Cube boundingCube(ExecutionSpace const &space, Positions const &positions)
         },
         Kokkos::MinMax<double>(ext[d]));
   }
-  Cube cube{};
   if (positions.extent(0) == 0)
   {
+    Cube cube{};
     cube.side = 1;
     return cube;
   }
-  double side = 0;
-  for (int d = 0; d < 3; ++d)
-    side = kfmm::detail::max(side, ext[d].max_val - ext[d].min_val);
-  // Enlarged by a relative 1e-6 (and never zero) so that the largest coordinate maps below
-  // 2^21 and coincident particles still get a valid cube.
-  side = side > 0 ? side * (1 + 1e-6) : 1;
+  double const lo[3] = {ext[0].min_val, ext[1].min_val, ext[2].min_val};
+  double const hi[3] = {ext[0].max_val, ext[1].max_val, ext[2].max_val};
+  return cubeAroundBox(lo, hi);
+}
+
+/// The cube around the particles of two bounding cubes together (each particle set taken as
+/// its cube's centre plus or minus half its extent along every axis).
+inline Cube enclosingCube(Cube const &a, Cube const &b)
+{
+  double lo[3], hi[3];
   for (int d = 0; d < 3; ++d)
   {
-    double const mid = 0.5 * (ext[d].min_val + ext[d].max_val);
-    cube.origin[d] = mid - 0.5 * side;
+    double const ca = a.origin[d] + 0.5 * a.side;
+    double const cb = b.origin[d] + 0.5 * b.side;
+    lo[d] = kfmm::detail::min(ca - 0.5 * a.extent, cb - 0.5 * b.extent);
+    hi[d] = kfmm::detail::max(ca + 0.5 * a.extent, cb + 0.5 * b.extent);
   }
-  cube.side = side;
-  return cube;
+  return cubeAroundBox(lo, hi);
 }
 
 /// Morton key of every particle: keys(i) = key of positions(i, :) in `cube`.

@@ -53,6 +53,7 @@
 
 #include <kfmm/detail/Math.hpp>
 #include <kfmm/detail/ScopedRegion.hpp>
+#include <kfmm/detail/UnitFrame.hpp>
 #include <kfmm/detail/Validation.hpp>
 #include <kfmm/tree/Morton.hpp>
 #include <kfmm/tree/RadixSort.hpp>
@@ -586,6 +587,34 @@ Octree<typename ExecutionSpace::memory_space> buildOctree(ExecutionSpace const &
   detail::checkLeafSize(where, leaf_size);
   detail::checkPositions(space, where, positions);
   return detail::buildOctreeOfValidInput(space, positions, leaf_size);
+}
+
+/// The tree in the coordinates x' = frame.position(x) (detail/UnitFrame.hpp): its cube, every
+/// cell's centre (recomputed from the cell's key in the new cube, so that the Morton
+/// convention holds exactly) and radius. Keys, particle ranges and structure are unchanged.
+template <class ExecutionSpace, class MemorySpace>
+void moveToFrame(ExecutionSpace const &space, Octree<MemorySpace> &tree,
+                 kfmm::detail::UnitFrame const &frame)
+{
+  Cube cube = tree.cube;
+  for (int d = 0; d < 3; ++d)
+    cube.origin[d] = frame.position(cube.origin[d], d);
+  cube.side = frame.length(cube.side);
+  cube.extent = frame.length(cube.extent);
+  tree.cube = cube;
+  auto const cell_keys = tree.cell_keys;
+  auto const level = tree.level;
+  auto const centre = tree.centre;
+  auto const radius = tree.radius;
+  Kokkos::parallel_for(
+      "kfmm::tree::move_to_frame", Kokkos::RangePolicy<ExecutionSpace>(space, 0, tree.numCells()),
+      KOKKOS_LAMBDA(int c) {
+        double x[3];
+        cellCentre(cube, cell_keys(c), level(c), x);
+        for (int d = 0; d < 3; ++d)
+          centre(c, d) = x[d];
+        radius(c) = frame.length(radius(c));
+      });
 }
 
 } // namespace kfmm::tree

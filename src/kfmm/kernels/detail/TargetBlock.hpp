@@ -61,12 +61,14 @@ struct TargetBlock
         Real const real = r2 > Real(0) ? Real(1) : Real(0);
         Real const inv_r = real * rsqrt(r2 + softening2 + (Real(1) - real));
         Real const q_inv_r = source.q * inv_r;
-        Real const q_inv_r3 = q_inv_r * inv_r * inv_r;
+        // field = grad_target (q / r) = -(q / r^2) (x_t - x_s) / r, in this order: q / r^2 is
+        // the pair's own field and (x_t - x_s) / r at most 1, so nothing overflows unless
+        // that field does (q / r^3 would, in float, for r below ~1e-13 at q = 1).
+        Real const q_inv_r2 = q_inv_r * inv_r;
         tphi[k] += q_inv_r;
-        // field = grad_target (q / r) = -q (x_t - x_s) / r^3
-        tgx[k] -= q_inv_r3 * dx;
-        tgy[k] -= q_inv_r3 * dy;
-        tgz[k] -= q_inv_r3 * dz;
+        tgx[k] -= q_inv_r2 * (dx * inv_r);
+        tgy[k] -= q_inv_r2 * (dy * inv_r);
+        tgz[k] -= q_inv_r2 * (dz * inv_r);
       }
     }
     for (int k = 0; k < Count; ++k)

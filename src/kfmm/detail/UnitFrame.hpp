@@ -1,0 +1,150 @@
+// SPDX-License-Identifier: BSD-3-Clause
+#ifndef KFMM_DETAIL_UNIT_FRAME_HPP
+#define KFMM_DETAIL_UNIT_FRAME_HPP
+
+// The units the solver and the direct sum compute in, so that the same particles give the
+// same relative accuracy at any scale of coordinates and charges (float's 1e-38..3e38 is
+// otherwise exhausted by r^2 at r ~ 1e20 or by 1/r^3 at r ~ 1e-13, long before the results
+// are out of range).
+//
+//   position  x_unit = (x - shift) 2^-k   with 2^k > the bounding cube's side
+//   charge    q_unit = q 2^-j             with 2^j > max |q|, so |q_unit| < 1
+//   results   potential = phi_unit 2^(j - k),  field = field_unit 2^(j - 2k)
+//
+// The units are powers of two, so scaling is exact: a particle set and the same set scaled
+// by 2^m give the same unit problem bit for bit. Along each axis the shift is zero while the
+// cube's centre is less than 1.5 units from the origin, so that coordinates around the origin
+// (and their fine resolution near it) are kept exactly and |x_unit| < 2; farther out it is
+// the centre rounded to a whole multiple of the unit, at least 2 units, which moves a cloud
+// far from the origin next to it (float needs that: positions near 1e8 are 8 apart) and
+// keeps x - shift exact for positions given in any precision (Sterbenz: the shift is within a
+// factor 2 of every x).
+
+#include <kfmm/detail/Math.hpp>
+#include <kfmm/detail/Validation.hpp>
+#include <kfmm/tree/Morton.hpp>
+
+#include <Kokkos_Core.hpp>
+
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <string>
+
+namespace kfmm::detail
+{
+
+/// Multiplication by 2^e for any whole e, as three multiplications by powers of two that are
+/// each representable in T. The factors are all >= 1 or all <= 1, so every partial product
+/// lies between the operand and the result: none overflows or underflows unless the result
+/// does, and each is exact while it stays normal.
+template <class T>
+struct PowerOfTwo
+{
+  T factor[3] = {1, 1, 1};
+
+  static PowerOfTwo of(int e)
+  {
+    constexpr int largest = std::numeric_limits<T>::max_exponent - 1;  // 2^largest is finite
+    constexpr int smallest = std::numeric_limits<T>::min_exponent - 1; // 2^smallest is normal
+    // Beyond 3 factors every non-zero T over- or underflows anyway.
+    e = e > 3 * largest ? 3 * largest : e < 3 * smallest ? 3 * smallest : e;
+    PowerOfTwo p;
+    for (auto &f : p.factor)
+    {
+      int const part = e > largest ? largest : e < smallest ? smallest : e;
+      f = std::ldexp(T(1), part);
+      e -= part;
+    }
+    return p;
+  }
+
+  KOKKOS_INLINE_FUNCTION T operator()(T v) const { return v * factor[0] * factor[1] * factor[2]; }
+};
+
+/// The exponent j of the smallest power of two above |v|, v finite: 2^(j-1) <= |v| < 2^j (0
+/// for v = 0).
+inline int exponentAbove(double v)
+{
+  int e = 0;
+  std::frexp(v, &e);
+  return e;
+}
+
+/// The position frame: x_unit = (x - shift) 2^-length_exponent (the file comment).
+struct UnitFrame
+{
+  double shift[3] = {0, 0, 0};
+  int length_exponent = 0;
+  PowerOfTwo<double> to_unit; ///< times 2^-length_exponent
+
+  KOKKOS_INLINE_FUNCTION double position(double x, int d) const { return to_unit(x - shift[d]); }
+  /// A length (a radius, a softening) in units.
+  KOKKOS_INLINE_FUNCTION double length(double l) const { return to_unit(l); }
+  /// A unit position back in the caller's coordinates (for messages).
+  double caller(double unit, int d) const
+  {
+    return shift[d] + std::ldexp(unit, length_exponent);
+  }
+};
+
+/// The frame of the particles inside `cube`: 2^k is the smallest power of two above its side,
+/// the shift along each axis 0, or its centre rounded to a multiple of 2^k of at least 2.
+inline UnitFrame unitFrame(tree::Cube const &cube)
+{
+  UnitFrame frame;
+  frame.length_exponent = exponentAbove(cube.side);
+  frame.to_unit = PowerOfTwo<double>::of(-frame.length_exponent);
+  for (int d = 0; d < 3; ++d)
+  {
+    double const units = std::nearbyint(
+        std::ldexp(cube.origin[d] + 0.5 * cube.side, -frame.length_exponent));
+    frame.shift[d] = std::abs(units) < 2 ? 0.0 : std::ldexp(units, frame.length_exponent);
+  }
+  return frame;
+}
+
+/// The charge unit 2^j: the smallest power of two above max |charges(i)|. One max-reduction,
+/// which also finds NaN and infinite charges (they throw, naming the first bad index, as
+/// requireFinite does).
+template <class ExecutionSpace, class Charges>
+int chargeExponent(ExecutionSpace const &space, std::string const &where, std::string const &name,
+                   Charges const &charges)
+{
+  // A NaN or infinite charge counts as the largest double, which sends the rare charges
+  // that large through the search for the bad index too.
+  double const bad = std::numeric_limits<double>::max();
+  double largest = 0;
+  Kokkos::parallel_reduce(
+      "kfmm::unit_frame::largest_charge",
+      Kokkos::RangePolicy<ExecutionSpace>(space, 0, charges.extent(0)),
+      KOKKOS_LAMBDA(std::size_t i, double &m) {
+        double const q = static_cast<double>(charges(i));
+        double const a = isfinite(q) ? (q < 0 ? -q : q) : bad;
+        m = a > m ? a : m;
+      },
+      Kokkos::Max<double>(largest));
+  if (largest == bad)
+    requireFinite(space, where, name, charges);
+  return largest > 0 ? exponentAbove(largest) : 0; // all zero, or none (the Max identity)
+}
+
+/// What turns unit results back into the caller's: 2^(j - k) for the potential and
+/// 2^(j - 2k) for the field, applied in the precision of the results.
+template <class Real>
+struct ResultScale
+{
+  PowerOfTwo<Real> potential;
+  PowerOfTwo<Real> field;
+
+  static ResultScale of(UnitFrame const &frame, int charge_exponent)
+  {
+    int const k = frame.length_exponent;
+    return {PowerOfTwo<Real>::of(charge_exponent - k),
+            PowerOfTwo<Real>::of(charge_exponent - 2 * k)};
+  }
+};
+
+} // namespace kfmm::detail
+
+#endif
