@@ -162,7 +162,12 @@ TEMPLATE_LIST_TEST_CASE("sets in double are accurate where the precision resolve
   auto const h = kfmm::test::adversarial(set, 1000);
   auto p = onDevice<TestType>(h); // the charges and results; the positions in double:
   Kokkos::View<double *[3], Memory> x("kfmm::test::x64", h.size());
-  Kokkos::deep_copy(x, h.x);
+  // Element by element: the device View's layout may differ from the host set's.
+  auto x_mirror = Kokkos::create_mirror_view(x);
+  for (std::size_t i = 0; i < h.size(); ++i)
+    for (int d = 0; d < 3; ++d)
+      x_mirror(i, d) = h.x(i, d);
+  Kokkos::deep_copy(x, x_mirror);
   kfmm::Fmm<Real, Memory> fmm(space, x, accurateOptions<Real>());
   fmm.evaluate(space, p.q, p.phi, p.field);
   auto const &stats = fmm.stats();

@@ -307,16 +307,14 @@ private:
     auto const bad = detail::firstNonFinite(space, potential, field);
     if (bad < 0)
       return;
-    auto const host = [](auto const &v) {
-      return Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, v);
-    };
-    double const phi = host(Kokkos::subview(potential, bad))();
-    auto const g = host(Kokkos::subview(field, bad, Kokkos::ALL));
+    auto const result = detail::rowValues(space, potential, field, bad);
+    double const phi = result[0];
     bool const potential_bad = !std::isfinite(phi);
-    double const value = potential_bad ? phi : !std::isfinite(g(0)) ? g(0)
-                                           : !std::isfinite(g(1)) ? g(1) : g(2);
-    auto const x = host(Kokkos::subview(_x, detail::sortedIndexOf(space, _tree.permutation, bad),
-                                        Kokkos::ALL));
+    double const value = potential_bad                  ? phi
+                         : !std::isfinite(result[1]) ? result[1]
+                         : !std::isfinite(result[2]) ? result[2]
+                                                     : result[3];
+    auto const x = detail::rowOf(space, _x, detail::sortedIndexOf(space, _tree.permutation, bad));
     constexpr bool single = std::is_same<Real, float>::value;
     char const *const precision = single ? "float" : "double";
     auto const number = [](double v) {
@@ -324,9 +322,9 @@ private:
       std::snprintf(buffer, sizeof buffer, "%.*g", std::numeric_limits<Real>::max_digits10, v);
       return std::string(buffer);
     };
-    std::string const position = "(" + number(_frame.caller(x(0), 0)) + ", " +
-                                 number(_frame.caller(x(1), 1)) + ", " +
-                                 number(_frame.caller(x(2), 2)) + ")";
+    std::string const position = "(" + number(_frame.caller(x[0], 0)) + ", " +
+                                 number(_frame.caller(x[1], 1)) + ", " +
+                                 number(_frame.caller(x[2], 2)) + ")";
     // The inputs are finite and the solver works in units where they are below 1, so what
     // overflows is a result or, for particles closer than the precision's range allows, a
     // pair's share of one.

@@ -8,6 +8,8 @@
 
 #include <Kokkos_Core.hpp>
 
+#include <array>
+
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
@@ -127,6 +129,40 @@ std::int64_t firstNonFinite(ExecutionSpace const &space, ViewA const &a, ViewB c
                          KOKKOS_LAMBDA(std::int64_t i) {
                            return !(rowIsFinite(a, i) && rowIsFinite(b, i));
                          });
+}
+
+/// Row `row` of a rank-1 and a rank-2 View of 3 columns (a particle's potential and field)
+/// as doubles. A kernel reads them: the Views may be in any memory space the execution space
+/// can access, including ones a host copy cannot read from (e.g. Kokkos::AnonymousSpace).
+template <class ExecutionSpace, class ViewA, class ViewB>
+std::array<double, 4> rowValues(ExecutionSpace const &space, ViewA const &a, ViewB const &b,
+                                std::int64_t row)
+{
+  Kokkos::View<double[4], typename ExecutionSpace::memory_space> values(
+      Kokkos::view_alloc(space, "kfmm::row_values"));
+  Kokkos::parallel_for(
+      "kfmm::read_row", Kokkos::RangePolicy<ExecutionSpace>(space, 0, 1), KOKKOS_LAMBDA(int) {
+        values(0) = static_cast<double>(a(row));
+        for (int c = 0; c < 3; ++c)
+          values(1 + c) = static_cast<double>(b(row, c));
+      });
+  auto const host = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, values);
+  return {host(0), host(1), host(2), host(3)};
+}
+
+/// Row `row` of a rank-2 View of 3 columns as doubles, read by a kernel (see rowValues).
+template <class ExecutionSpace, class View>
+std::array<double, 3> rowOf(ExecutionSpace const &space, View const &view, std::int64_t row)
+{
+  Kokkos::View<double[3], typename ExecutionSpace::memory_space> values(
+      Kokkos::view_alloc(space, "kfmm::row_of"));
+  Kokkos::parallel_for(
+      "kfmm::read_row", Kokkos::RangePolicy<ExecutionSpace>(space, 0, 1), KOKKOS_LAMBDA(int) {
+        for (int c = 0; c < 3; ++c)
+          values(c) = static_cast<double>(view(row, c));
+      });
+  auto const host = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, values);
+  return {host(0), host(1), host(2)};
 }
 
 template <class ExecutionSpace, class View>
