@@ -37,7 +37,8 @@ struct Stats
   bool results_checked = false;
   /// Pairs of particles, neighbours in the tree's order, whose distance rounding their
   /// coordinates to the solver's precision (in its units) changes by more than 1/1024
-  /// (detail/Resolution.hpp); such a pair's field is off by more than about 1e-3.
+  /// (detail/Resolution.hpp); such a pair's field is off by more than about 1e-3. Always 0
+  /// for positions given in the solver's precision: those the solver does not round.
   std::size_t unresolved_pairs = 0;
   /// At least 1/1000 of the particles are in unresolved pairs: the precision does not
   /// resolve these particles, and their results may be far less accurate than the options
