@@ -26,7 +26,8 @@ enum class M2LVariant
   automatic, ///< the backend's measured choice for the order (its tuning data)
   per_pair,  ///< each pair's operator built and applied on the fly, O(p^4) per pair
   grouped    ///< pairs grouped by relative position, one precomputed matrix per group,
-             ///< applied as team matrix products (Kokkos Kernels)
+             ///< applied as team matrix products (register-tiled, or Kokkos Kernels'
+             ///< team GEMM where a backend's tuning chooses it)
 };
 
 inline char const *m2lVariantName(M2LVariant v)
