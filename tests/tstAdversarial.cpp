@@ -23,6 +23,7 @@
 #include <type_traits>
 
 #include "Adversarial.hpp"
+#include "HostParticlesOnDevice.hpp"
 #include "Reference.hpp"
 #include "TestParticles.hpp"
 #include "TestTypes.hpp"
@@ -32,35 +33,12 @@ namespace
 
 using kfmm::test::Adversarial;
 using kfmm::test::HostParticles;
+using kfmm::test::onDevice;
+using kfmm::test::onHost;
 using kfmm::test::Particles;
 
 template <class Real>
 constexpr bool isFloat = std::is_same<Real, float>::value;
-
-/// `h` in the config's memory, rounded to its precision.
-template <class Config>
-Particles<Config> onDevice(HostParticles const &h)
-{
-  using Real = typename Config::real_type;
-  Particles<Config> p(h.size());
-  auto x = Kokkos::create_mirror_view(p.x);
-  auto q = Kokkos::create_mirror_view(p.q);
-  for (std::size_t i = 0; i < h.size(); ++i)
-  {
-    for (int d = 0; d < 3; ++d)
-      x(i, d) = static_cast<Real>(h.x(i, d));
-    q(i) = static_cast<Real>(h.q(i));
-  }
-  Kokkos::deep_copy(p.x, x);
-  Kokkos::deep_copy(p.q, q);
-  return p;
-}
-
-template <class View>
-auto onHost(View const &v)
-{
-  return Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, v);
-}
 
 struct Errors
 {

@@ -28,6 +28,7 @@
 #include <type_traits>
 
 #include "Adversarial.hpp"
+#include "HostParticlesOnDevice.hpp"
 #include "Reference.hpp"
 #include "TestParticles.hpp"
 #include "TestTypes.hpp"
@@ -36,6 +37,8 @@ namespace
 {
 
 using kfmm::test::HostParticles;
+using kfmm::test::onDevice;
+using kfmm::test::onHost;
 using kfmm::test::Particles;
 
 /// A random set and what it is, for the log of a failure.
@@ -97,31 +100,6 @@ inline RandomSet randomSet(std::uint64_t seed, std::uint64_t index, std::size_t 
                 static_cast<unsigned long long>(index), n, scale, offset, clusters, charge,
                 signs == 0 ? "positive" : signs == 1 ? "both signs" : "neutral pairs");
   return {p, text};
-}
-
-/// The particles in the config's memory and precision.
-template <class Config>
-Particles<Config> onDevice(HostParticles const &h)
-{
-  using Real = typename Config::real_type;
-  Particles<Config> p(h.size());
-  auto x = Kokkos::create_mirror_view(p.x);
-  auto q = Kokkos::create_mirror_view(p.q);
-  for (std::size_t i = 0; i < h.size(); ++i)
-  {
-    for (int d = 0; d < 3; ++d)
-      x(i, d) = static_cast<Real>(h.x(i, d));
-    q(i) = static_cast<Real>(h.q(i));
-  }
-  Kokkos::deep_copy(p.x, x);
-  Kokkos::deep_copy(p.q, q);
-  return p;
-}
-
-template <class View>
-auto onHost(View const &v)
-{
-  return Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, v);
 }
 
 /// The largest |potential| and |field component| of the double solver on p's particles.
