@@ -99,10 +99,10 @@ TEMPLATE_LIST_TEST_CASE("sets in the solver's precision reach the accuracy the o
   using Real = typename TestType::real_type;
   typename TestType::execution_space space;
   // Positions rounded to the config's precision are what the solver is given, and the
-  // accuracy is asked on those. (In float the 1e-12 cluster at x = 1 is one point already;
-  // the multiscale set's 1e-6 cluster too, which leaves a single point of half the charge,
-  // whose expansion meets the truncation bound theta^(p+1) head on, in double as well: its
-  // float case is the next test's, with the positions given in double.)
+  // accuracy is asked on those. (In float the 1e-12 cluster at x = 1 is one point already.
+  // So is the multiscale set's 1e-6 cluster: one point holding half the charge, whose
+  // expansion meets the truncation bound theta^(p+1) head on, and a double solver on those
+  // float positions errs as much. Its float case is the next test's, positions in double.)
   auto const set = isFloat<Real>
                        ? GENERATE(Adversarial::large_cube, Adversarial::small_cube,
                                   Adversarial::two_clusters, Adversarial::identical,
@@ -152,7 +152,7 @@ TEMPLATE_LIST_TEST_CASE("sets in double are accurate where the precision resolve
   CAPTURE(stats.unresolved_pairs);
   CHECK(stats.results_checked);
   // Float does not resolve 1e-12 at 1, 1e-6 at 1e8, nor a line 1e6 long whose neighbours are
-  // 500 apart on average, many far closer; double resolves them all.
+  // 1000 apart on average, many far closer; double resolves them all.
   bool const unresolvable = isFloat<Real> && (set == Adversarial::two_clusters ||
                                               set == Adversarial::multiscale ||
                                               set == Adversarial::line);
