@@ -64,12 +64,13 @@ inline Kokkos::View<double *, Memory> inDouble(Space const &space,
 
 template <class Real>
 CheckResult checkAccuracy(Space const &space, Particles<Real> const &particles,
-                          Results<Real> const &results, std::size_t targets, std::uint64_t seed,
-                          double softening, bool progress)
+                          Positions const &targets, Results<Real> const &results,
+                          std::size_t samples, std::uint64_t seed, double softening,
+                          bool progress)
 {
   Kokkos::Timer timer;
   std::size_t const n = particles.size();
-  auto const chosen = sampleIndices(n, targets, seed);
+  auto const chosen = sampleIndices(targets.extent(0), samples, seed);
   std::size_t const k = chosen.size();
 
   Kokkos::View<std::size_t *, Memory> index("kfmm::app::check_index", k);
@@ -82,7 +83,7 @@ CheckResult checkAccuracy(Space const &space, Particles<Real> const &particles,
   Kokkos::View<double *[3], Memory> target_x("kfmm::app::check_targets", k);
   Kokkos::View<Real *, Memory> approx_phi("kfmm::app::check_approx_potential", k);
   Kokkos::View<Real *[3], Memory> approx_g("kfmm::app::check_approx_field", k);
-  auto const x = particles.positions;
+  auto const x = targets;
   auto const phi = results.potential;
   auto const g = results.field;
   Kokkos::parallel_for(
@@ -143,10 +144,10 @@ CheckResult checkAccuracy(Space const &space, Particles<Real> const &particles,
 }
 
 template CheckResult checkAccuracy<float>(Space const &, Particles<float> const &,
-                                          Results<float> const &, std::size_t, std::uint64_t,
-                                          double, bool);
+                                          Positions const &, Results<float> const &, std::size_t,
+                                          std::uint64_t, double, bool);
 template CheckResult checkAccuracy<double>(Space const &, Particles<double> const &,
-                                           Results<double> const &, std::size_t, std::uint64_t,
-                                           double, bool);
+                                           Positions const &, Results<double> const &,
+                                           std::size_t, std::uint64_t, double, bool);
 
 } // namespace kfmm::app

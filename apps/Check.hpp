@@ -2,8 +2,8 @@
 #ifndef KFMM_APPS_CHECK_HPP
 #define KFMM_APPS_CHECK_HPP
 
-// The accuracy check: the solver's potential and field on sampled particles against the
-// direct sum over all particles, in double.
+// The accuracy check: the solver's potential and field at sampled targets (the particles, or
+// the --targets positions) against the direct sum over all particles, in double.
 
 #include "Problem.hpp"
 #include "Report.hpp"
@@ -19,13 +19,14 @@ namespace kfmm::app
 /// same seed on every platform.
 std::vector<std::size_t> sampleIndices(std::size_t n, std::size_t k, std::uint64_t seed);
 
-/// Relative L2 errors of `results` on `targets` sampled particles against kfmm::directSum in
-/// double, with the same softening. Long checks show their progress on stderr when
-/// `progress`.
+/// Relative L2 errors of `results` (at `targets`) at `samples` sampled targets against
+/// kfmm::directSum of `particles` in double, with the same softening. Long checks show their
+/// progress on stderr when `progress`.
 template <class Real>
 CheckResult checkAccuracy(Space const &space, Particles<Real> const &particles,
-                          Results<Real> const &results, std::size_t targets, std::uint64_t seed,
-                          double softening, bool progress);
+                          Positions const &targets, Results<Real> const &results,
+                          std::size_t samples, std::uint64_t seed, double softening,
+                          bool progress);
 
 } // namespace kfmm::app
 

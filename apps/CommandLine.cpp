@@ -209,6 +209,13 @@ Configuration parseCommandLine(std::vector<std::string> const &arguments)
              requireKnownExtension(o, v);
              c.input = v;
            }},
+          {"--targets",
+           [&](auto const &o, auto const &v) {
+             if (v.empty())
+               badValue(o, v, "a file name");
+             requireKnownExtension(o, v);
+             c.targets = v;
+           }},
           {"--output",
            [&](auto const &o, auto const &v) {
              requireWritablePath(o, v);
@@ -267,6 +274,8 @@ Configuration parseCommandLine(std::vector<std::string> const &arguments)
       if (given.count(option))
         throw UsageError("option '" + std::string(option) +
                          "' cannot be used with --input (the file gives the particles)");
+  if (!c.targets.empty() && (c.targets == c.output || c.targets == c.json))
+    throw UsageError("option '--targets' names a file that the run writes: '" + c.targets + "'");
   if (!c.output.empty() && c.output == c.json)
     throw UsageError("options '--output' and '--json' name the same file '" + c.output + "'");
   if (c.input.empty() && c.n == 0)
@@ -302,6 +311,8 @@ std::string helpText()
          "  --seed S             random seed of the generated particles, 0 to 2^64-1 (1)\n"
          "  --input FILE         read the particles from FILE instead: .csv (header x,y,z,q)\n"
          "                       or .kfmm (binary); see docs/CLI.md\n"
+         "  --targets FILE       compute at the positions of FILE (.csv or .kfmm; its\n"
+         "                       charges are not used) instead of at the particles\n"
          "Solver:\n"
          "  --method M           fmm | treecode (" +
          methodName(o.method) +
@@ -327,12 +338,12 @@ std::string helpText()
          "  --softening EPS      Plummer softening length, finite and >= 0 (0)\n"
          "Measurement:\n"
          "  --check K            compare with the direct sum (in double) on K sampled\n"
-         "                       particles; 0 turns the comparison off (1000)\n"
+         "                       particles (or targets); 0 turns the comparison off (1000)\n"
          "  --repeat R           R more runs after the first; the report gives their median\n"
          "                       times (0)\n"
          "Output:\n"
-         "  --output FILE        write x,y,z,q,phi,gx,gy,gz of every particle to FILE: .csv\n"
-         "                       text or .kfmm binary\n"
+         "  --output FILE        write x,y,z,q,phi,gx,gy,gz of every particle (or target) to\n"
+         "                       FILE: .csv text or .kfmm binary\n"
          "  --json FILE          write the report as JSON to FILE\n"
          "  --quiet              print nothing but errors and warnings\n"
          "  --help               print this text and exit\n"

@@ -46,6 +46,9 @@ struct Configuration
   /// Timed runs after the first one; their median is reported when there are any.
   int repeat = 0;
   std::string input;
+  /// A particle file whose positions are the targets (its charges are not used); empty: the
+  /// particles are the targets.
+  std::string targets;
   std::string output;
   std::string json;
   bool quiet = false;

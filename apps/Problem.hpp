@@ -28,10 +28,13 @@ using Memory = Space::memory_space;
 constexpr bool default_space_is_gpu =
     !Kokkos::SpaceAccessibility<Kokkos::HostSpace, Memory>::accessible;
 
+/// Positions in double (N x 3): of the particles, or of the targets.
+using Positions = Kokkos::View<double *[3], Memory>;
+
 template <class Real>
 struct Particles
 {
-  Kokkos::View<double *[3], Memory> positions;
+  Positions positions;
   Kokkos::View<Real *, Memory> charges;
 
   std::size_t size() const { return positions.extent(0); }

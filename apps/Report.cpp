@@ -34,10 +34,12 @@ std::string algorithmName(Configuration const &c)
 std::string problemText(Report const &r)
 {
   Configuration const &c = r.configuration;
+  std::string const at =
+      c.targets.empty() ? "" : "; at " + std::to_string(r.targets) + " targets from " + c.targets;
   if (!c.input.empty())
-    return std::to_string(r.n) + " from " + c.input;
+    return std::to_string(r.n) + " from " + c.input + at;
   return std::to_string(r.n) + ", " + distributionName(c.distribution) + ", seed " +
-         std::to_string(c.seed);
+         std::to_string(c.seed) + at;
 }
 
 /// A streaming JSON writer: two-space indentation, members in the order written.
@@ -243,9 +245,9 @@ void printReport(std::FILE *out, Report const &r)
   if (r.check)
     std::fprintf(out,
                  "  error         potential %.3e, field %.3e (relative L2 against the direct "
-                 "sum in double on %zu particles; %.3f s)\n",
+                 "sum in double on %zu %s; %.3f s)\n",
                  r.check->potential_error, r.check->field_error, r.check->targets,
-                 r.check->seconds);
+                 c.targets.empty() ? "particles" : "targets", r.check->seconds);
   else
     std::fprintf(out, "  error         not checked (--check 0)\n");
   char line[160];
@@ -300,6 +302,16 @@ std::string jsonReport(Report const &r)
     j.null("distribution");
     j.null("seed");
     j.string("input", c.input);
+  }
+  if (c.targets.empty())
+  {
+    j.null("targets");
+    j.null("n_targets");
+  }
+  else
+  {
+    j.string("targets", c.targets);
+    j.integer("n_targets", r.targets);
   }
   j.string("method", methodName(c.options.method));
   j.integer("order", static_cast<std::uint64_t>(c.options.order));

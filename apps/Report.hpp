@@ -44,6 +44,8 @@ struct Report
 {
   Configuration configuration;
   std::size_t n = 0;
+  /// Targets of the --targets file; 0 when the results are at the particles.
+  std::size_t targets = 0;
   KokkosInfo kokkos;
   /// The solver's statistics; stage_seconds holds the median of each stage over the runs
   /// summarised.

@@ -37,14 +37,13 @@ Stats medianStats(std::vector<Stats> const &runs)
   return stats;
 }
 
+/// The records of a file as Particles<Real>; a value that does not fit is an InputError.
 template <class Real>
-Particles<Real> setUp(Space const &space, Configuration const &c, io::ParticleTable const *input)
+Particles<Real> fromFile(io::ParticleTable const &table)
 {
-  if (!input)
-    return generateParticles<Real>(space, c.n, c.distribution, c.seed);
   try
   {
-    return copyParticles<Real>(*input);
+    return copyParticles<Real>(table);
   }
   catch (io::FileError const &e)
   {
@@ -53,22 +52,36 @@ Particles<Real> setUp(Space const &space, Configuration const &c, io::ParticleTa
 }
 
 template <class Real>
-void runIn(Configuration const &c, io::ParticleTable const *input)
+Particles<Real> setUp(Space const &space, Configuration const &c, io::ParticleTable const *input)
+{
+  if (!input)
+    return generateParticles<Real>(space, c.n, c.distribution, c.seed);
+  return fromFile<Real>(*input);
+}
+
+template <class Real>
+void runIn(Configuration const &c, io::ParticleTable const *input,
+           io::ParticleTable const *targets_table)
 {
   Space space;
   auto const particles = setUp<Real>(space, c, input);
   std::size_t const n = particles.size();
-  auto const results = allocateResults<Real>(n);
+  // The --targets file's records (its charges only go to the output file), or the particles.
+  auto const targets = targets_table ? fromFile<double>(*targets_table) : Particles<double>{};
+  Positions const at = targets_table ? targets.positions : particles.positions;
+  std::size_t const nt = at.extent(0);
+  auto const results = allocateResults<Real>(nt);
 
   Report report;
   report.configuration = c;
   report.n = n;
+  report.targets = targets_table ? nt : 0;
   report.kokkos = kokkosInfo();
 
   // The first run pays for first touches and allocations; --repeat runs after it are warm.
   space.fence();
   Kokkos::Timer timer;
-  Stats const first = solve(space, c.options, particles, results);
+  Stats const first = solve(space, c.options, particles, at, results);
   space.fence();
   report.first_seconds = timer.seconds();
   // Even with --quiet: a result that may be far less accurate than asked for is not noise.
@@ -79,7 +92,7 @@ void runIn(Configuration const &c, io::ParticleTable const *input)
   for (int r = 0; r < c.repeat; ++r)
   {
     timer.reset();
-    warm.push_back(solve(space, c.options, particles, results));
+    warm.push_back(solve(space, c.options, particles, at, results));
     space.fence();
     walls.push_back(timer.seconds());
   }
@@ -97,22 +110,30 @@ void runIn(Configuration const &c, io::ParticleTable const *input)
   }
 
   if (c.check > 0)
-    report.check = checkAccuracy(space, particles, results, c.check, c.seed,
+    report.check = checkAccuracy(space, particles, at, results, c.check, c.seed,
                                  c.options.softening, !c.quiet);
-  report.particle_bytes = n * (Particles<Real>::bytes_per_particle + 4 * sizeof(Real));
+  report.particle_bytes = n * Particles<Real>::bytes_per_particle + nt * 4 * sizeof(Real) +
+                          report.targets * Particles<double>::bytes_per_particle;
   report.host_peak_bytes = hostPeakBytes();
   if (!c.quiet)
     printReport(stdout, report);
 
   if (!c.output.empty())
   {
-    auto const x = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, particles.positions);
-    auto const q = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, particles.charges);
-    auto const phi = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, results.potential);
-    auto const g = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, results.field);
+    auto const host = [](auto const &v) {
+      return Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, v);
+    };
     io::WriteOptions options;
     options.progress = !c.quiet;
-    io::writeResults(c.output, x, q, phi, g, options);
+    // The q column: the particles' charges, or the --targets file's as read.
+    auto const write = [&](auto const &charges) {
+      io::writeResults(c.output, host(at), host(charges), host(results.potential),
+                       host(results.field), options);
+    };
+    if (targets_table)
+      write(targets.charges);
+    else
+      write(particles.charges);
     if (!c.quiet)
       std::printf("  output        %s\n", c.output.c_str());
   }
@@ -129,12 +150,13 @@ void runIn(Configuration const &c, io::ParticleTable const *input)
 
 } // namespace
 
-void run(Configuration const &configuration, io::ParticleTable const *input)
+void run(Configuration const &configuration, io::ParticleTable const *input,
+         io::ParticleTable const *targets)
 {
   if (configuration.precision == Precision::single)
-    runIn<float>(configuration, input);
+    runIn<float>(configuration, input, targets);
   else
-    runIn<double>(configuration, input);
+    runIn<double>(configuration, input, targets);
 }
 
 } // namespace kfmm::app

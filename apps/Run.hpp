@@ -19,10 +19,10 @@ enum ExitStatus : int
   exit_success = 0,
   exit_failure = 1, ///< something failed while running (solver, memory, writing a file)
   exit_usage = 2,   ///< bad command line; nothing was run or written
-  exit_input = 3    ///< the --input file cannot be used; nothing was run or written
+  exit_input = 3    ///< the --input or --targets file cannot be used; nothing was run or written
 };
 
-/// The --input file's contents cannot be used (exit_input).
+/// The --input or --targets file's contents cannot be used (exit_input).
 class InputError : public std::runtime_error
 {
 public:
@@ -30,8 +30,10 @@ public:
 };
 
 /// Runs `configuration` on the default execution space (Kokkos initialised); `input` holds
-/// the --input file's records, or is null to generate the particles.
-void run(Configuration const &configuration, io::ParticleTable const *input);
+/// the --input file's records, or is null to generate the particles; `targets` holds the
+/// --targets file's records, or is null to compute at the particles.
+void run(Configuration const &configuration, io::ParticleTable const *input,
+         io::ParticleTable const *targets);
 
 } // namespace kfmm::app
 

@@ -10,16 +10,19 @@ namespace kfmm::app
 
 template <class Real>
 Stats solve(Space const &space, Options const &options, Particles<Real> const &particles,
-            Results<Real> const &results)
+            Positions const &targets, Results<Real> const &results)
 {
   // kfmm::evaluate fences every stage, so the results are complete when it returns.
-  return kfmm::evaluate(space, particles.positions, particles.charges, results.potential,
-                        results.field, options);
+  if (targets.data() == particles.positions.data())
+    return kfmm::evaluate(space, particles.positions, particles.charges, results.potential,
+                          results.field, options);
+  return kfmm::evaluate(space, particles.positions, particles.charges, targets,
+                        results.potential, results.field, options);
 }
 
 template Stats solve<float>(Space const &, Options const &, Particles<float> const &,
-                            Results<float> const &);
+                            Positions const &, Results<float> const &);
 template Stats solve<double>(Space const &, Options const &, Particles<double> const &,
-                             Results<double> const &);
+                             Positions const &, Results<double> const &);
 
 } // namespace kfmm::app

@@ -20,12 +20,13 @@ namespace kfmm::app
 constexpr std::size_t default_particles_cpu = 300000;
 constexpr std::size_t default_particles_gpu = 10000000;
 
-/// Potential and field of all `particles` on each other, into `results` (particle order
-/// kept), with `options`; fenced before it returns. The stages it reports in
-/// Stats::stage_seconds form the report's time table.
+/// Potential and field of `particles` at `targets`, into `results` (the targets' order kept),
+/// with `options`; `targets` is particles.positions itself for the particles on each other.
+/// Fenced before it returns. The stages it reports in Stats::stage_seconds form the report's
+/// time table.
 template <class Real>
 Stats solve(Space const &space, Options const &options, Particles<Real> const &particles,
-            Results<Real> const &results);
+            Positions const &targets, Results<Real> const &results);
 
 } // namespace kfmm::app
 

@@ -50,22 +50,27 @@ int main(int argc, char *argv[])
     return exit_success;
   }
 
-  std::optional<kfmm::io::ParticleTable> input;
-  if (!configuration.input.empty())
+  // The --input and --targets files, read and checked before anything runs.
+  std::optional<kfmm::io::ParticleTable> input, targets;
+  try
   {
-    try
-    {
+    auto const read = [&](std::string const &path, char const *what) {
       kfmm::io::ReadOptions options;
       options.progress = !configuration.quiet;
-      input = kfmm::io::readParticles(configuration.input, options);
-      if (input->size() == 0)
-        throw kfmm::io::FileError("'" + configuration.input + "' holds no particles");
-    }
-    catch (std::exception const &e)
-    {
-      std::fprintf(stderr, "kfmm: error: %s\n", e.what());
-      return exit_input;
-    }
+      auto table = kfmm::io::readParticles(path, options);
+      if (table.size() == 0)
+        throw kfmm::io::FileError("'" + path + "' holds no " + what);
+      return table;
+    };
+    if (!configuration.input.empty())
+      input = read(configuration.input, "particles");
+    if (!configuration.targets.empty())
+      targets = read(configuration.targets, "targets");
+  }
+  catch (std::exception const &e)
+  {
+    std::fprintf(stderr, "kfmm: error: %s\n", e.what());
+    return exit_input;
   }
 
   // Kokkos prints its options while it starts; then that was all that was asked for.
@@ -79,7 +84,7 @@ int main(int argc, char *argv[])
     return exit_success;
   try
   {
-    run(configuration, input ? &*input : nullptr);
+    run(configuration, input ? &*input : nullptr, targets ? &*targets : nullptr);
   }
   catch (InputError const &e)
   {

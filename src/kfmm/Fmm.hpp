@@ -53,28 +53,59 @@ namespace kfmm
 namespace detail
 {
 
-/// Interactions of a list whose rows are leaves: for each target particle, the particles
-/// of its source leaves (`source_leaves`) or its source cells (else). One reduction.
+/// Interactions of row `row` of a list whose rows are target leaves: for each target
+/// particle, the particles of its source leaves (`source_leaves`) or its source cells (else).
+template <class MemorySpace, class Offsets, class Sources>
+struct LeafRowPairs
+{
+  CellView<MemorySpace> target_cells;
+  CellView<MemorySpace> source_cells;
+  Offsets offsets;
+  Sources sources;
+  bool source_leaves;
+
+  KOKKOS_FUNCTION void operator()(int row, std::size_t &sum) const
+  {
+    int const leaf = target_cells.leaves(row);
+    std::size_t const targets = target_cells.particle_end(leaf) - target_cells.particle_begin(leaf);
+    for (auto s = offsets(row); s < offsets(row + 1); ++s)
+    {
+      int const c = sources(s);
+      sum += source_leaves
+                 ? targets * (source_cells.particle_end(c) - source_cells.particle_begin(c))
+                 : targets;
+    }
+  }
+};
+
+/// The interactions of a list whose rows are target leaves (LeafRowPairs). One reduction.
 template <class ExecutionSpace, class MemorySpace, class Offsets, class Sources>
-std::size_t countLeafRowPairs(ExecutionSpace const &space, CellView<MemorySpace> const &tree,
-                              Offsets const &offsets, Sources const &sources, bool source_leaves)
+std::size_t countLeafRowPairs(ExecutionSpace const &space, CellView<MemorySpace> const &target_cells,
+                              CellView<MemorySpace> const &source_cells, Offsets const &offsets,
+                              Sources const &sources, bool source_leaves)
 {
   std::size_t total = 0;
   Kokkos::parallel_reduce(
       "kfmm::Fmm::count_pairs",
       Kokkos::RangePolicy<ExecutionSpace>(space, 0, offsets.extent(0) - 1),
-      KOKKOS_LAMBDA(std::size_t row, std::size_t & sum) {
-        int const leaf = tree.leaves(row);
-        std::size_t const targets = tree.particle_end(leaf) - tree.particle_begin(leaf);
-        for (auto s = offsets(row); s < offsets(row + 1); ++s)
-        {
-          int const c = sources(s);
-          sum += source_leaves ? targets * (tree.particle_end(c) - tree.particle_begin(c))
-                               : targets;
-        }
-      },
+      LeafRowPairs<MemorySpace, Offsets, Sources>{target_cells, source_cells, offsets, sources,
+                                                  source_leaves},
       total);
   return total;
+}
+
+/// The cube around two particle sets together (either may be empty). Sets with one bounding
+/// cube keep it, so that targets equal to the sources get the tree of the sources.
+template <class ExecutionSpace, class Sources, class Targets>
+tree::Cube commonCube(ExecutionSpace const &space, Sources const &sources, Targets const &targets)
+{
+  tree::Cube const a = tree::boundingCube(space, sources);
+  tree::Cube const b = tree::boundingCube(space, targets);
+  if (targets.extent(0) == 0 || (tree::detail::sameGrid(a, b) && a.extent == b.extent))
+    return a;
+  if (sources.extent(0) == 0)
+    return b;
+  return tree::enclosingCube(a, b);
 }
 
 /// Bytes held by the given Views.
@@ -86,7 +117,8 @@ std::size_t bytesOf(Views const &...views)
 
 } // namespace detail
 
-/// The FMM / treecode solver for one set of positions.
+/// The FMM / treecode solver for one set of positions, or for a set of sources and a set of
+/// targets (points that are not sources: grid points, probes, another species).
 ///
 /// \tparam Real         float or double: the precision of the expansions and kernels
 /// \tparam MemorySpace  where the tree, lists and expansions live: the memory_space of the
@@ -124,7 +156,28 @@ public:
       build(detail::EntryPoint{"kfmm::Fmm"}, space, positions);
   }
 
-  /// The constructor for an entry point that checked the Views' types and builds a solver
+  /// Builds the octrees of `sources` (N_s x 3) and of `targets` (N_t x 3) on one cube and the
+  /// interaction lists of the targets' cells against the sources': evaluate() then gives the
+  /// potential and field at the targets due to charges at the sources. A target at a
+  /// source's position gets nothing from that source (as in kfmm::directSum).
+  /// \throws kfmm::Exception on invalid options or positions (NaN/Inf: the argument and the
+  /// first bad index)
+  template <class ExecutionSpace, class Sources, class Targets,
+            std::enable_if_t<Kokkos::is_view<Sources>::value && Kokkos::is_view<Targets>::value,
+                             int> = 0>
+  Fmm(ExecutionSpace const &space, Sources const &sources, Targets const &targets,
+      Options const &options = {})
+      : _options(options)
+  {
+    checkSpace<ExecutionSpace>();
+    KFMM_STATIC_REQUIRE_VIEW("kfmm::Fmm", "sources", Sources, 2, "N_s x 3", ExecutionSpace);
+    KFMM_STATIC_REQUIRE_VIEW("kfmm::Fmm", "targets", Targets, 2, "N_t x 3", ExecutionSpace);
+    if constexpr (detail::viewFits<ExecutionSpace, Sources, 2>() &&
+                  detail::viewFits<ExecutionSpace, Targets, 2>())
+      build(detail::EntryPoint{"kfmm::Fmm"}, space, sources, &targets);
+  }
+
+  /// The constructors for an entry point that checked the Views' types and builds a solver
   /// for its caller (kfmm::evaluate): messages name `caller`.
   template <class ExecutionSpace, class Positions>
   Fmm(detail::EntryPoint caller, ExecutionSpace const &space, Positions const &positions,
@@ -135,27 +188,60 @@ public:
     build(caller, space, positions);
   }
 
+  template <class ExecutionSpace, class Sources, class Targets>
+  Fmm(detail::EntryPoint caller, ExecutionSpace const &space, Sources const &sources,
+      Targets const &targets, Options const &options)
+      : _options(options)
+  {
+    checkSpace<ExecutionSpace>();
+    build(caller, space, sources, &targets);
+  }
+
 private:
-  /// The constructors' work.
+  /// The constructors' work: one set of particles acting on itself.
   template <class ExecutionSpace, class Positions>
   void build(detail::EntryPoint caller, ExecutionSpace const &space, Positions const &positions)
+  {
+    build(caller, space, positions, static_cast<Positions const *>(nullptr));
+  }
+
+  /// The constructors' work: `sources` acting on `*targets`, or on themselves when `targets`
+  /// is null (one tree).
+  template <class ExecutionSpace, class Sources, class Targets>
+  void build(detail::EntryPoint caller, ExecutionSpace const &space, Sources const &sources,
+             Targets const *targets)
   {
     Options const &options = _options;
     detail::ScopedRegion region("kfmm::Fmm::build");
     std::string const where = caller.name;
     detail::validate(options, where);
-    tree::detail::checkPositions(space, where, positions);
+    tree::detail::checkPositions(space, where, sources, targets ? "sources" : "positions");
+    if (targets)
+      tree::detail::checkPositions(space, where, *targets, "targets");
 
     Kokkos::Timer timer;
-    _tree = tree::detail::buildOctreeOfValidInput(space, positions, options.leaf_size);
-    _frame = detail::unitFrame(_tree.cube);
-    tree::moveToFrame(space, _tree, _frame);
+    if (targets)
+    {
+      // Both trees on one cube, so that their cells lie on one grid (the lists' rule and
+      // the M2L's translation classes compare cells of the two).
+      tree::Cube const cube = detail::commonCube(space, sources, *targets);
+      _source_tree = tree::detail::buildOctreeOfValidInput(space, sources, cube, options.leaf_size);
+      _target_tree = tree::detail::buildOctreeOfValidInput(space, *targets, cube, options.leaf_size);
+    }
+    else
+      _source_tree = tree::detail::buildOctreeOfValidInput(space, sources, options.leaf_size);
+    _frame = detail::unitFrame(_source_tree.cube);
+    tree::moveToFrame(space, _source_tree, _frame);
+    if (targets)
+      tree::moveToFrame(space, _target_tree, _frame);
+    else
+      _target_tree = _source_tree;
     space.fence();
     _build_stages.emplace_back("tree", timer.seconds());
 
     timer.reset();
-    _lists = tree::buildInteractionLists(space, _tree, options.theta, options.method,
-                                         options.acceptance);
+    _lists = tree::buildInteractionLists(space, _target_tree, _source_tree, options.theta,
+                                         options.method, options.acceptance);
     space.fence();
     _build_stages.emplace_back("lists", timer.seconds());
 
@@ -169,10 +255,19 @@ private:
 
     timer.reset();
     allocate(space);
-    detail::sortPositions(space, _tree.permutation, positions, _frame, _x);
+    detail::sortPositions(space, _source_tree.permutation, sources, _frame, _x);
     _stats.unresolved_pairs =
-        detail::countUnresolvedPairs<Real>(space, _tree.permutation, positions, _frame);
-    _stats.precision_limited = detail::precisionLimited(_stats.unresolved_pairs, size());
+        detail::countUnresolvedPairs<Real>(space, _source_tree.permutation, sources, _frame);
+    if (targets)
+    {
+      detail::sortPositions(space, _target_tree.permutation, *targets, _frame, _target_x);
+      _stats.unresolved_pairs +=
+          detail::countUnresolvedPairs<Real>(space, _target_tree.permutation, *targets, _frame);
+    }
+    else
+      _target_x = _x;
+    _stats.precision_limited =
+        detail::precisionLimited(_stats.unresolved_pairs, size() + (targets ? numTargets() : 0));
     space.fence();
     _build_stages.emplace_back("setup", timer.seconds());
     countWork(space);
@@ -180,8 +275,9 @@ private:
   }
 
 public:
-  /// Potential and field at every particle due to all others, for `charges` (N).
-  /// Results go to `potential` (N) and `field` (N x 3) in the caller's particle order.
+  /// Potential and field at every target due to `charges` (N_s) at the sources: at every
+  /// particle due to all others for a solver of one set. Results go to `potential` (N_t) and
+  /// `field` (N_t x 3) in the caller's order of the targets.
   /// \throws kfmm::Exception on mismatched extents or NaN/Inf charges, and (unless
   /// Options::check_results is off) when a potential or field is NaN or infinite: the message
   /// names the first such particle, its position and the likely cause (a result beyond the
@@ -213,8 +309,8 @@ public:
   {
     detail::ScopedRegion region("kfmm::Fmm::evaluate");
     std::string const where = caller.name;
-    auto const n = size();
-    detail::requireExtent(where, "charges", charges.extent(0), n);
+    auto const n = numTargets();
+    detail::requireExtent(where, "charges", charges.extent(0), size());
     detail::requireExtent(where, "potential", potential.extent(0), n);
     detail::requireExtent(where, "field", field.extent(0), n);
     detail::requireExtent(where, "field (columns)", field.extent(1), 3);
@@ -224,18 +320,21 @@ public:
     _stats.results_checked = false;
     if (n == 0)
       return;
-    if (allAtOnePoint())
-      // Every pair is at distance zero and contributes nothing: no O(N^2) near field of the
-      // one leaf that holds them all.
-      stage(space, "all at one point", [&] {
+    if (size() == 0 || allAtOnePoint())
+      // No sources, or every pair is at distance zero and contributes nothing: no O(N^2)
+      // near field of the one leaf that holds them all.
+      stage(space, size() == 0 ? "no sources" : "all at one point", [&] {
         Kokkos::deep_copy(space, potential, 0);
         Kokkos::deep_copy(space, field, 0);
       });
     else
     {
       stage(space, "sort charges", [&] {
-        detail::sortCharges(space, _tree.permutation, charges,
-                            detail::PowerOfTwo<double>::of(-charge_exponent), _q, _phi, _field);
+        detail::sortCharges(space, _source_tree.permutation, charges,
+                            detail::PowerOfTwo<double>::of(-charge_exponent), _q);
+        // The stages add to the sorted results.
+        Kokkos::deep_copy(space, _phi, Real(0));
+        Kokkos::deep_copy(space, _field, Real(0));
       });
       stage(space, "P2M", [&] { upwardP2M(space); });
       stage(space, "M2M", [&] { upwardM2M(space); });
@@ -249,7 +348,7 @@ public:
         stage(space, "M2P", [&] { farFieldM2P(space); });
       stage(space, "P2P", [&] { nearField(space); });
       stage(space, "unsort results", [&] {
-        detail::unsortResults(space, _tree.permutation, _phi, _field,
+        detail::unsortResults(space, _target_tree.permutation, _phi, _field,
                               detail::ResultScale<Real>::of(_frame, charge_exponent), potential,
                               field);
       });
@@ -264,8 +363,10 @@ public:
   /// Times, counts and sizes of the build and of the last evaluation.
   Stats const &stats() const { return _stats; }
   Options const &options() const { return _options; }
-  /// Number of particles.
-  std::size_t size() const { return _tree.numParticles(); }
+  /// Number of particles (of sources, for a solver of sources and targets).
+  std::size_t size() const { return _source_tree.numParticles(); }
+  /// Number of targets: size() for a solver of one set.
+  std::size_t numTargets() const { return _target_tree.numParticles(); }
 
 private:
   template <class ExecutionSpace>
@@ -296,7 +397,7 @@ private:
   }
 
   /// Whether all particles are at one point (the cube's extent is zero).
-  bool allAtOnePoint() const { return _tree.cube.extent == 0; }
+  bool allAtOnePoint() const { return _source_tree.cube.extent == 0; }
 
   /// Throws when a potential or field is NaN or infinite, naming the first such particle
   /// in the caller's order, where it is, and why that happens.
@@ -314,7 +415,8 @@ private:
                          : !std::isfinite(result[1]) ? result[1]
                          : !std::isfinite(result[2]) ? result[2]
                                                      : result[3];
-    auto const x = detail::rowOf(space, _x, detail::sortedIndexOf(space, _tree.permutation, bad));
+    auto const x = detail::rowOf(space, _target_x,
+                                 detail::sortedIndexOf(space, _target_tree.permutation, bad));
     constexpr bool single = std::is_same<Real, float>::value;
     char const *const precision = single ? "float" : "double";
     auto const number = [](double v) {
@@ -329,7 +431,8 @@ private:
     // overflows is a result or, for particles closer than the precision's range allows, a
     // pair's share of one.
     throw Exception(std::string("kfmm::Fmm::evaluate: the ") +
-                    (potential_bad ? "potential" : "field") + " of particle " +
+                    (potential_bad ? "potential" : "field") +
+                    (separateTargets() ? " at target " : " of particle ") +
                     std::to_string(bad) + " at " + position + " is " +
                     (std::isnan(value) ? "NaN" : "infinite") +
                     ": a result, or a pair's share of it, is beyond the range of " + precision +
@@ -340,23 +443,37 @@ private:
   }
 
   int order() const { return _options.order; }
+  /// Whether the targets are a set of their own (two trees).
+  bool separateTargets() const { return _target_tree.centre.data() != _source_tree.centre.data(); }
+  detail::CellView<MemorySpace> sourceCells() const
+  {
+    return detail::CellView<MemorySpace>(_source_tree);
+  }
+  detail::CellView<MemorySpace> targetCells() const
+  {
+    return detail::CellView<MemorySpace>(_target_tree);
+  }
   int coefficients() const { return expansions::coefficientCount(_options.order); }
 
   template <class ExecutionSpace>
   void allocate(ExecutionSpace const &space)
   {
     auto const n = size();
-    auto const cells = static_cast<std::size_t>(_tree.numCells());
+    auto const nt = numTargets();
     auto const alloc = [&](char const *label) {
       return Kokkos::view_alloc(space, Kokkos::WithoutInitializing, std::string(label));
     };
     _x = Kokkos::View<Real *[3], MemorySpace>(alloc("kfmm::Fmm::sorted_positions"), n);
+    if (separateTargets())
+      _target_x = Kokkos::View<Real *[3], MemorySpace>(alloc("kfmm::Fmm::sorted_targets"), nt);
     _q = Kokkos::View<Real *, MemorySpace>(alloc("kfmm::Fmm::sorted_charges"), n);
-    _phi = Kokkos::View<Real *, MemorySpace>(alloc("kfmm::Fmm::sorted_potential"), n);
-    _field = Kokkos::View<Real *[3], MemorySpace>(alloc("kfmm::Fmm::sorted_field"), n);
-    _multipoles = Coefficients(alloc("kfmm::Fmm::multipoles"), cells, coefficients());
+    _phi = Kokkos::View<Real *, MemorySpace>(alloc("kfmm::Fmm::sorted_potential"), nt);
+    _field = Kokkos::View<Real *[3], MemorySpace>(alloc("kfmm::Fmm::sorted_field"), nt);
+    _multipoles = Coefficients(alloc("kfmm::Fmm::multipoles"),
+                               static_cast<std::size_t>(_source_tree.numCells()), coefficients());
     if (_options.method == Method::fmm)
-      _locals = Coefficients(alloc("kfmm::Fmm::locals"), cells, coefficients());
+      _locals = Coefficients(alloc("kfmm::Fmm::locals"),
+                             static_cast<std::size_t>(_target_tree.numCells()), coefficients());
   }
 
   /// Interaction counts, flop estimate, depth and memory, for Stats (one reduction per
@@ -364,16 +481,20 @@ private:
   template <class ExecutionSpace>
   void countWork(ExecutionSpace const &space)
   {
-    detail::CellView<MemorySpace> const cells_view(_tree);
     auto const pairsOfLeafRows = [&](tree::CsrList<MemorySpace> const &list, bool leaves) {
-      return detail::countLeafRowPairs(space, cells_view, list.offsets, list.sources, leaves);
+      return detail::countLeafRowPairs(space, targetCells(), sourceCells(), list.offsets,
+                                       list.sources, leaves);
     };
-    _stats.depth = _tree.depth();
-    _stats.cells = static_cast<std::size_t>(_tree.numCells());
-    _stats.leaves = static_cast<std::size_t>(_tree.numLeaves());
+    bool const two = separateTargets();
+    _stats.depth = kfmm::detail::max(_source_tree.depth(), _target_tree.depth());
+    _stats.cells = static_cast<std::size_t>(_source_tree.numCells()) +
+                   (two ? static_cast<std::size_t>(_target_tree.numCells()) : 0);
+    _stats.leaves = static_cast<std::size_t>(_source_tree.numLeaves()) +
+                    (two ? static_cast<std::size_t>(_target_tree.numLeaves()) : 0);
     // All particles at one point: the evaluation skips every stage.
-    _stats.p2p_interactions =
-        _tree.numLeaves() > 0 && !allAtOnePoint() ? pairsOfLeafRows(_lists.p2p, true) : 0;
+    _stats.p2p_interactions = _target_tree.numLeaves() > 0 && !allAtOnePoint()
+                                  ? pairsOfLeafRows(_lists.p2p, true)
+                                  : 0;
     _stats.m2l_interactions = _options.method == Method::fmm ? _lists.m2l.size : 0;
     if (_options.method == Method::fmm)
       _stats.m2l_variant = m2lVariantName(_grouped_m2l ? M2LVariant::grouped : M2LVariant::per_pair);
@@ -383,23 +504,30 @@ private:
       _stats.m2l_matrix_bytes = detail::bytesOf(_m2l_matrices);
       _stats.m2l_per_pair_interactions = static_cast<std::size_t>(_m2l_groups.per_pair_entries);
     }
-    _stats.m2p_interactions = _options.method == Method::treecode && _tree.numLeaves() > 0
+    _stats.m2p_interactions = _options.method == Method::treecode && _target_tree.numLeaves() > 0
                                   ? pairsOfLeafRows(_lists.m2p, false)
                                   : 0;
     int const p = order();
-    double const n = static_cast<double>(size());
-    double const cells = static_cast<double>(_stats.cells);
+    double const sources = static_cast<double>(size());
+    double const targets = static_cast<double>(numTargets());
+    double const source_cells = static_cast<double>(_source_tree.numCells());
+    double const target_cells = static_cast<double>(_target_tree.numCells());
     _stats.flops = detail::flops_per_interaction * double(_stats.p2p_interactions) +
-                   n * double(expansions::flops::p2m(p)) + cells * double(expansions::flops::m2m(p)) +
+                   sources * double(expansions::flops::p2m(p)) +
+                   source_cells * double(expansions::flops::m2m(p)) +
                    double(_stats.m2l_interactions) * double(expansions::flops::m2l(p)) +
                    double(_stats.m2p_interactions) * double(expansions::flops::m2p(p));
     if (_options.method == Method::fmm)
-      _stats.flops += cells * double(expansions::flops::l2l(p)) + n * double(expansions::flops::l2p(p));
-    auto const &t = _tree;
+      _stats.flops += target_cells * double(expansions::flops::l2l(p)) +
+                      targets * double(expansions::flops::l2p(p));
+    auto const treeBytes = [](tree::Octree<MemorySpace> const &t) {
+      return detail::bytesOf(t.keys, t.permutation, t.cell_keys, t.level, t.centre, t.radius,
+                             t.particle_begin, t.particle_end, t.first_child, t.child_count,
+                             t.parent, t.leaves);
+    };
     _stats.bytes = detail::bytesOf(_x, _q, _phi, _field, _multipoles, _locals) +
-                   detail::bytesOf(t.keys, t.permutation, t.cell_keys, t.level, t.centre, t.radius,
-                                   t.particle_begin, t.particle_end, t.first_child,
-                                   t.child_count, t.parent, t.leaves) +
+                   treeBytes(_source_tree) +
+                   (two ? treeBytes(_target_tree) + detail::bytesOf(_target_x) : 0) +
                    detail::bytesOf(_lists.m2l.offsets, _lists.m2l.sources, _lists.m2p.offsets,
                                    _lists.m2p.sources, _lists.p2p.offsets, _lists.p2p.sources) +
                    _m2l_groups.bytes() + _stats.m2l_matrix_bytes;
@@ -422,22 +550,22 @@ private:
     using Kernel = detail::P2MKernel<ExecutionSpace, Real, decltype(_x), decltype(_q)>;
     int const team_size = detail::Tuning<ExecutionSpace>::expansionTeamSize(order());
     Kokkos::parallel_for("kfmm::Fmm::P2M",
-                         expansionPolicy(space, _tree.numLeaves(),
+                         expansionPolicy(space, _source_tree.numLeaves(),
                                          Kernel::scratchBytes(order(), team_size)),
-                         Kernel{detail::CellView<MemorySpace>(_tree), _x, _q, _multipoles, order()});
+                         Kernel{sourceCells(), _x, _q, _multipoles, order()});
   }
 
   template <class ExecutionSpace>
   void upwardM2M(ExecutionSpace const &space)
   {
     using Kernel = detail::M2MKernel<ExecutionSpace, Real>;
-    for (int level = _tree.depth() - 1; level >= 0; --level)
+    for (int level = _source_tree.depth() - 1; level >= 0; --level)
     {
-      int const first = _tree.level_offsets[level];
-      int const count = _tree.level_offsets[level + 1] - first;
+      int const first = _source_tree.level_offsets[level];
+      int const count = _source_tree.level_offsets[level + 1] - first;
       Kokkos::parallel_for(
           "kfmm::Fmm::M2M", expansionPolicy(space, count, Kernel::scratchBytes(order())),
-          Kernel{detail::CellView<MemorySpace>(_tree), _multipoles, order(), first});
+          Kernel{sourceCells(), _multipoles, order(), first});
     }
   }
 
@@ -469,7 +597,8 @@ private:
     }
     int const min_class_entries =
         kfmm::detail::max(1, detail::realCoefficientCount(order()) / Tune::m2l_min_class_fraction);
-    auto groups = tree::groupM2L(space, _tree, _lists.m2l, Tune::m2l_block_rows, min_class_entries);
+    auto groups = tree::groupM2L(space, _target_tree, _source_tree, _lists.m2l,
+                                 Tune::m2l_block_rows, min_class_entries);
     std::size_t const bytes = detail::m2lMatrixBytes<Real>(groups.num_classes, order());
     if (bytes > Tune::m2l_matrix_budget_bytes)
     {
@@ -493,7 +622,7 @@ private:
     if (_grouped_m2l)
     {
       detail::GroupedM2LKernel<ExecutionSpace, Real> const kernel(
-          detail::CellView<MemorySpace>(_tree), _m2l_groups, _m2l_matrices, _multipoles, _locals,
+          targetCells(), sourceCells(), _m2l_groups, _m2l_matrices, _multipoles, _locals,
           order(), _lists.m2l.numRows());
       Kokkos::parallel_for(
           "kfmm::Fmm::M2L_grouped",
@@ -507,7 +636,7 @@ private:
                                      decltype(_lists.m2l.sources)>;
     Kokkos::parallel_for("kfmm::Fmm::M2L",
                          expansionPolicy(space, _lists.m2l.numRows(), Kernel::scratchBytes(order())),
-                         Kernel{detail::CellView<MemorySpace>(_tree), _lists.m2l.offsets,
+                         Kernel{targetCells(), sourceCells(), _lists.m2l.offsets,
                                 _lists.m2l.sources, _multipoles, _locals, order()});
   }
 
@@ -519,21 +648,21 @@ private:
                           decltype(_lists.m2p.sources), decltype(_x), decltype(_phi), decltype(_field)>;
     Kokkos::parallel_for("kfmm::Fmm::M2P",
                          expansionPolicy(space, _lists.m2p.numRows(), Kernel::scratchBytes(order())),
-                         Kernel{detail::CellView<MemorySpace>(_tree), _lists.m2p.offsets,
-                                _lists.m2p.sources, _multipoles, _x, _phi, _field, order()});
+                         Kernel{targetCells(), sourceCells(), _lists.m2p.offsets,
+                                _lists.m2p.sources, _multipoles, _target_x, _phi, _field, order()});
   }
 
   template <class ExecutionSpace>
   void downwardL2L(ExecutionSpace const &space)
   {
     using Kernel = detail::L2LKernel<ExecutionSpace, Real>;
-    for (int level = 1; level <= _tree.depth(); ++level)
+    for (int level = 1; level <= _target_tree.depth(); ++level)
     {
-      int const first = _tree.level_offsets[level];
-      int const count = _tree.level_offsets[level + 1] - first;
+      int const first = _target_tree.level_offsets[level];
+      int const count = _target_tree.level_offsets[level + 1] - first;
       Kokkos::parallel_for(
           "kfmm::Fmm::L2L", expansionPolicy(space, count, Kernel::scratchBytes(order())),
-          Kernel{detail::CellView<MemorySpace>(_tree), _locals, order(), first});
+          Kernel{targetCells(), _locals, order(), first});
     }
   }
 
@@ -543,8 +672,9 @@ private:
     using Kernel =
         detail::L2PKernel<ExecutionSpace, Real, decltype(_x), decltype(_phi), decltype(_field)>;
     Kokkos::parallel_for("kfmm::Fmm::L2P",
-                         expansionPolicy(space, _tree.numLeaves(), Kernel::scratchBytes(order())),
-                         Kernel{detail::CellView<MemorySpace>(_tree), _locals, _x, _phi, _field,
+                         expansionPolicy(space, _target_tree.numLeaves(),
+                                         Kernel::scratchBytes(order())),
+                         Kernel{targetCells(), _locals, _target_x, _phi, _field,
                                 order()});
   }
 
@@ -561,17 +691,19 @@ private:
         "kfmm::Fmm::P2P",
         Policy<ExecutionSpace>(space, _lists.p2p.numRows(), Tune::p2p_team_size)
             .set_scratch_size(0, Kokkos::PerTeam(Kernel::scratchBytes(Tune::p2p_source_tile))),
-        Kernel{detail::CellView<MemorySpace>(_tree), _x, _q, _lists.p2p.offsets,
+        Kernel{targetCells(), sourceCells(), _target_x, _x, _q, _lists.p2p.offsets,
                _lists.p2p.sources, _phi, _field,
                static_cast<Real>(softening * softening),
                Tune::p2p_source_tile});
   }
 
   Options _options;
-  tree::Octree<MemorySpace> _tree; ///< in the solver's units (_frame)
+  tree::Octree<MemorySpace> _source_tree; ///< in the solver's units (_frame)
+  tree::Octree<MemorySpace> _target_tree; ///< the source tree for a solver of one set
   detail::UnitFrame _frame;        ///< the caller's coordinates -> the solver's
   tree::InteractionLists<MemorySpace> _lists;
-  Kokkos::View<Real *[3], MemorySpace> _x;     ///< positions, sorted order
+  Kokkos::View<Real *[3], MemorySpace> _x;        ///< source positions, sorted order
+  Kokkos::View<Real *[3], MemorySpace> _target_x; ///< target positions, sorted order (or _x)
   Kokkos::View<Real *, MemorySpace> _q;        ///< charges, sorted order
   Kokkos::View<Real *, MemorySpace> _phi;      ///< potential, sorted order
   Kokkos::View<Real *[3], MemorySpace> _field; ///< field, sorted order
@@ -596,6 +728,21 @@ Stats evaluateOnce(ExecutionSpace const &space, Positions const &positions,
   EntryPoint const caller{"kfmm::evaluate"};
   Fmm<typename Potential::value_type, typename ExecutionSpace::memory_space> fmm(
       caller, space, positions, options);
+  fmm.evaluate(caller, space, charges, potential, field);
+  return fmm.stats();
+}
+
+/// kfmm::evaluate's work at targets that are not the sources, on Views whose types it checked.
+template <class ExecutionSpace, class Sources, class Charges, class Targets, class Potential,
+          class Field>
+Stats evaluateAtTargets(ExecutionSpace const &space, Sources const &sources,
+                        Charges const &charges, Targets const &targets,
+                        Potential const &potential, Field const &field, Options const &options)
+{
+  detail::ScopedRegion region("kfmm::evaluate");
+  EntryPoint const caller{"kfmm::evaluate"};
+  Fmm<typename Potential::value_type, typename ExecutionSpace::memory_space> fmm(
+      caller, space, sources, targets, options);
   fmm.evaluate(caller, space, charges, potential, field);
   return fmm.stats();
 }
@@ -633,6 +780,41 @@ Stats evaluate(ExecutionSpace const &space, Positions const &positions, Charges 
                                 detail::precompiledForm<typename Views::Potential>(potential),
                                 detail::precompiledForm<typename Views::Field>(field), options);
   }
+  else
+    return {};
+}
+
+/// One-shot evaluation at targets that are not the sources (grid points, probes, another
+/// species): builds the octrees of `sources` (N_s x 3) and `targets` (N_t x 3) on one cube
+/// and evaluates the potential and field at the targets of `charges` (N_s) at the sources,
+/// into `potential` (N_t) and `field` (N_t x 3), the definitions of kfmm::directSum (a
+/// target at a source's position gets nothing from that source). The Views are those of
+/// kfmm::Fmm; the precision is the value type of `potential`. With `targets` equal to
+/// `sources` the results are those of the evaluation of one set, to rounding.
+template <class ExecutionSpace, class Sources, class Charges, class Targets, class Potential,
+          class Field, std::enable_if_t<Kokkos::is_view<Field>::value, int> = 0>
+Stats evaluate(ExecutionSpace const &space, Sources const &sources, Charges const &charges,
+               Targets const &targets, Potential const &potential, Field const &field,
+               Options const &options = {})
+{
+  static_assert(Kokkos::is_execution_space<ExecutionSpace>::value,
+                "kfmm::evaluate: the first argument must be a Kokkos execution space");
+  KFMM_STATIC_REQUIRE_VIEW("kfmm::evaluate", "sources", Sources, 2, "N_s x 3", ExecutionSpace);
+  KFMM_STATIC_REQUIRE_VIEW("kfmm::evaluate", "charges", Charges, 1, "N_s", ExecutionSpace);
+  KFMM_STATIC_REQUIRE_VIEW("kfmm::evaluate", "targets", Targets, 2, "N_t x 3", ExecutionSpace);
+  KFMM_STATIC_REQUIRE_VIEW("kfmm::evaluate", "potential", Potential, 1, "N_t", ExecutionSpace);
+  KFMM_STATIC_REQUIRE_VIEW("kfmm::evaluate", "field", Field, 2, "N_t x 3", ExecutionSpace);
+  static_assert(detail::holdsWritableReal<Potential>() && detail::holdsWritableReal<Field>(),
+                "kfmm::evaluate: arguments 'potential' and 'field' must hold non-const float or "
+                "double");
+  if constexpr (Kokkos::is_execution_space<ExecutionSpace>::value &&
+                detail::viewFits<ExecutionSpace, Sources, 2>() &&
+                detail::viewFits<ExecutionSpace, Charges, 1>() &&
+                detail::viewFits<ExecutionSpace, Targets, 2>() &&
+                detail::viewFits<ExecutionSpace, Potential, 1>() &&
+                detail::viewFits<ExecutionSpace, Field, 2>() &&
+                detail::holdsWritableReal<Potential>() && detail::holdsWritableReal<Field>())
+    return detail::evaluateAtTargets(space, sources, charges, targets, potential, field, options);
   else
     return {};
 }

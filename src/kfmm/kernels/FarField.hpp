@@ -14,15 +14,17 @@
 namespace kfmm::detail
 {
 
-/// M2L: team `cell` sums the translations of the multipoles of its list into a local
-/// expansion kept in scratch, then writes it: locals(cell) = sum over sources.
+/// M2L: team `cell` (of `target_cells`) sums the translations of the multipoles of its list
+/// (cells of `source_cells`) into a local expansion kept in scratch, then writes it:
+/// locals(cell) = sum over sources.
 template <class ExecutionSpace, class Real, class Offsets, class Sources>
 struct M2LKernel
 {
   using TeamMember = typename Kokkos::TeamPolicy<ExecutionSpace>::member_type;
   using Memory = typename ExecutionSpace::memory_space;
 
-  CellView<Memory> tree;
+  CellView<Memory> target_cells;
+  CellView<Memory> source_cells;
   Offsets offsets; ///< row `cell` holds sources(offsets(cell) .. offsets(cell + 1))
   Sources sources;
   CoefficientArray<Real, Memory> multipoles;
@@ -44,15 +46,15 @@ struct M2LKernel
     ScratchCoefficients<Real, ExecutionSpace> sum(team.team_scratch(0), count);
     Kokkos::parallel_for(Kokkos::TeamThreadRange(team, count),
                          [&](int i) { sum(i) = Kokkos::complex<Real>(0, 0); });
-    Real const target_scale = tree.template scale<Real>(cell);
+    Real const target_scale = target_cells.template scale<Real>(cell);
     for (auto s = offsets(cell); s < offsets(cell + 1); ++s)
     {
       int const source = sources(s);
-      expansions::m2lTeam(team, order, tree.template offset<Real>(cell, source, 0),
-                          tree.template offset<Real>(cell, source, 1),
-                          tree.template offset<Real>(cell, source, 2), &multipoles(source, 0),
-                          sum.data(), work.data(), tree.template scale<Real>(source),
-                          target_scale);
+      expansions::m2lTeam(team, order, centreOffset<Real>(target_cells, cell, source_cells, source, 0),
+                          centreOffset<Real>(target_cells, cell, source_cells, source, 1),
+                          centreOffset<Real>(target_cells, cell, source_cells, source, 2),
+                          &multipoles(source, 0), sum.data(), work.data(),
+                          source_cells.template scale<Real>(source), target_scale);
     }
     team.team_barrier();
     Kokkos::parallel_for(Kokkos::TeamThreadRange(team, count),
@@ -60,8 +62,8 @@ struct M2LKernel
   }
 };
 
-/// M2P: team r adds the field of the multipoles of its list at the particles of leaf
-/// leaves(r) (sorted order).
+/// M2P: team r adds the field of the multipoles of its list (cells of `source_cells`) at the
+/// particles of leaf target_cells.leaves(r) (sorted order, positions `x`).
 template <class ExecutionSpace, class Real, class Offsets, class Sources, class Positions,
           class Potential, class Field>
 struct M2PKernel
@@ -69,11 +71,12 @@ struct M2PKernel
   using TeamMember = typename Kokkos::TeamPolicy<ExecutionSpace>::member_type;
   using Memory = typename ExecutionSpace::memory_space;
 
-  CellView<Memory> tree;
+  CellView<Memory> target_cells;
+  CellView<Memory> source_cells;
   Offsets offsets;
   Sources sources;
   CoefficientArray<Real, Memory> multipoles;
-  Positions x;
+  Positions x; ///< sorted target positions
   Potential potential;
   Field field;
   int order;
@@ -86,16 +89,17 @@ struct M2PKernel
   KOKKOS_FUNCTION void operator()(TeamMember const &team) const
   {
     int const row = team.league_rank();
-    int const leaf = tree.leaves(row);
+    int const leaf = target_cells.leaves(row);
     ScratchCoefficients<Real, ExecutionSpace> work(team.team_scratch(0),
                                                    expansions::m2pTeamScratchSize(order));
     for (auto s = offsets(row); s < offsets(row + 1); ++s)
     {
       int const source = sources(s);
-      expansions::m2pTeam(team, order, tree.centre(source, 0), tree.centre(source, 1),
-                          tree.centre(source, 2), &multipoles(source, 0), x,
-                          tree.particle_begin(leaf), tree.particle_end(leaf), potential, field,
-                          work.data(), tree.template scale<Real>(source));
+      expansions::m2pTeam(team, order, source_cells.centre(source, 0),
+                          source_cells.centre(source, 1), source_cells.centre(source, 2),
+                          &multipoles(source, 0), x, target_cells.particle_begin(leaf),
+                          target_cells.particle_end(leaf), potential, field, work.data(),
+                          source_cells.template scale<Real>(source));
     }
   }
 };

@@ -46,7 +46,8 @@ struct GroupedM2LKernel
   using ScratchParities = Kokkos::View<int *, typename ExecutionSpace::scratch_memory_space,
                                        Kokkos::MemoryUnmanaged>;
 
-  CellView<Memory> tree;
+  CellView<Memory> target_cells;
+  CellView<Memory> source_cells;
   tree::M2LGroups<Memory> groups;
   M2LMatrixArray<Real, Memory> matrices;
   CoefficientArray<Real, Memory> multipoles;
@@ -58,11 +59,12 @@ struct GroupedM2LKernel
   bool stage_matrix;          ///< copy each class matrix to team scratch (register-tiled product)
   bool accumulate_in_scratch; ///< sum the block's locals in team scratch, else in place
 
-  GroupedM2LKernel(CellView<Memory> const &tree_, tree::M2LGroups<Memory> const &groups_,
+  GroupedM2LKernel(CellView<Memory> const &target_cells_, CellView<Memory> const &source_cells_,
+                   tree::M2LGroups<Memory> const &groups_,
                    M2LMatrixArray<Real, Memory> const &matrices_,
                    CoefficientArray<Real, Memory> const &multipoles_,
                    CoefficientArray<Real, Memory> const &locals_, int order_, int num_rows_)
-      : tree(tree_), groups(groups_), matrices(matrices_), multipoles(multipoles_),
+      : target_cells(target_cells_), source_cells(source_cells_), groups(groups_), matrices(matrices_), multipoles(multipoles_),
         locals(locals_), order(order_), num_rows(num_rows_),
         columns(productColumns(order_, groups_.block_rows)), stage_matrix(stagesMatrix(order_)),
         accumulate_in_scratch(accumulatesInScratch(order_, groups_.block_rows))
@@ -239,12 +241,13 @@ struct GroupedM2LKernel
         {
           int const t = groups.targets(e);
           int const s = groups.sources(e);
-          expansions::m2lTeam(team, order, tree.template offset<Real>(t, s, 0),
-                              tree.template offset<Real>(t, s, 1),
-                              tree.template offset<Real>(t, s, 2), &multipoles(s, 0),
+          expansions::m2lTeam(team, order, centreOffset<Real>(target_cells, t, source_cells, s, 0),
+                              centreOffset<Real>(target_cells, t, source_cells, s, 1),
+                              centreOffset<Real>(target_cells, t, source_cells, s, 2),
+                              &multipoles(s, 0),
                               accumulated_complex + (t - first_row) * count_complex,
-                              work.data(), tree.template scale<Real>(s),
-                              tree.template scale<Real>(t));
+                              work.data(), source_cells.template scale<Real>(s),
+                              target_cells.template scale<Real>(t));
         }
         team.team_barrier();
         continue;
@@ -281,8 +284,8 @@ struct GroupedM2LKernel
           Real sum = Real(0);
           for (int c = column; c < count && groups.targets(first + c) == t; ++c)
             sum += product(i, c) * sign(first + c, i);
-          int const finer = delta >= 0 ? tree.level(t) : tree.level(t) - delta;
-          Real const inv_unit = static_cast<Real>(1 / cellScale<double>(tree.side, finer));
+          int const finer = delta >= 0 ? target_cells.level(t) : target_cells.level(t) - delta;
+          Real const inv_unit = static_cast<Real>(1 / cellScale<double>(target_cells.side, finer));
           accumulated[(t - first_row) * n + i] += sum * inv_unit;
         });
         team.team_barrier();

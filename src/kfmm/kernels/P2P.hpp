@@ -16,7 +16,9 @@
 namespace kfmm::detail
 {
 
-/// One team per target leaf. Targets are taken in chunks of team_size * TargetsPerThread
+/// One team per target leaf (a leaf of `target_cells`, whose particles are `target_x`; the
+/// source leaves are cells of `source_cells`, whose particles are `x` and `q`: one tree, or a
+/// target and a source tree). Targets are taken in chunks of team_size * TargetsPerThread
 /// (a leaf at the deepest level may hold more than a team); for each chunk the particles of
 /// all the list's source leaves pass through scratch in full tiles. The results are ADDED to `potential`
 /// and `field` (sorted order), which the far field has already written or will add to:
@@ -30,11 +32,13 @@ struct P2PKernel
   using Staged = StagedSource<Real>;
   using Block = TargetBlock<Real, TargetsPerThread>;
 
-  CellView<Memory> tree;
-  Positions x;      ///< sorted positions
-  Charges q;        ///< sorted charges
-  Offsets offsets;  ///< row r (leaf tree.leaves(r)) has sources(offsets(r) .. offsets(r + 1))
-  Sources sources;  ///< source leaves
+  CellView<Memory> target_cells;
+  CellView<Memory> source_cells;
+  Positions target_x; ///< sorted target positions
+  Positions x;        ///< sorted source positions
+  Charges q;          ///< sorted charges
+  Offsets offsets;    ///< row r (leaf target_cells.leaves(r)) has sources(offsets(r) .. offsets(r + 1))
+  Sources sources;    ///< source leaves
   Potential potential;
   Field field;
   Real softening2;
@@ -45,9 +49,9 @@ struct P2PKernel
   KOKKOS_FUNCTION void operator()(TeamMember const &team) const
   {
     int const row = team.league_rank();
-    int const leaf = tree.leaves(row);
-    int const first_target = tree.particle_begin(leaf);
-    int const num_targets = tree.particle_end(leaf) - first_target;
+    int const leaf = target_cells.leaves(row);
+    int const first_target = target_cells.particle_begin(leaf);
+    int const num_targets = target_cells.particle_end(leaf) - first_target;
     int const per_team = team.team_size() * TargetsPerThread;
     auto *const staged = static_cast<Staged *>(
         team.team_scratch(0).get_shmem_aligned(source_tile * sizeof(Staged), sizeof(Staged)));
@@ -60,9 +64,9 @@ struct P2PKernel
       {
         // Slots past the leaf's end compute on its last particle and are not written.
         int const t = first_target + detail::min(first + k, num_targets - 1);
-        block.x[k] = x(t, 0);
-        block.y[k] = x(t, 1);
-        block.z[k] = x(t, 2);
+        block.x[k] = target_x(t, 0);
+        block.y[k] = target_x(t, 1);
+        block.z[k] = target_x(t, 2);
       }
       block.clearSums();
 
@@ -79,8 +83,8 @@ struct P2PKernel
       for (auto s = offsets(row); s < offsets(row + 1); ++s)
       {
         int const source_leaf = sources(s);
-        int const source_end = tree.particle_end(source_leaf);
-        for (int start = tree.particle_begin(source_leaf); start < source_end;)
+        int const source_end = source_cells.particle_end(source_leaf);
+        for (int start = source_cells.particle_begin(source_leaf); start < source_end;)
         {
           int const take = detail::min(source_tile - filled, source_end - start);
           Kokkos::parallel_for(Kokkos::TeamThreadRange(team, take), [&](int i) {

@@ -32,14 +32,11 @@ void sortPositions(ExecutionSpace const &space, Permutation const &permutation,
       });
 }
 
-/// sorted(i) = charges(permutation(i)) times `to_unit` (in double, then rounded), and the
-/// sorted results zeroed for accumulation.
-template <class ExecutionSpace, class Permutation, class Charges, class SortedCharges,
-          class SortedPotential, class SortedField>
+/// sorted(i) = charges(permutation(i)) times `to_unit` (in double, then rounded).
+template <class ExecutionSpace, class Permutation, class Charges, class SortedCharges>
 void sortCharges(ExecutionSpace const &space, Permutation const &permutation,
                  Charges const &charges, PowerOfTwo<double> const &to_unit,
-                 SortedCharges const &sorted, SortedPotential const &potential,
-                 SortedField const &field)
+                 SortedCharges const &sorted)
 {
   using Real = typename SortedCharges::non_const_value_type;
   Kokkos::parallel_for(
@@ -47,9 +44,6 @@ void sortCharges(ExecutionSpace const &space, Permutation const &permutation,
       Kokkos::RangePolicy<ExecutionSpace>(space, 0, sorted.extent(0)),
       KOKKOS_LAMBDA(std::size_t i) {
         sorted(i) = static_cast<Real>(to_unit(static_cast<double>(charges(permutation(i)))));
-        potential(i) = 0;
-        for (int d = 0; d < 3; ++d)
-          field(i, d) = 0;
       });
 }
 

@@ -2,7 +2,8 @@
 #ifndef KFMM_TREE_INTERACTION_LISTS_HPP
 #define KFMM_TREE_INTERACTION_LISTS_HPP
 
-// Interaction lists of an octree by a level-synchronous dual tree traversal.
+// Interaction lists of an octree, or of a target tree against a source tree, by a
+// level-synchronous dual tree traversal.
 //
 // The traversal starts from the pair (root, root) and processes a frontier of (target cell,
 // source cell) pairs, all of it in one round of kernels: classify, scan, emit. Each pair is
@@ -10,14 +11,19 @@
 //     pair (fmm) or an M2P pair (treecode);
 //   - a near pair of two leaves: a P2P pair;
 //   - or split into the pairs of the children of one side, which form the next frontier:
-//     the self pair (A, A) into all child pairs (A_i, A_j); otherwise the cell with the
-//     larger radius, a leaf never (the dual tree traversal of Appel 1985 and Dehnen 2002,
-//     with the MAC of Yokota & Barba 2011's treecode/FMM comparison in its two-sided form).
-// In fmm mode pairs are mutual: (a, b) stands for both directions, because the test and the
-// splitting rule are symmetric; an accepted or near pair emits both list entries and the
-// self pair splits into the pairs i <= j only, which halves the work (Dehnen 2002). In
-// treecode mode pairs are directed and a non-leaf target is always split first, so every
-// accepted pair has a leaf target: M2P (leaf, cell) and P2P (leaf, leaf).
+//     the self pair (A, A) of one tree into all child pairs (A_i, A_j); otherwise the cell
+//     with the larger radius, a leaf never, and of two equal cells the one of smaller index,
+//     so that the decision on (a, b) is the decision on (b, a) (the dual tree traversal of
+//     Appel 1985 and Dehnen 2002, with the MAC of Yokota & Barba 2011's treecode/FMM
+//     comparison in its two-sided form).
+// With one tree in fmm mode pairs are mutual: (a, b) stands for both directions, because the
+// test and the splitting rule are symmetric; an accepted or near pair emits both list entries
+// and the self pair splits into the pairs i <= j only, which halves the work (Dehnen 2002).
+// In treecode mode pairs are directed and a non-leaf target is always split first, so every
+// accepted pair has a leaf target: M2P (leaf, cell) and P2P (leaf, leaf). Between two trees
+// (targets that are not the sources, on a common bounding cube so that their cells share one
+// grid) pairs are directed too; on two copies of one tree the traversal gives exactly the
+// entries of the mutual one.
 //
 // Each round splits one side of a pair, so the traversal ends after at most about 2 x 21
 // rounds; the pairs of one round are placed by exclusive scans, so the output does not
@@ -28,9 +34,10 @@
 //
 // Storage: compressed rows (CSR) by target, so that one team per target row reads its
 // sources and writes only its own target (no atomics in the M2L, M2P or P2P kernels):
-//   - m2l: rows are cells (fmm; empty rows in treecode mode), sources are cells;
-//   - m2p: rows are leaves, i.e. positions in tree.leaves (treecode; empty rows in fmm);
-//   - p2p: rows are leaves, sources are leaf cells (a leaf's own cell is in its row).
+//   - m2l: rows are target cells (fmm; empty rows in treecode mode), sources are source cells;
+//   - m2p: rows are target leaves, i.e. positions in leaves (treecode; empty rows in fmm);
+//   - p2p: rows are target leaves, sources are source leaf cells (with one tree a leaf's own
+//     cell is in its row).
 // Row r's sources are sources(offsets(r)) .. sources(offsets(r + 1) - 1). The pairs are
 // grouped by target with the stable radix sort (tree::sortPairs), so within a row the
 // sources keep the traversal's order and the lists are identical from run to run.
@@ -90,35 +97,53 @@ enum PairAction : std::uint8_t
   split_target = 2,
   split_source = 3,
   split_both = 4,
-  near_self = 5 ///< (A, A) for a leaf A: one P2P entry in either mode
+  near_self = 5 ///< (A, A) for a leaf A of one tree: one P2P entry in either mode
 };
 
-/// The acceptance test and the splitting rule of the file comment. In fmm mode a pair
-/// (a, b) of the frontier stands for both (a, b) and (b, a) (mutual, as in Dehnen 2002):
-/// the test and the splitting rule are symmetric, so one decision serves both directions,
-/// the self pair (A, A) splits into the pairs (A_i, A_j) with i <= j only, and an accepted
-/// or near pair of two different cells emits both directions. This halves the frontiers.
-/// In treecode mode pairs are directed (target, source).
+/// The cell data the traversal reads of one tree.
 template <class MemorySpace>
-struct PairRule
+struct TraversalCells
 {
   Kokkos::View<double *[3], MemorySpace> centre;
   Kokkos::View<double *, MemorySpace> radius;
   Kokkos::View<int *, MemorySpace> level;
   Kokkos::View<int *, MemorySpace> first_child;
   Kokkos::View<int *, MemorySpace> child_count;
+
+  explicit TraversalCells(Octree<MemorySpace> const &tree)
+      : centre(tree.centre), radius(tree.radius), level(tree.level),
+        first_child(tree.first_child), child_count(tree.child_count)
+  {
+  }
+};
+
+/// The acceptance test and the splitting rule of the file comment, for target cells of
+/// `target` and source cells of `source`. With one tree in fmm mode (`mutual`) a pair (a, b)
+/// of the frontier stands for both (a, b) and (b, a) (Dehnen 2002): the test and the
+/// splitting rule are symmetric, so one decision serves both directions, the self pair
+/// (A, A) splits into the pairs (A_i, A_j) with i <= j only, and an accepted or near pair of
+/// two different cells emits both directions. This halves the frontiers. Otherwise pairs
+/// are directed (target, source).
+template <class MemorySpace>
+struct PairRule
+{
+  TraversalCells<MemorySpace> target;
+  TraversalCells<MemorySpace> source;
   double theta;
   double root_side; ///< side of the level-0 cell (classic rule)
   bool classic;
   bool treecode;
+  bool one_tree; ///< the targets are the sources: (A, A) is a self pair
+
+  KOKKOS_FUNCTION bool mutual() const { return one_tree && !treecode; }
 
   /// Acceptance::classic: the gap between the boxes, in the axis where it is widest, is at
   /// least the larger box's side. Box faces lie on the grid of the finer box, so the gap is
   /// a whole number of finer sides; half of one absorbs the rounding of the centres.
   KOKKOS_FUNCTION bool wellSeparated(int t, int s, double dx, double dy, double dz) const
   {
-    double const ht = root_side / static_cast<double>(std::int64_t(1) << level(t));
-    double const hs = root_side / static_cast<double>(std::int64_t(1) << level(s));
+    double const ht = root_side / static_cast<double>(std::int64_t(1) << target.level(t));
+    double const hs = root_side / static_cast<double>(std::int64_t(1) << source.level(s));
     double const widest = kfmm::detail::max(kfmm::detail::abs(dx),
                                             kfmm::detail::max(kfmm::detail::abs(dy),
                                                               kfmm::detail::abs(dz)));
@@ -127,26 +152,31 @@ struct PairRule
 
   KOKKOS_FUNCTION bool accepted(int t, int s) const
   {
-    double const dx = centre(t, 0) - centre(s, 0);
-    double const dy = centre(t, 1) - centre(s, 1);
-    double const dz = centre(t, 2) - centre(s, 2);
+    double const dx = target.centre(t, 0) - source.centre(s, 0);
+    double const dy = target.centre(t, 1) - source.centre(s, 1);
+    double const dz = target.centre(t, 2) - source.centre(s, 2);
     if (classic)
       return wellSeparated(t, s, dx, dy, dz);
-    return radius(t) + radius(s) < theta * kfmm::detail::sqrt(dx * dx + dy * dy + dz * dz);
+    return target.radius(t) + source.radius(s) <
+           theta * kfmm::detail::sqrt(dx * dx + dy * dy + dz * dz);
   }
 
   /// The cell to split of a pair that is neither accepted nor two leaves: the larger one,
-  /// by radius (theta rule) or by box (classic rule, whose test is on boxes).
+  /// by radius (theta rule) or by box (classic rule, whose test is on boxes); of two equal
+  /// ones the one of smaller index, so that (a, b) and (b, a) split the same cell.
   KOKKOS_FUNCTION bool targetIsLarger(int t, int s) const
   {
-    return classic ? level(t) <= level(s) : radius(t) >= radius(s);
+    if (classic)
+      return target.level(t) < source.level(s) || (target.level(t) == source.level(s) && t <= s);
+    return target.radius(t) > source.radius(s) ||
+           (target.radius(t) == source.radius(s) && t <= s);
   }
 
   KOKKOS_FUNCTION std::uint8_t action(int t, int s) const
   {
-    int const nt = child_count(t);
-    int const ns = child_count(s);
-    if (t == s)
+    int const nt = target.child_count(t);
+    int const ns = source.child_count(s);
+    if (one_tree && t == s)
       return nt == 0 ? near_self : split_both;
     if (treecode && nt > 0)
       return split_target;
@@ -162,19 +192,210 @@ struct PairRule
   /// Pairs of the next frontier that `action` on (t, s) makes.
   KOKKOS_FUNCTION int children(std::uint8_t action, int t, int s) const
   {
-    int const nt = child_count(t);
+    int const nt = target.child_count(t);
     switch (action)
     {
     case split_target: return nt;
-    case split_source: return child_count(s);
-    case split_both: return treecode ? nt * nt : nt * (nt + 1) / 2;
+    case split_source: return source.child_count(s);
+    case split_both: return mutual() ? nt * (nt + 1) / 2 : nt * nt;
     default: return 0;
     }
   }
 
   /// List entries that a far or near pair of two cells makes: both directions of a mutual
-  /// pair in fmm mode.
-  KOKKOS_FUNCTION std::uint64_t entries() const { return treecode ? 1 : 2; }
+  /// pair.
+  KOKKOS_FUNCTION std::uint64_t entries() const { return mutual() ? 2 : 1; }
+};
+
+/// Whether two trees' cells lie on one grid: their cubes' origins and sides are equal.
+inline bool sameGrid(Cube const &a, Cube const &b)
+{
+  return a.origin[0] == b.origin[0] && a.origin[1] == b.origin[1] &&
+         a.origin[2] == b.origin[2] && a.side == b.side;
+}
+
+/// Row of each target leaf cell in the leaf lists: leaf_row(leaves(j)) = j.
+template <class MemorySpace>
+struct LeafRows
+{
+  Kokkos::View<int *, MemorySpace> leaves;
+  Kokkos::View<int *, MemorySpace> leaf_row;
+
+  KOKKOS_FUNCTION void operator()(int j) const { leaf_row(leaves(j)) = j; }
+};
+
+/// Classifies each pair of the frontier once; the scans below only read the result.
+template <class MemorySpace>
+struct ClassifyPairs
+{
+  PairRule<MemorySpace> rule;
+  Kokkos::View<int *, MemorySpace> ft, fs; ///< the frontier's targets and sources
+  Kokkos::View<std::uint8_t *, MemorySpace> act;
+
+  KOKKOS_FUNCTION void operator()(int i) const { act(i) = rule.action(ft(i), fs(i)); }
+};
+
+/// Exclusive scan: where each pair's child pairs go in the next frontier.
+template <class MemorySpace>
+struct PlaceChildren
+{
+  PairRule<MemorySpace> rule;
+  Kokkos::View<int *, MemorySpace> ft, fs;
+  Kokkos::View<std::uint8_t *, MemorySpace> act;
+  Kokkos::View<std::int64_t *, MemorySpace> child_at;
+
+  KOKKOS_FUNCTION void operator()(int i, std::int64_t &update, bool final) const
+  {
+    if (final)
+      child_at(i) = update;
+    update += rule.children(act(i), ft(i), fs(i));
+  }
+};
+
+/// Exclusive scan: where each pair's list entries go, far entries counted in the high 32
+/// bits, near entries in the low ones (at most 2 per pair and fewer than 2^31 pairs, so
+/// neither half overflows).
+template <class MemorySpace>
+struct PlaceEntries
+{
+  PairRule<MemorySpace> rule;
+  Kokkos::View<std::uint8_t *, MemorySpace> act;
+  Kokkos::View<std::uint64_t *, MemorySpace> entry_at;
+
+  KOKKOS_FUNCTION void operator()(int i, std::uint64_t &update, bool final) const
+  {
+    if (final)
+      entry_at(i) = update;
+    std::uint8_t const a = act(i);
+    if (a == far_pair)
+      update += rule.entries() << 32;
+    else if (a == near_pair)
+      update += rule.entries();
+    else if (a == near_self)
+      update += 1;
+  }
+};
+
+/// Writes each pair's list entries after those of the earlier rounds, and its child pairs
+/// into the next frontier.
+template <class MemorySpace>
+struct EmitPairs
+{
+  PairRule<MemorySpace> rule;
+  Kokkos::View<int *, MemorySpace> ft, fs;
+  Kokkos::View<std::uint8_t *, MemorySpace> act;
+  Kokkos::View<std::int64_t *, MemorySpace> child_at;
+  Kokkos::View<std::uint64_t *, MemorySpace> entry_at;
+  Kokkos::View<int *, MemorySpace> leaf_row; ///< of the target tree
+  Kokkos::View<std::uint32_t *, MemorySpace> far_rows, far_sources, near_rows, near_sources;
+  Kokkos::View<int *, MemorySpace> nt, ns; ///< the next frontier
+  std::size_t far_base, near_base;
+
+  KOKKOS_FUNCTION void operator()(int i) const
+  {
+    int const t = ft(i);
+    int const s = fs(i);
+    bool const mutual = rule.mutual();
+    bool const treecode = rule.treecode;
+    auto const &target = rule.target;
+    auto const &source = rule.source;
+    std::int64_t o = child_at(i);
+    switch (act(i))
+    {
+    case far_pair:
+    {
+      // fmm: cell rows; treecode: leaf rows. Mutual pairs: both directions.
+      std::size_t const slot = far_base + (entry_at(i) >> 32);
+      far_rows(slot) = static_cast<std::uint32_t>(treecode ? leaf_row(t) : t);
+      far_sources(slot) = static_cast<std::uint32_t>(s);
+      if (mutual)
+      {
+        far_rows(slot + 1) = static_cast<std::uint32_t>(s);
+        far_sources(slot + 1) = static_cast<std::uint32_t>(t);
+      }
+      break;
+    }
+    case near_pair:
+    case near_self:
+    {
+      std::size_t const slot = near_base + (entry_at(i) & 0xffffffffULL);
+      near_rows(slot) = static_cast<std::uint32_t>(leaf_row(t));
+      near_sources(slot) = static_cast<std::uint32_t>(s);
+      if (mutual && t != s)
+      {
+        near_rows(slot + 1) = static_cast<std::uint32_t>(leaf_row(s));
+        near_sources(slot + 1) = static_cast<std::uint32_t>(t);
+      }
+      break;
+    }
+    case split_target:
+      for (int k = target.first_child(t); k < target.first_child(t) + target.child_count(t);
+           ++k, ++o)
+      {
+        nt(o) = k;
+        ns(o) = s;
+      }
+      break;
+    case split_source:
+      for (int k = source.first_child(s); k < source.first_child(s) + source.child_count(s);
+           ++k, ++o)
+      {
+        nt(o) = t;
+        ns(o) = k;
+      }
+      break;
+    default: // split_both: a self pair of one tree; mutual pairs need only b >= a
+    {
+      int const first = target.first_child(t);
+      int const end = first + target.child_count(t);
+      for (int a = first; a < end; ++a)
+        for (int b = mutual ? a : first; b < end; ++b, ++o)
+        {
+          nt(o) = a;
+          ns(o) = b;
+        }
+      break;
+    }
+    }
+  }
+};
+
+/// Row r's offset into the rows sorted ascending: the first entry whose row is >= r (a
+/// binary search).
+template <class MemorySpace, class Rows>
+struct RowOffsets
+{
+  Rows rows;
+  Kokkos::View<std::int64_t *, MemorySpace> offsets;
+  std::int64_t size;
+
+  KOKKOS_FUNCTION void operator()(int r) const
+  {
+    std::int64_t lo = 0;
+    std::int64_t hi = size;
+    while (lo < hi)
+    {
+      std::int64_t const mid = lo + (hi - lo) / 2;
+      if (rows(mid) < static_cast<std::uint32_t>(r))
+        lo = mid + 1;
+      else
+        hi = mid;
+    }
+    offsets(r) = lo;
+  }
+};
+
+/// The sorted sources as the list's int indices.
+template <class MemorySpace, class SortedSources>
+struct RowSources
+{
+  SortedSources sorted_sources;
+  Kokkos::View<int *, MemorySpace> sources;
+
+  KOKKOS_FUNCTION void operator()(std::int64_t i) const
+  {
+    sources(i) = static_cast<int>(sorted_sources(i));
+  }
 };
 
 /// Reallocates `view` when it holds fewer than `n` entries, without keeping its contents,
@@ -253,26 +474,13 @@ CsrList<MemorySpace> groupByRow(ExecutionSpace const &space, PairBuffer<MemorySp
       Kokkos::view_alloc(space, Kokkos::WithoutInitializing, label + "_offsets"), num_rows + 1);
   list.sources = Kokkos::View<int *, MemorySpace>(
       Kokkos::view_alloc(space, Kokkos::WithoutInitializing, label + "_sources"), size);
-  auto const offsets = list.offsets;
-  auto const sources = list.sources;
-  Kokkos::parallel_for(
-      "kfmm::lists::row_offsets", Kokkos::RangePolicy<ExecutionSpace>(space, 0, num_rows + 1),
-      KOKKOS_LAMBDA(int r) {
-        std::int64_t lo = 0;
-        std::int64_t hi = size;
-        while (lo < hi)
-        {
-          std::int64_t const mid = lo + (hi - lo) / 2;
-          if (rows(mid) < static_cast<std::uint32_t>(r))
-            lo = mid + 1;
-          else
-            hi = mid;
-        }
-        offsets(r) = lo;
-      });
-  Kokkos::parallel_for(
-      "kfmm::lists::row_sources", Kokkos::RangePolicy<ExecutionSpace>(space, 0, size),
-      KOKKOS_LAMBDA(std::int64_t i) { sources(i) = static_cast<int>(sorted_sources(i)); });
+  Kokkos::parallel_for("kfmm::lists::row_offsets",
+                       Kokkos::RangePolicy<ExecutionSpace>(space, 0, num_rows + 1),
+                       RowOffsets<MemorySpace, decltype(rows)>{rows, list.offsets, size});
+  Kokkos::parallel_for("kfmm::lists::row_sources",
+                       Kokkos::RangePolicy<ExecutionSpace>(space, 0, size),
+                       RowSources<MemorySpace, decltype(sorted_sources)>{sorted_sources,
+                                                                         list.sources});
   pairs = PairBuffer<MemorySpace>{}; // the list holds what it needs
   return list;
 }
@@ -290,22 +498,27 @@ CsrList<MemorySpace> emptyList(ExecutionSpace const &space, int num_rows, std::s
 
 } // namespace detail
 
-/// Builds the interaction lists of `tree` by the level-synchronous dual tree traversal of
-/// the file comment, with the acceptance test (R_t + R_s) < theta |c_t - c_s| on the cells'
-/// geometric centres c and radii R (Octree.hpp), or the classic rule on their boxes.
+/// Builds the interaction lists of the cells of `targets` against those of `sources` by the
+/// level-synchronous dual tree traversal of the file comment, with the acceptance test
+/// (R_t + R_s) < theta |c_t - c_s| on the cells' geometric centres c and radii R (Octree.hpp),
+/// or the classic rule on their boxes. The two trees must share one bounding cube (their
+/// cells then lie on one grid); they may be the same tree (the same Views), which the
+/// traversal takes as one set of particles acting on itself.
 ///
 /// \param [in] space       execution space instance the kernels run on
-/// \param [in] tree        the octree (its memory space must be accessible from `space`)
+/// \param [in] targets     the target tree: list rows are its cells or leaves
+/// \param [in] sources     the source tree: list sources are its cells
 /// \param [in] theta       opening parameter in (0, 1]: smaller is more accurate and slower
 /// \param [in] method      Method::fmm (M2L and P2P lists) or Method::treecode (M2P and P2P)
 /// \param [in] acceptance  the rule (Options.hpp); theta is checked but not used by classic
 /// \return the lists, identical for identical input
-/// \throws kfmm::Exception when theta is not in (0, 1] (the message names 'theta').
+/// \throws kfmm::Exception when theta is not in (0, 1] (the message names 'theta') or the
+/// trees' cubes differ.
 template <class ExecutionSpace, class MemorySpace>
-InteractionLists<MemorySpace> buildInteractionLists(ExecutionSpace const &space,
-                                                    Octree<MemorySpace> const &tree, double theta,
-                                                    Method method = Method::fmm,
-                                                    Acceptance acceptance = Acceptance::theta)
+InteractionLists<MemorySpace>
+buildInteractionLists(ExecutionSpace const &space, Octree<MemorySpace> const &targets,
+                      Octree<MemorySpace> const &sources, double theta,
+                      Method method = Method::fmm, Acceptance acceptance = Acceptance::theta)
 {
   static_assert(Kokkos::is_execution_space<ExecutionSpace>::value,
                 "kfmm::tree::buildInteractionLists: the first argument must be a Kokkos "
@@ -318,38 +531,33 @@ InteractionLists<MemorySpace> buildInteractionLists(ExecutionSpace const &space,
   kfmm::detail::require(theta > 0 && theta <= 1, where,
                         "argument 'theta' must be in (0, 1], got " +
                             kfmm::detail::formatNumber(theta));
+  kfmm::detail::require(detail::sameGrid(targets.cube, sources.cube), where,
+                        "the target and source trees must be built in one cube");
 
   using Policy = Kokkos::RangePolicy<ExecutionSpace>;
   bool const treecode = method == Method::treecode;
-  int const num_cells = tree.numCells();
-  int const num_leaves = tree.numLeaves();
+  bool const one_tree = targets.centre.data() == sources.centre.data();
+  int const num_cells = targets.numCells();
+  int const num_leaves = targets.numLeaves();
 
   InteractionLists<MemorySpace> lists;
   lists.method = method;
   lists.theta = theta;
   lists.acceptance = acceptance;
 
-  // Row of each leaf cell in the leaf lists.
+  // Row of each target leaf cell in the leaf lists.
   Kokkos::View<int *, MemorySpace> leaf_row(
       Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "kfmm::lists::leaf_row"), num_cells);
-  {
-    auto const leaves = tree.leaves;
-    Kokkos::parallel_for(
-        "kfmm::lists::leaf_rows", Policy(space, 0, num_leaves),
-        KOKKOS_LAMBDA(int j) { leaf_row(leaves(j)) = j; });
-  }
+  Kokkos::parallel_for("kfmm::lists::leaf_rows", Policy(space, 0, num_leaves),
+                       detail::LeafRows<MemorySpace>{targets.leaves, leaf_row});
 
-  detail::PairRule<MemorySpace> const rule{tree.centre,
-                                           tree.radius,
-                                           tree.level,
-                                           tree.first_child,
-                                           tree.child_count,
+  detail::PairRule<MemorySpace> const rule{detail::TraversalCells<MemorySpace>(targets),
+                                           detail::TraversalCells<MemorySpace>(sources),
                                            theta,
-                                           tree.cube.side,
+                                           targets.cube.side,
                                            acceptance == Acceptance::classic,
-                                           treecode};
-  auto const first_child = tree.first_child;
-  auto const child_count = tree.child_count;
+                                           treecode,
+                                           one_tree};
 
   // Work arrays reused from round to round (reallocated only when a frontier outgrows them):
   // the frontier and the next one, each pair's action and the scanned offsets.
@@ -358,7 +566,7 @@ InteractionLists<MemorySpace> buildInteractionLists(ExecutionSpace const &space,
   Kokkos::View<std::int64_t *, MemorySpace> child_offset;
   Kokkos::View<std::uint64_t *, MemorySpace> entry_offset;
   detail::PairBuffer<MemorySpace> far_pairs, near_pairs;
-  std::size_t size = num_cells > 0 ? 1 : 0;
+  std::size_t size = num_cells > 0 && sources.numCells() > 0 ? 1 : 0;
   detail::reserve(space, frontier_t, size, "kfmm::lists::frontier_targets");
   detail::reserve(space, frontier_s, size, "kfmm::lists::frontier_sources");
   // The first frontier is (root, root); the root is cell 0.
@@ -371,45 +579,18 @@ InteractionLists<MemorySpace> buildInteractionLists(ExecutionSpace const &space,
     detail::reserve(space, action, size, "kfmm::lists::action");
     detail::reserve(space, child_offset, size, "kfmm::lists::child_offset");
     detail::reserve(space, entry_offset, size, "kfmm::lists::entry_offset");
-    auto const ft = frontier_t;
-    auto const fs = frontier_s;
-    auto const act = action;
-    auto const child_at = child_offset;
-    auto const entry_at = entry_offset;
     Policy const pairs(space, 0, size);
 
-    // Classify each pair once; the scans below only read the result.
-    Kokkos::parallel_for(
-        "kfmm::lists::classify_pairs", pairs,
-        KOKKOS_LAMBDA(int i) { act(i) = rule.action(ft(i), fs(i)); });
-    // Where each pair's child pairs go in the next frontier.
+    Kokkos::parallel_for("kfmm::lists::classify_pairs", pairs,
+                         detail::ClassifyPairs<MemorySpace>{rule, frontier_t, frontier_s, action});
     std::int64_t num_children = 0;
     Kokkos::parallel_scan(
         "kfmm::lists::place_children", pairs,
-        KOKKOS_LAMBDA(int i, std::int64_t &update, bool final) {
-          if (final)
-            child_at(i) = update;
-          update += rule.children(act(i), ft(i), fs(i));
-        },
+        detail::PlaceChildren<MemorySpace>{rule, frontier_t, frontier_s, action, child_offset},
         num_children);
-    // Where each pair's list entries go: far entries counted in the high 32 bits, near
-    // entries in the low ones (at most 2 per pair and fewer than 2^31 pairs, so neither half
-    // overflows).
     std::uint64_t packed = 0;
-    Kokkos::parallel_scan(
-        "kfmm::lists::place_entries", pairs,
-        KOKKOS_LAMBDA(int i, std::uint64_t &update, bool final) {
-          if (final)
-            entry_at(i) = update;
-          std::uint8_t const a = act(i);
-          if (a == detail::far_pair)
-            update += rule.entries() << 32;
-          else if (a == detail::near_pair)
-            update += rule.entries();
-          else if (a == detail::near_self)
-            update += 1;
-        },
-        packed);
+    Kokkos::parallel_scan("kfmm::lists::place_entries", pairs,
+                          detail::PlaceEntries<MemorySpace>{rule, action, entry_offset}, packed);
     kfmm::detail::require(num_children <= INT_MAX, where,
                           "the traversal frontier exceeds 2^31 - 1 pairs (theta " +
                               kfmm::detail::formatNumber(theta) + " too small for this tree)");
@@ -421,70 +602,12 @@ InteractionLists<MemorySpace> buildInteractionLists(ExecutionSpace const &space,
     near_pairs.append(space, packed & 0xffffffffULL, "kfmm::lists::near");
     detail::reserve(space, next_t, num_children, "kfmm::lists::frontier_targets");
     detail::reserve(space, next_s, num_children, "kfmm::lists::frontier_sources");
-    auto const far_rows = far_pairs.rows;
-    auto const far_sources = far_pairs.sources;
-    auto const near_rows = near_pairs.rows;
-    auto const near_sources = near_pairs.sources;
-    auto const nt = next_t;
-    auto const ns = next_s;
-    Kokkos::parallel_for(
-        "kfmm::lists::emit_pairs", pairs, KOKKOS_LAMBDA(int i) {
-          int const t = ft(i);
-          int const s = fs(i);
-          std::int64_t o = child_at(i);
-          switch (act(i))
-          {
-          case detail::far_pair:
-          {
-            // fmm: cell rows, both directions; treecode: leaf rows, one direction.
-            std::size_t const slot = far_base + (entry_at(i) >> 32);
-            far_rows(slot) = static_cast<std::uint32_t>(treecode ? leaf_row(t) : t);
-            far_sources(slot) = static_cast<std::uint32_t>(s);
-            if (!treecode)
-            {
-              far_rows(slot + 1) = static_cast<std::uint32_t>(s);
-              far_sources(slot + 1) = static_cast<std::uint32_t>(t);
-            }
-            break;
-          }
-          case detail::near_pair:
-          case detail::near_self:
-          {
-            std::size_t const slot = near_base + (entry_at(i) & 0xffffffffULL);
-            near_rows(slot) = static_cast<std::uint32_t>(leaf_row(t));
-            near_sources(slot) = static_cast<std::uint32_t>(s);
-            if (!treecode && t != s)
-            {
-              near_rows(slot + 1) = static_cast<std::uint32_t>(leaf_row(s));
-              near_sources(slot + 1) = static_cast<std::uint32_t>(t);
-            }
-            break;
-          }
-          case detail::split_target:
-            for (int k = first_child(t); k < first_child(t) + child_count(t); ++k, ++o)
-            {
-              nt(o) = k;
-              ns(o) = s;
-            }
-            break;
-          case detail::split_source:
-            for (int k = first_child(s); k < first_child(s) + child_count(s); ++k, ++o)
-            {
-              nt(o) = t;
-              ns(o) = k;
-            }
-            break;
-          default: // split_both: t == s; mutual pairs need only b >= a
-            for (int a = first_child(t); a < first_child(t) + child_count(t); ++a)
-              for (int b = treecode ? first_child(t) : a; b < first_child(t) + child_count(t);
-                   ++b, ++o)
-              {
-                nt(o) = a;
-                ns(o) = b;
-              }
-            break;
-          }
-        });
+    Kokkos::parallel_for("kfmm::lists::emit_pairs", pairs,
+                         detail::EmitPairs<MemorySpace>{rule, frontier_t, frontier_s, action,
+                                                        child_offset, entry_offset, leaf_row,
+                                                        far_pairs.rows, far_pairs.sources,
+                                                        near_pairs.rows, near_pairs.sources,
+                                                        next_t, next_s, far_base, near_base});
     std::swap(frontier_t, next_t);
     std::swap(frontier_s, next_s);
     size = static_cast<std::size_t>(num_children);
@@ -512,6 +635,17 @@ InteractionLists<MemorySpace> buildInteractionLists(ExecutionSpace const &space,
   lists.p2p = detail::groupByRow(space, near_pairs, num_leaves, "kfmm::lists::p2p");
   Kokkos::Profiling::popRegion();
   return lists;
+}
+
+/// The interaction lists of the particles of `tree` on each other: buildInteractionLists
+/// with `tree` as both the targets and the sources.
+template <class ExecutionSpace, class MemorySpace>
+InteractionLists<MemorySpace> buildInteractionLists(ExecutionSpace const &space,
+                                                    Octree<MemorySpace> const &tree, double theta,
+                                                    Method method = Method::fmm,
+                                                    Acceptance acceptance = Acceptance::theta)
+{
+  return buildInteractionLists(space, tree, tree, theta, method, acceptance);
 }
 
 } // namespace kfmm::tree

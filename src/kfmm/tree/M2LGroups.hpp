@@ -137,22 +137,24 @@ namespace detail
 template <class MemorySpace>
 struct ClassOfPair
 {
-  Kokkos::View<double *[3], MemorySpace> centre;
-  Kokkos::View<int *, MemorySpace> level;
+  Kokkos::View<double *[3], MemorySpace> target_centre;
+  Kokkos::View<int *, MemorySpace> target_level;
+  Kokkos::View<double *[3], MemorySpace> source_centre;
+  Kokkos::View<int *, MemorySpace> source_level;
   double side;
 
   KOKKOS_INLINE_FUNCTION int operator()(int t, int s) const
   {
     int mirror = 0;
-    int const delta = level(t) - level(s);
-    int const finer = delta >= 0 ? level(t) : level(s);
+    int const delta = target_level(t) - source_level(s);
+    int const finer = delta >= 0 ? target_level(t) : source_level(s);
     // Offsets are exact odd-multiple differences; rounding removes the bits lost to the
     // bounding cube's origin.
     double const inv_unit = static_cast<double>(2ULL << finer) / side;
     int o[3];
     for (int d = 0; d < 3; ++d)
     {
-      double const x = (centre(t, d) - centre(s, d)) * inv_unit;
+      double const x = (target_centre(t, d) - source_centre(s, d)) * inv_unit;
       if ((x < 0 ? -x : x) > double(TranslationClassBounds::max_offset) + 0.5)
         return -1;
       o[d] = static_cast<int>((x < 0 ? -x : x) + 0.5);
@@ -165,12 +167,14 @@ struct ClassOfPair
 
 } // namespace detail
 
-/// Regroups `lists.m2l` of `tree` (see the file comment): blocks of `block_rows` target
-/// rows, entries sorted by class inside each block, classes of at least
-/// `min_class_entries` pairs. Two host synchronisations (the number of classes and of
-/// chunks).
+/// Regroups the M2L list `m2l` of the cells of `target_tree` against those of `source_tree` (one
+/// tree or two on one cube; see the file comment): blocks of `block_rows` target rows,
+/// entries sorted by class inside each block, classes of at least `min_class_entries`
+/// pairs. Two host synchronisations (the number of classes and of chunks).
 template <class ExecutionSpace, class MemorySpace>
-M2LGroups<MemorySpace> groupM2L(ExecutionSpace const &space, Octree<MemorySpace> const &tree,
+M2LGroups<MemorySpace> groupM2L(ExecutionSpace const &space,
+                                Octree<MemorySpace> const &target_tree,
+                                Octree<MemorySpace> const &source_tree,
                                 CsrList<MemorySpace> const &m2l, int block_rows,
                                 int min_class_entries = 1)
 {
@@ -190,7 +194,9 @@ M2LGroups<MemorySpace> groupM2L(ExecutionSpace const &space, Octree<MemorySpace>
   Kokkos::View<int *, MemorySpace> entry_keys(alloc("entry_keys"), size);
   Kokkos::View<int *, MemorySpace> key_index(
       Kokkos::view_alloc(space, "kfmm::m2l_groups::key_index"), Bounds::count + 1);
-  detail::ClassOfPair<MemorySpace> const class_of{tree.centre, tree.level, tree.cube.side};
+  detail::ClassOfPair<MemorySpace> const class_of{target_tree.centre, target_tree.level,
+                                                  source_tree.centre, source_tree.level,
+                                                  target_tree.cube.side};
   auto const offsets = m2l.offsets;
   auto const list_sources = m2l.sources;
   using Team = typename Kokkos::TeamPolicy<ExecutionSpace>::member_type;
@@ -301,6 +307,15 @@ M2LGroups<MemorySpace> groupM2L(ExecutionSpace const &space, Octree<MemorySpace>
         block_chunks(b) = chunk_of(offsets(row));
       });
   return groups;
+}
+
+/// groupM2L of the M2L list of the particles of `tree` on each other.
+template <class ExecutionSpace, class MemorySpace>
+M2LGroups<MemorySpace> groupM2L(ExecutionSpace const &space, Octree<MemorySpace> const &tree,
+                                CsrList<MemorySpace> const &m2l, int block_rows,
+                                int min_class_entries = 1)
+{
+  return groupM2L(space, tree, tree, m2l, block_rows, min_class_entries);
 }
 
 } // namespace kfmm::tree

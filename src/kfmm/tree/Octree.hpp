@@ -369,18 +369,19 @@ void collectLeaves(ExecutionSpace const &space, Octree<MemorySpace> &tree)
 
 template <class ExecutionSpace, class Positions>
 void checkPositions(ExecutionSpace const &space, std::string const &where,
-                    Positions const &positions)
+                    Positions const &positions, char const *name = "positions")
 {
   static_assert(Positions::rank == 2, "kfmm::tree: positions must be a rank-2 View (N x 3)");
   static_assert(
       Kokkos::SpaceAccessibility<ExecutionSpace, typename Positions::memory_space>::accessible,
       "kfmm::tree: positions must be accessible from the execution space");
-  kfmm::detail::requireExtent(where, "positions (columns)", positions.extent(1), 3);
+  std::string const argument = name;
+  kfmm::detail::requireExtent(where, argument + " (columns)", positions.extent(1), 3);
   kfmm::detail::require(positions.extent(0) <= static_cast<std::size_t>(INT_MAX), where,
-                        "argument 'positions' holds " +
+                        "argument '" + argument + "' holds " +
                             kfmm::detail::formatNumber(positions.extent(0)) +
-                            " particles, more than the 2^31 - 1 a tree indexes");
-  kfmm::detail::requireFinite(space, where, "positions", positions);
+                            " points, more than the 2^31 - 1 a tree indexes");
+  kfmm::detail::requireFinite(space, where, argument, positions);
 }
 
 inline void checkLeafSize(std::string const &where, int leaf_size)
@@ -535,18 +536,19 @@ buildOctreeFromSortedKeys(ExecutionSpace const &space, Positions const &position
 namespace detail
 {
 
-/// Steps 1 to 4 of the file comment on positions that checkPositions accepted: the whole
+/// Steps 1 to 4 of the file comment on positions that checkPositions accepted, in a given
+/// `cube` that holds them all (the common cube of a target and a source tree): the whole
 /// build, for an entry point that checked its arguments in its own name (kfmm::Fmm).
 template <class ExecutionSpace, class Positions>
 Octree<typename ExecutionSpace::memory_space>
-buildOctreeOfValidInput(ExecutionSpace const &space, Positions const &positions, int leaf_size)
+buildOctreeOfValidInput(ExecutionSpace const &space, Positions const &positions, Cube const &cube,
+                        int leaf_size)
 {
   using MemorySpace = typename ExecutionSpace::memory_space;
   kfmm::detail::ScopedRegion region("kfmm::tree::build");
   auto const n = positions.extent(0);
 
   Kokkos::Profiling::pushRegion("kfmm::tree::build_keys");
-  Cube const cube = boundingCube(space, positions);
   Kokkos::View<MortonKey *, MemorySpace> keys(
       Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "kfmm::tree::keys"), n);
   Kokkos::View<std::uint32_t *, MemorySpace> permutation(
@@ -562,6 +564,14 @@ buildOctreeOfValidInput(ExecutionSpace const &space, Positions const &positions,
   Kokkos::Profiling::popRegion();
 
   return buildCells(space, positions, cube, keys, permutation, leaf_size);
+}
+
+/// buildOctreeOfValidInput in the bounding cube of `positions`.
+template <class ExecutionSpace, class Positions>
+Octree<typename ExecutionSpace::memory_space>
+buildOctreeOfValidInput(ExecutionSpace const &space, Positions const &positions, int leaf_size)
+{
+  return buildOctreeOfValidInput(space, positions, boundingCube(space, positions), leaf_size);
 }
 
 } // namespace detail
