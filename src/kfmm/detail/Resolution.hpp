@@ -31,6 +31,33 @@ constexpr double unresolved_rounding = 1.0 / 1024;
 /// few are that close by chance, while their share of the error stays negligible.
 constexpr double limiting_fraction = 1e-3;
 
+/// Adds 1 to `unresolved` when rounding to Real leaves sorted particles i - 1 and i unresolved.
+template <class Real, class Permutation, class Positions>
+struct UnresolvedPairs
+{
+  Permutation permutation;
+  Positions positions;
+  UnitFrame frame;
+
+  KOKKOS_INLINE_FUNCTION void operator()(std::size_t i, std::size_t &unresolved) const
+  {
+    auto const a = permutation(i - 1);
+    auto const b = permutation(i);
+    double distance = 0, moved = 0;
+    for (int d = 0; d < 3; ++d)
+    {
+      double const ua = frame.position(static_cast<double>(positions(a, d)), d);
+      double const ub = frame.position(static_cast<double>(positions(b, d)), d);
+      double const ra = static_cast<double>(static_cast<Real>(ua)) - ua;
+      double const rb = static_cast<double>(static_cast<Real>(ub)) - ub;
+      distance = max(distance, ua > ub ? ua - ub : ub - ua);
+      moved = max(moved, (ra < 0 ? -ra : ra) + (rb < 0 ? -rb : rb));
+    }
+    if (distance > 0 && moved > unresolved_rounding * distance)
+      ++unresolved;
+  }
+};
+
 /// The pairs of particles adjacent in the sorted order (sorted i - 1 and i, caller's indices
 /// permutation(i - 1) and permutation(i)) at a non-zero distance that rounding their unit
 /// coordinates to Real moves by more than unresolved_rounding of that distance (max norms,
@@ -49,23 +76,7 @@ std::size_t countUnresolvedPairs(ExecutionSpace const &space, Permutation const 
   Kokkos::parallel_reduce(
       "kfmm::resolution::unresolved_pairs",
       Kokkos::RangePolicy<ExecutionSpace>(space, 1, permutation.extent(0)),
-      KOKKOS_LAMBDA(std::size_t i, std::size_t & unresolved) {
-        auto const a = permutation(i - 1);
-        auto const b = permutation(i);
-        double distance = 0, moved = 0;
-        for (int d = 0; d < 3; ++d)
-        {
-          double const ua = frame.position(static_cast<double>(positions(a, d)), d);
-          double const ub = frame.position(static_cast<double>(positions(b, d)), d);
-          double const ra = static_cast<double>(static_cast<Real>(ua)) - ua;
-          double const rb = static_cast<double>(static_cast<Real>(ub)) - ub;
-          distance = max(distance, ua > ub ? ua - ub : ub - ua);
-          moved = max(moved, (ra < 0 ? -ra : ra) + (rb < 0 ? -rb : rb));
-        }
-        if (distance > 0 && moved > unresolved_rounding * distance)
-          ++unresolved;
-      },
-      count);
+      UnresolvedPairs<Real, Permutation, Positions>{permutation, positions, frame}, count);
   return count;
 }
 

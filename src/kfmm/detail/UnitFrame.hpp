@@ -104,6 +104,21 @@ inline UnitFrame unitFrame(tree::Cube const &cube)
   return frame;
 }
 
+/// m becomes the larger of m and |charges(i)|, `bad` for a NaN or infinite charge.
+template <class Charges>
+struct LargestCharge
+{
+  Charges charges;
+  double bad;
+
+  KOKKOS_INLINE_FUNCTION void operator()(std::size_t i, double &m) const
+  {
+    double const q = static_cast<double>(charges(i));
+    double const a = isfinite(q) ? (q < 0 ? -q : q) : bad;
+    m = a > m ? a : m;
+  }
+};
+
 /// The charge unit 2^j: the smallest power of two above max |charges(i)|. One max-reduction,
 /// which also finds NaN and infinite charges (they throw, naming the first bad index, as
 /// requireFinite does).
@@ -118,12 +133,7 @@ int chargeExponent(ExecutionSpace const &space, std::string const &where, std::s
   Kokkos::parallel_reduce(
       "kfmm::unit_frame::largest_charge",
       Kokkos::RangePolicy<ExecutionSpace>(space, 0, charges.extent(0)),
-      KOKKOS_LAMBDA(std::size_t i, double &m) {
-        double const q = static_cast<double>(charges(i));
-        double const a = isfinite(q) ? (q < 0 ? -q : q) : bad;
-        m = a > m ? a : m;
-      },
-      Kokkos::Max<double>(largest));
+      LargestCharge<Charges>{charges, bad}, Kokkos::Max<double>(largest));
   if (largest == bad)
     requireFinite(space, where, name, charges);
   return largest > 0 ? exponentAbove(largest) : 0; // all zero, or none (the Max identity)

@@ -93,6 +93,21 @@ KOKKOS_INLINE_FUNCTION bool rowIsFinite(View const &values, std::int64_t i)
   return true;
 }
 
+/// One step of firstIndexWhere: result becomes i when i is below it and bad(i).
+template <class Predicate>
+struct FirstIndexWhere
+{
+  using Index = std::int64_t;
+
+  Predicate bad;
+
+  KOKKOS_INLINE_FUNCTION void operator()(Index i, Index &result) const
+  {
+    if (i < result && bad(i))
+      result = i;
+  }
+};
+
 /// The smallest i in [0, n) with bad(i), or -1. One parallel min-reduction on the
 /// execution space; only the index comes back.
 template <class ExecutionSpace, class Predicate>
@@ -104,21 +119,39 @@ std::int64_t firstIndexWhere(ExecutionSpace const &space, std::int64_t n, Predic
   Kokkos::parallel_reduce(
       "kfmm::validation::first_index_where",
       Kokkos::RangePolicy<ExecutionSpace, Kokkos::IndexType<Index>>(space, 0, n),
-      KOKKOS_LAMBDA(Index i, Index &result) {
-        if (i < result && bad(i))
-          result = i;
-      },
-      Kokkos::Min<Index>(first));
+      FirstIndexWhere<Predicate>{bad}, Kokkos::Min<Index>(first));
   return first == none ? -1 : first;
 }
+
+/// Whether row i of `values` holds a NaN or infinity.
+template <class View>
+struct RowNotFinite
+{
+  View values;
+
+  KOKKOS_INLINE_FUNCTION bool operator()(std::int64_t i) const { return !rowIsFinite(values, i); }
+};
 
 /// Index of the first row of a rank-1 or rank-2 View that holds a NaN or infinity, or -1.
 template <class ExecutionSpace, class View>
 std::int64_t firstNonFinite(ExecutionSpace const &space, View const &values)
 {
   return firstIndexWhere(space, static_cast<std::int64_t>(values.extent(0)),
-                         KOKKOS_LAMBDA(std::int64_t i) { return !rowIsFinite(values, i); });
+                         RowNotFinite<View>{values});
 }
+
+/// Whether row i of `a` or of `b` holds a NaN or infinity.
+template <class ViewA, class ViewB>
+struct RowsNotFinite
+{
+  ViewA a;
+  ViewB b;
+
+  KOKKOS_INLINE_FUNCTION bool operator()(std::int64_t i) const
+  {
+    return !(rowIsFinite(a, i) && rowIsFinite(b, i));
+  }
+};
 
 /// Index of the first row that holds a NaN or infinity in either of two Views of as many
 /// rows (a particle's potential and field), or -1: one pass over both.
@@ -126,10 +159,25 @@ template <class ExecutionSpace, class ViewA, class ViewB>
 std::int64_t firstNonFinite(ExecutionSpace const &space, ViewA const &a, ViewB const &b)
 {
   return firstIndexWhere(space, static_cast<std::int64_t>(a.extent(0)),
-                         KOKKOS_LAMBDA(std::int64_t i) {
-                           return !(rowIsFinite(a, i) && rowIsFinite(b, i));
-                         });
+                         RowsNotFinite<ViewA, ViewB>{a, b});
 }
+
+/// values = a(row) and b(row, 0..2) as doubles.
+template <class MemorySpace, class ViewA, class ViewB>
+struct ReadRowValues
+{
+  Kokkos::View<double[4], MemorySpace> values;
+  ViewA a;
+  ViewB b;
+  std::int64_t row;
+
+  KOKKOS_INLINE_FUNCTION void operator()(int) const
+  {
+    values(0) = static_cast<double>(a(row));
+    for (int c = 0; c < 3; ++c)
+      values(1 + c) = static_cast<double>(b(row, c));
+  }
+};
 
 /// Row `row` of a rank-1 and a rank-2 View of 3 columns (a particle's potential and field)
 /// as doubles. A kernel reads them: the Views may be in any memory space the execution space
@@ -138,29 +186,37 @@ template <class ExecutionSpace, class ViewA, class ViewB>
 std::array<double, 4> rowValues(ExecutionSpace const &space, ViewA const &a, ViewB const &b,
                                 std::int64_t row)
 {
-  Kokkos::View<double[4], typename ExecutionSpace::memory_space> values(
-      Kokkos::view_alloc(space, "kfmm::row_values"));
-  Kokkos::parallel_for(
-      "kfmm::read_row", Kokkos::RangePolicy<ExecutionSpace>(space, 0, 1), KOKKOS_LAMBDA(int) {
-        values(0) = static_cast<double>(a(row));
-        for (int c = 0; c < 3; ++c)
-          values(1 + c) = static_cast<double>(b(row, c));
-      });
+  using MemorySpace = typename ExecutionSpace::memory_space;
+  Kokkos::View<double[4], MemorySpace> values(Kokkos::view_alloc(space, "kfmm::row_values"));
+  Kokkos::parallel_for("kfmm::read_row", Kokkos::RangePolicy<ExecutionSpace>(space, 0, 1),
+                       ReadRowValues<MemorySpace, ViewA, ViewB>{values, a, b, row});
   auto const host = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, values);
   return {host(0), host(1), host(2), host(3)};
 }
+
+/// values = view(row, 0..2) as doubles.
+template <class MemorySpace, class View>
+struct ReadRow
+{
+  Kokkos::View<double[3], MemorySpace> values;
+  View view;
+  std::int64_t row;
+
+  KOKKOS_INLINE_FUNCTION void operator()(int) const
+  {
+    for (int c = 0; c < 3; ++c)
+      values(c) = static_cast<double>(view(row, c));
+  }
+};
 
 /// Row `row` of a rank-2 View of 3 columns as doubles, read by a kernel (see rowValues).
 template <class ExecutionSpace, class View>
 std::array<double, 3> rowOf(ExecutionSpace const &space, View const &view, std::int64_t row)
 {
-  Kokkos::View<double[3], typename ExecutionSpace::memory_space> values(
-      Kokkos::view_alloc(space, "kfmm::row_of"));
-  Kokkos::parallel_for(
-      "kfmm::read_row", Kokkos::RangePolicy<ExecutionSpace>(space, 0, 1), KOKKOS_LAMBDA(int) {
-        for (int c = 0; c < 3; ++c)
-          values(c) = static_cast<double>(view(row, c));
-      });
+  using MemorySpace = typename ExecutionSpace::memory_space;
+  Kokkos::View<double[3], MemorySpace> values(Kokkos::view_alloc(space, "kfmm::row_of"));
+  Kokkos::parallel_for("kfmm::read_row", Kokkos::RangePolicy<ExecutionSpace>(space, 0, 1),
+                       ReadRow<MemorySpace, View>{values, view, row});
   auto const host = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, values);
   return {host(0), host(1), host(2)};
 }

@@ -88,6 +88,64 @@ KOKKOS_INLINE_FUNCTION void unitSphere(double u, double v, double &x, double &y,
   y = rho * detail::sin(two_pi * v);
 }
 
+/// Particle i of the distribution `d` for `seed`: positions(i, :) and charges(i) = `charge`.
+template <class Positions, class Charges>
+struct GenerateParticles
+{
+  using Real = typename Positions::non_const_value_type;
+
+  Distribution d;
+  std::uint64_t seed;
+  double charge;
+  Positions positions;
+  Charges charges;
+
+  KOKKOS_INLINE_FUNCTION void operator()(std::size_t i) const
+  {
+    double const u0 = detail::uniform01(seed, i, 0);
+    double const u1 = detail::uniform01(seed, i, 1);
+    double const u2 = detail::uniform01(seed, i, 2);
+    double x = 0, y = 0, z = 0;
+    switch (d)
+    {
+    case Distribution::uniform:
+      x = 2 * u0 - 1;
+      y = 2 * u1 - 1;
+      z = 2 * u2 - 1;
+      break;
+    case Distribution::plummer:
+    {
+      // Inverse of the Plummer cumulative mass M(r) = r^3 / (1 + r^2)^(3/2) (Aarseth,
+      // Henon & Wielen 1974), the mass fraction capped at 0.999 to bound the halo.
+      double const m = detail::max(0.999 * u0, 1e-12);
+      double const r = 1 / detail::sqrt(detail::pow(m, -2.0 / 3.0) - 1);
+      detail::unitSphere(u1, u2, x, y, z);
+      x *= r;
+      y *= r;
+      z *= r;
+      break;
+    }
+    case Distribution::sphere: detail::unitSphere(u0, u1, x, y, z); break;
+    case Distribution::ellipsoid:
+      detail::unitSphere(u0, u1, x, y, z);
+      z *= 4;
+      break;
+    case Distribution::cylinder:
+    {
+      constexpr double two_pi = 6.283185307179586;
+      x = detail::cos(two_pi * u0);
+      y = detail::sin(two_pi * u0);
+      z = 4 * u1 - 2;
+      break;
+    }
+    }
+    positions(i, 0) = static_cast<Real>(x);
+    positions(i, 1) = static_cast<Real>(y);
+    positions(i, 2) = static_cast<Real>(z);
+    charges(i) = static_cast<typename Charges::non_const_value_type>(charge);
+  }
+};
+
 } // namespace detail
 
 /// Fills `positions` (N x 3) with the distribution `d` and `charges` (N) with equal positive
@@ -98,54 +156,11 @@ void generate(ExecutionSpace const &space, Distribution d, std::uint64_t seed,
 {
   if (positions.extent(0) != charges.extent(0) || positions.extent(1) != 3)
     throw Exception("kfmm::generate: 'positions' must be N x 3 and 'charges' N long");
-  using Real = typename Positions::non_const_value_type;
   auto const n = positions.extent(0);
   double const charge = n > 0 ? 1.0 / static_cast<double>(n) : 0.0;
   Kokkos::parallel_for(
       "kfmm::generate", Kokkos::RangePolicy<ExecutionSpace>(space, 0, n),
-      KOKKOS_LAMBDA(std::size_t i) {
-        double const u0 = detail::uniform01(seed, i, 0);
-        double const u1 = detail::uniform01(seed, i, 1);
-        double const u2 = detail::uniform01(seed, i, 2);
-        double x = 0, y = 0, z = 0;
-        switch (d)
-        {
-        case Distribution::uniform:
-          x = 2 * u0 - 1;
-          y = 2 * u1 - 1;
-          z = 2 * u2 - 1;
-          break;
-        case Distribution::plummer:
-        {
-          // Inverse of the Plummer cumulative mass M(r) = r^3 / (1 + r^2)^(3/2) (Aarseth,
-          // Henon & Wielen 1974), the mass fraction capped at 0.999 to bound the halo.
-          double const m = detail::max(0.999 * u0, 1e-12);
-          double const r = 1 / detail::sqrt(detail::pow(m, -2.0 / 3.0) - 1);
-          detail::unitSphere(u1, u2, x, y, z);
-          x *= r;
-          y *= r;
-          z *= r;
-          break;
-        }
-        case Distribution::sphere: detail::unitSphere(u0, u1, x, y, z); break;
-        case Distribution::ellipsoid:
-          detail::unitSphere(u0, u1, x, y, z);
-          z *= 4;
-          break;
-        case Distribution::cylinder:
-        {
-          constexpr double two_pi = 6.283185307179586;
-          x = detail::cos(two_pi * u0);
-          y = detail::sin(two_pi * u0);
-          z = 4 * u1 - 2;
-          break;
-        }
-        }
-        positions(i, 0) = static_cast<Real>(x);
-        positions(i, 1) = static_cast<Real>(y);
-        positions(i, 2) = static_cast<Real>(z);
-        charges(i) = static_cast<typename Charges::non_const_value_type>(charge);
-      });
+      detail::GenerateParticles<Positions, Charges>{d, seed, charge, positions, charges});
 }
 
 } // namespace kfmm

@@ -165,6 +165,166 @@ struct ClassOfPair
   }
 };
 
+/// Row league rank of the M2L list: each entry's target and class key, counted per class.
+template <class ExecutionSpace, class MemorySpace>
+struct ClassifyEntries
+{
+  using Team = typename Kokkos::TeamPolicy<ExecutionSpace>::member_type;
+
+  ClassOfPair<MemorySpace> class_of;
+  Kokkos::View<std::int64_t *, MemorySpace> offsets;
+  Kokkos::View<int *, MemorySpace> list_sources;
+  Kokkos::View<int *, MemorySpace> entry_targets;
+  Kokkos::View<int *, MemorySpace> entry_keys;
+  Kokkos::View<int *, MemorySpace> key_index;
+
+  KOKKOS_INLINE_FUNCTION void operator()(Team const &team) const
+  {
+    int const row = team.league_rank();
+    Kokkos::parallel_for(Kokkos::TeamThreadRange(team, offsets(row), offsets(row + 1)),
+                         [&](std::int64_t e) {
+                           int const key = class_of(row, list_sources(e));
+                           entry_targets(e) = row;
+                           entry_keys(e) = key;
+                           if (key >= 0)
+                             Kokkos::atomic_increment(&key_index(key / 8));
+                         });
+  }
+};
+
+/// key_index(k) = the number of classes (keys of min_class_entries entries or more) below k.
+template <class MemorySpace>
+struct NumberClasses
+{
+  using Bounds = TranslationClassBounds;
+
+  Kokkos::View<int *, MemorySpace> key_index;
+  int min_class_entries;
+
+  KOKKOS_INLINE_FUNCTION void operator()(int k, int &running, bool final) const
+  {
+    int const used = k < Bounds::count && key_index(k) >= min_class_entries ? 1 : 0;
+    if (final)
+      key_index(k) = running;
+    running += used;
+  }
+};
+
+/// class_keys(class of k) = k for a dense key k that is a class.
+template <class MemorySpace>
+struct ClassKeys
+{
+  Kokkos::View<int *, MemorySpace> key_index;
+  Kokkos::View<int *, MemorySpace> class_keys;
+
+  KOKKOS_INLINE_FUNCTION void operator()(int k) const
+  {
+    if (key_index(k + 1) != key_index(k))
+      class_keys(key_index(k)) = k;
+  }
+};
+
+/// Entry e's sort key (block, class + 1), 0 for no class, and order(e) = e.
+template <class MemorySpace>
+struct EntrySortKeys
+{
+  Kokkos::View<int *, MemorySpace> entry_keys;
+  Kokkos::View<int *, MemorySpace> key_index;
+  Kokkos::View<int *, MemorySpace> entry_targets;
+  Kokkos::View<std::uint64_t *, MemorySpace> sort_keys;
+  Kokkos::View<std::uint32_t *, MemorySpace> order;
+  int block_rows;
+  int class_bits;
+
+  KOKKOS_INLINE_FUNCTION void operator()(std::int64_t e) const
+  {
+    int const key = entry_keys(e);
+    bool const grouped = key >= 0 && key_index(key / 8 + 1) != key_index(key / 8);
+    std::uint64_t const slot = grouped ? std::uint64_t(key_index(key / 8)) + 1 : 0;
+    sort_keys(e) = (std::uint64_t(entry_targets(e) / block_rows) << class_bits) | slot;
+    order(e) = static_cast<std::uint32_t>(e);
+  }
+};
+
+/// Sorted entry e: its target, source and class, whether it starts a chunk, and into
+/// `fallback` whether it is translated on its own.
+template <class MemorySpace>
+struct GatherEntries
+{
+  Kokkos::View<std::uint32_t *, MemorySpace> order;
+  Kokkos::View<int *, MemorySpace> entry_targets;
+  Kokkos::View<int *, MemorySpace> entry_keys;
+  Kokkos::View<int *, MemorySpace> list_sources;
+  Kokkos::View<std::uint64_t *, MemorySpace> sort_keys;
+  std::uint64_t slot_mask;
+  Kokkos::View<int *, MemorySpace> targets;
+  Kokkos::View<int *, MemorySpace> sources;
+  Kokkos::View<int *, MemorySpace> classes;
+  Kokkos::View<std::int64_t *, MemorySpace> chunk_of;
+
+  KOKKOS_INLINE_FUNCTION void operator()(std::int64_t e, std::int64_t &fallback) const
+  {
+    std::uint32_t const from = order(e);
+    targets(e) = entry_targets(from);
+    sources(e) = list_sources(from);
+    int const slot = static_cast<int>(sort_keys(e) & slot_mask);
+    classes(e) = slot == 0 ? -1 : (slot - 1) * 8 + entry_keys(from) % 8;
+    chunk_of(e) = (e == 0 || sort_keys(e) != sort_keys(e - 1)) ? 1 : 0;
+    fallback += slot == 0 ? 1 : 0;
+  }
+};
+
+/// chunk_of(e) = the number of chunks that start before entry e (chunk_of(size): all).
+template <class MemorySpace>
+struct NumberChunks
+{
+  Kokkos::View<std::int64_t *, MemorySpace> chunk_of;
+  std::int64_t size;
+
+  KOKKOS_INLINE_FUNCTION void operator()(std::int64_t e, std::int64_t &running, bool final) const
+  {
+    std::int64_t const starts = e < size ? chunk_of(e) : 0;
+    if (final)
+      chunk_of(e) = running;
+    running += starts;
+  }
+};
+
+/// chunk_begin(chunk_of(e)) = e where a chunk starts at entry e; chunk_begin(num_chunks) = size.
+template <class MemorySpace>
+struct ChunkBegin
+{
+  Kokkos::View<std::int64_t *, MemorySpace> chunk_of;
+  Kokkos::View<std::int64_t *, MemorySpace> chunk_begin;
+  std::int64_t num_chunks;
+  std::int64_t size;
+
+  KOKKOS_INLINE_FUNCTION void operator()(std::int64_t e) const
+  {
+    if (e == size)
+      chunk_begin(num_chunks) = size;
+    else if (chunk_of(e + 1) != chunk_of(e))
+      chunk_begin(chunk_of(e)) = e;
+  }
+};
+
+/// block_chunks(b) = the first chunk of block b (the chunk of its first row's first entry).
+template <class MemorySpace>
+struct BlockChunks
+{
+  Kokkos::View<std::int64_t *, MemorySpace> offsets;
+  Kokkos::View<std::int64_t *, MemorySpace> chunk_of;
+  Kokkos::View<std::int64_t *, MemorySpace> block_chunks;
+  int block_rows;
+  int num_rows;
+
+  KOKKOS_INLINE_FUNCTION void operator()(int b) const
+  {
+    int const row = b * block_rows < num_rows ? b * block_rows : num_rows;
+    block_chunks(b) = chunk_of(offsets(row));
+  }
+};
+
 } // namespace detail
 
 /// Regroups the M2L list `m2l` of the cells of `target_tree` against those of `source_tree` (one
@@ -199,38 +359,21 @@ M2LGroups<MemorySpace> groupM2L(ExecutionSpace const &space,
                                                   target_tree.cube.side};
   auto const offsets = m2l.offsets;
   auto const list_sources = m2l.sources;
-  using Team = typename Kokkos::TeamPolicy<ExecutionSpace>::member_type;
   Kokkos::parallel_for(
-      "kfmm::m2l_groups::classify", Kokkos::TeamPolicy<ExecutionSpace>(space, num_rows, Kokkos::AUTO),
-      KOKKOS_LAMBDA(Team const &team) {
-        int const row = team.league_rank();
-        Kokkos::parallel_for(Kokkos::TeamThreadRange(team, offsets(row), offsets(row + 1)),
-                             [&](std::int64_t e) {
-                               int const key = class_of(row, list_sources(e));
-                               entry_targets(e) = row;
-                               entry_keys(e) = key;
-                               if (key >= 0)
-                                 Kokkos::atomic_increment(&key_index(key / 8));
-                             });
-      });
+      "kfmm::m2l_groups::classify",
+      Kokkos::TeamPolicy<ExecutionSpace>(space, num_rows, Kokkos::AUTO),
+      detail::ClassifyEntries<ExecutionSpace, MemorySpace>{class_of, offsets, list_sources,
+                                                           entry_targets, entry_keys, key_index});
   Kokkos::parallel_scan(
-      "kfmm::m2l_groups::number_classes", Kokkos::RangePolicy<ExecutionSpace>(space, 0, Bounds::count + 1),
-      KOKKOS_LAMBDA(int k, int &running, bool final) {
-        int const used = k < Bounds::count && key_index(k) >= min_class_entries ? 1 : 0;
-        if (final)
-          key_index(k) = running;
-        running += used;
-      });
+      "kfmm::m2l_groups::number_classes",
+      Kokkos::RangePolicy<ExecutionSpace>(space, 0, Bounds::count + 1),
+      detail::NumberClasses<MemorySpace>{key_index, min_class_entries});
   Kokkos::deep_copy(groups.num_classes, Kokkos::subview(key_index, Bounds::count));
   int const num_classes = groups.num_classes;
   groups.class_keys = Kokkos::View<int *, MemorySpace>(alloc("class_keys"), num_classes);
-  auto const class_keys = groups.class_keys;
   Kokkos::parallel_for(
       "kfmm::m2l_groups::class_keys", Kokkos::RangePolicy<ExecutionSpace>(space, 0, Bounds::count),
-      KOKKOS_LAMBDA(int k) {
-        if (key_index(k + 1) != key_index(k))
-          class_keys(key_index(k)) = k;
-      });
+      detail::ClassKeys<MemorySpace>{key_index, groups.class_keys});
 
   // Sort keys (block, class + 1): the per-pair entries (class -1) come first in a block.
   int const class_bits = detail::bitsFor(std::int64_t(num_classes) + 1);
@@ -241,71 +384,44 @@ M2LGroups<MemorySpace> groupM2L(ExecutionSpace const &space,
   Kokkos::View<std::uint32_t *, MemorySpace> order(alloc("order"), size);
   Kokkos::parallel_for(
       "kfmm::m2l_groups::sort_keys", Kokkos::RangePolicy<ExecutionSpace>(space, 0, size),
-      KOKKOS_LAMBDA(std::int64_t e) {
-        int const key = entry_keys(e);
-        bool const grouped = key >= 0 && key_index(key / 8 + 1) != key_index(key / 8);
-        std::uint64_t const slot = grouped ? std::uint64_t(key_index(key / 8)) + 1 : 0;
-        sort_keys(e) = (std::uint64_t(entry_targets(e) / block_rows) << class_bits) | slot;
-        order(e) = static_cast<std::uint32_t>(e);
-      });
+      detail::EntrySortKeys<MemorySpace>{entry_keys, key_index, entry_targets, sort_keys, order,
+                                         block_rows, class_bits});
   if (size > 0)
     kfmm::tree::sortPairs(space, sort_keys, order, key_bits);
 
   groups.targets = Kokkos::View<int *, MemorySpace>(alloc("targets"), size);
   groups.sources = Kokkos::View<int *, MemorySpace>(alloc("sources"), size);
   groups.classes = Kokkos::View<int *, MemorySpace>(alloc("classes"), size);
-  auto const targets = groups.targets;
-  auto const sources = groups.sources;
-  auto const classes = groups.classes;
   std::uint64_t const slot_mask = (std::uint64_t(1) << class_bits) - 1;
   // A chunk starts where the (block, class) key changes.
   Kokkos::View<std::int64_t *, MemorySpace> chunk_of(alloc("chunk_of"), size + 1);
   std::int64_t per_pair = 0;
   Kokkos::parallel_reduce(
       "kfmm::m2l_groups::gather", Kokkos::RangePolicy<ExecutionSpace>(space, 0, size),
-      KOKKOS_LAMBDA(std::int64_t e, std::int64_t & fallback) {
-        std::uint32_t const from = order(e);
-        targets(e) = entry_targets(from);
-        sources(e) = list_sources(from);
-        int const slot = static_cast<int>(sort_keys(e) & slot_mask);
-        classes(e) = slot == 0 ? -1 : (slot - 1) * 8 + entry_keys(from) % 8;
-        chunk_of(e) = (e == 0 || sort_keys(e) != sort_keys(e - 1)) ? 1 : 0;
-        fallback += slot == 0 ? 1 : 0;
-      },
+      detail::GatherEntries<MemorySpace>{order, entry_targets, entry_keys, list_sources,
+                                         sort_keys, slot_mask, groups.targets, groups.sources,
+                                         groups.classes, chunk_of},
       per_pair);
   groups.per_pair_entries = per_pair;
   Kokkos::parallel_scan(
       "kfmm::m2l_groups::number_chunks", Kokkos::RangePolicy<ExecutionSpace>(space, 0, size + 1),
-      KOKKOS_LAMBDA(std::int64_t e, std::int64_t & running, bool final) {
-        std::int64_t const starts = e < size ? chunk_of(e) : 0;
-        if (final)
-          chunk_of(e) = running;
-        running += starts;
-      });
+      detail::NumberChunks<MemorySpace>{chunk_of, size});
   Kokkos::deep_copy(groups.num_chunks, Kokkos::subview(chunk_of, size));
   std::int64_t const num_chunks = groups.num_chunks;
   groups.chunk_begin = Kokkos::View<std::int64_t *, MemorySpace>(alloc("chunk_begin"), num_chunks + 1);
   groups.block_chunks =
       Kokkos::View<std::int64_t *, MemorySpace>(alloc("block_chunks"), groups.num_blocks + 1);
-  auto const chunk_begin = groups.chunk_begin;
-  auto const block_chunks = groups.block_chunks;
   Kokkos::parallel_for(
       "kfmm::m2l_groups::chunk_begin", Kokkos::RangePolicy<ExecutionSpace>(space, 0, size + 1),
-      KOKKOS_LAMBDA(std::int64_t e) {
-        if (e == size)
-          chunk_begin(num_chunks) = size;
-        else if (chunk_of(e + 1) != chunk_of(e))
-          chunk_begin(chunk_of(e)) = e;
-      });
+      detail::ChunkBegin<MemorySpace>{chunk_of, groups.chunk_begin, num_chunks, size});
   // A block's entries start at the list offset of its first row, which is a chunk start
   // when the block has entries (and the next block's first chunk when it has none).
   int const num_blocks = groups.num_blocks;
   Kokkos::parallel_for(
-      "kfmm::m2l_groups::block_chunks", Kokkos::RangePolicy<ExecutionSpace>(space, 0, num_blocks + 1),
-      KOKKOS_LAMBDA(int b) {
-        int const row = b * block_rows < num_rows ? b * block_rows : num_rows;
-        block_chunks(b) = chunk_of(offsets(row));
-      });
+      "kfmm::m2l_groups::block_chunks",
+      Kokkos::RangePolicy<ExecutionSpace>(space, 0, num_blocks + 1),
+      detail::BlockChunks<MemorySpace>{offsets, chunk_of, groups.block_chunks, block_rows,
+                                       num_rows});
   return groups;
 }
 

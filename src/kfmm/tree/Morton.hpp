@@ -117,6 +117,30 @@ inline Cube cubeAroundBox(double const lo[3], double const hi[3])
   return cube;
 }
 
+namespace detail
+{
+
+/// Widens the range e to take in positions(i, d).
+template <class Positions>
+struct AxisExtent
+{
+  using MinMax = Kokkos::MinMaxScalar<double>;
+
+  Positions positions;
+  int d;
+
+  KOKKOS_INLINE_FUNCTION void operator()(std::size_t i, MinMax &e) const
+  {
+    double const v = positions(i, d);
+    if (v < e.min_val)
+      e.min_val = v;
+    if (v > e.max_val)
+      e.max_val = v;
+  }
+};
+
+} // namespace detail
+
 /// The smallest cube enclosing all `positions` (N x 3), slightly enlarged so that no
 /// particle sits on its upper faces (cubeAroundBox); a unit cube around the point for N <= 1
 /// or all particles at one point, a unit cube at the origin for N = 0. One parallel min/max
@@ -130,14 +154,7 @@ Cube boundingCube(ExecutionSpace const &space, Positions const &positions)
   {
     Kokkos::parallel_reduce(
         "kfmm::tree::bounding_cube", Kokkos::RangePolicy<ExecutionSpace>(space, 0, positions.extent(0)),
-        KOKKOS_LAMBDA(std::size_t i, MinMax & e) {
-          double const v = positions(i, d);
-          if (v < e.min_val)
-            e.min_val = v;
-          if (v > e.max_val)
-            e.max_val = v;
-        },
-        Kokkos::MinMax<double>(ext[d]));
+        detail::AxisExtent<Positions>{positions, d}, Kokkos::MinMax<double>(ext[d]));
   }
   if (positions.extent(0) == 0)
   {
@@ -165,6 +182,25 @@ inline Cube enclosingCube(Cube const &a, Cube const &b)
   return cubeAroundBox(lo, hi);
 }
 
+namespace detail
+{
+
+/// keys(i) = the key of positions(i, :) in `cube`.
+template <class Positions, class Keys>
+struct MortonKeys
+{
+  Cube cube;
+  Positions positions;
+  Keys keys;
+
+  KOKKOS_INLINE_FUNCTION void operator()(std::size_t i) const
+  {
+    keys(i) = mortonKey(cube, positions(i, 0), positions(i, 1), positions(i, 2));
+  }
+};
+
+} // namespace detail
+
 /// Morton key of every particle: keys(i) = key of positions(i, :) in `cube`.
 template <class ExecutionSpace, class Positions, class Keys>
 void computeMortonKeys(ExecutionSpace const &space, Cube const &cube, Positions const &positions,
@@ -172,9 +208,7 @@ void computeMortonKeys(ExecutionSpace const &space, Cube const &cube, Positions 
 {
   Kokkos::parallel_for(
       "kfmm::tree::morton_keys", Kokkos::RangePolicy<ExecutionSpace>(space, 0, positions.extent(0)),
-      KOKKOS_LAMBDA(std::size_t i) {
-        keys(i) = mortonKey(cube, positions(i, 0), positions(i, 1), positions(i, 2));
-      });
+      detail::MortonKeys<Positions, Keys>{cube, positions, keys});
 }
 
 } // namespace kfmm::tree

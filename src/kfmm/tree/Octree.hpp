@@ -177,6 +177,41 @@ struct LevelCells
   int size() const { return static_cast<int>(prefix.extent(0)); }
 };
 
+/// Cell i's child count into the scan; the final pass stores it and the first child's index.
+template <class MemorySpace, class Keys>
+struct CountChildren
+{
+  Keys keys;
+  Kokkos::View<int *, MemorySpace> begin;
+  Kokkos::View<int *, MemorySpace> end;
+  Kokkos::View<int *, MemorySpace> first_child;
+  Kokkos::View<int *, MemorySpace> child_count;
+  int level;
+  int leaf_size;
+  int shift;
+  int next_offset;
+
+  KOKKOS_INLINE_FUNCTION void operator()(int i, int &update, bool final) const
+  {
+    int const b = begin(i);
+    int const e = end(i);
+    int count = 0;
+    if (splits(e - b, level, leaf_size))
+    {
+      int bounds[9];
+      octantBounds(keys, b, e, shift, bounds);
+      for (int k = 0; k < 8; ++k)
+        count += bounds[k + 1] > bounds[k] ? 1 : 0;
+    }
+    if (final)
+    {
+      child_count(i) = count;
+      first_child(i) = count > 0 ? next_offset + update : -1;
+    }
+    update += count;
+  }
+};
+
 /// Counts the children of every cell of level `level` (stored in `cells.child_count`),
 /// places them by an exclusive scan (`cells.first_child`, global indices starting at
 /// `next_offset`) and returns how many there are.
@@ -184,35 +219,53 @@ template <class ExecutionSpace, class MemorySpace, class Keys>
 int countChildren(ExecutionSpace const &space, Keys const &keys,
                   LevelCells<MemorySpace> const &cells, int level, int leaf_size, int next_offset)
 {
-  auto const begin = cells.begin;
-  auto const end = cells.end;
-  auto const first_child = cells.first_child;
-  auto const child_count = cells.child_count;
   int const shift = 3 * (max_level - level - 1);
   int total = 0;
   Kokkos::parallel_scan(
       "kfmm::tree::count_children", Kokkos::RangePolicy<ExecutionSpace>(space, 0, cells.size()),
-      KOKKOS_LAMBDA(int i, int &update, bool final) {
-        int const b = begin(i);
-        int const e = end(i);
-        int count = 0;
-        if (splits(e - b, level, leaf_size))
-        {
-          int bounds[9];
-          octantBounds(keys, b, e, shift, bounds);
-          for (int k = 0; k < 8; ++k)
-            count += bounds[k + 1] > bounds[k] ? 1 : 0;
-        }
-        if (final)
-        {
-          child_count(i) = count;
-          first_child(i) = count > 0 ? next_offset + update : -1;
-        }
-        update += count;
-      },
+      CountChildren<MemorySpace, Keys>{keys, cells.begin, cells.end, cells.first_child,
+                                       cells.child_count, level, leaf_size, shift, next_offset},
       total);
   return total;
 }
+
+/// Writes the children of cell i (one per non-empty octant) into their slots of the next level.
+template <class MemorySpace, class Keys>
+struct EmitChildren
+{
+  Keys keys;
+  Kokkos::View<MortonKey *, MemorySpace> prefix;
+  Kokkos::View<int *, MemorySpace> begin;
+  Kokkos::View<int *, MemorySpace> end;
+  Kokkos::View<int *, MemorySpace> first_child;
+  Kokkos::View<int *, MemorySpace> child_count;
+  Kokkos::View<MortonKey *, MemorySpace> next_prefix;
+  Kokkos::View<int *, MemorySpace> next_begin;
+  Kokkos::View<int *, MemorySpace> next_end;
+  Kokkos::View<int *, MemorySpace> next_parent;
+  int shift;
+  int offset;
+  int next_offset;
+
+  KOKKOS_INLINE_FUNCTION void operator()(int i) const
+  {
+    if (child_count(i) == 0)
+      return;
+    int bounds[9];
+    octantBounds(keys, begin(i), end(i), shift, bounds);
+    int slot = first_child(i) - next_offset;
+    for (int k = 0; k < 8; ++k)
+    {
+      if (bounds[k + 1] == bounds[k])
+        continue;
+      next_prefix(slot) = prefix(i) << 3 | static_cast<MortonKey>(k);
+      next_begin(slot) = bounds[k];
+      next_end(slot) = bounds[k + 1];
+      next_parent(slot) = offset + i;
+      ++slot;
+    }
+  }
+};
 
 /// Writes the children of the cells of `cells` (level `level`) into `next`.
 template <class ExecutionSpace, class MemorySpace, class Keys>
@@ -220,52 +273,30 @@ void emitChildren(ExecutionSpace const &space, Keys const &keys,
                   LevelCells<MemorySpace> const &cells, int level, int offset, int next_offset,
                   LevelCells<MemorySpace> const &next)
 {
-  auto const prefix = cells.prefix;
-  auto const begin = cells.begin;
-  auto const end = cells.end;
-  auto const first_child = cells.first_child;
-  auto const child_count = cells.child_count;
-  auto const next_prefix = next.prefix;
-  auto const next_begin = next.begin;
-  auto const next_end = next.end;
-  auto const next_parent = next.parent;
   int const shift = 3 * (max_level - level - 1);
   Kokkos::parallel_for(
       "kfmm::tree::emit_children", Kokkos::RangePolicy<ExecutionSpace>(space, 0, cells.size()),
-      KOKKOS_LAMBDA(int i) {
-        if (child_count(i) == 0)
-          return;
-        int bounds[9];
-        octantBounds(keys, begin(i), end(i), shift, bounds);
-        int slot = first_child(i) - next_offset;
-        for (int k = 0; k < 8; ++k)
-        {
-          if (bounds[k + 1] == bounds[k])
-            continue;
-          next_prefix(slot) = prefix(i) << 3 | static_cast<MortonKey>(k);
-          next_begin(slot) = bounds[k];
-          next_end(slot) = bounds[k + 1];
-          next_parent(slot) = offset + i;
-          ++slot;
-        }
-      });
+      EmitChildren<MemorySpace, Keys>{keys, cells.prefix, cells.begin, cells.end,
+                                      cells.first_child, cells.child_count, next.prefix,
+                                      next.begin, next.end, next.parent, shift, offset,
+                                      next_offset});
 }
 
-/// Exact radius of every leaf: the largest distance from its centre to its particles. One
-/// team per leaf (a leaf at the deepest level may hold any number of particles).
+/// The radius of leaf leaves(league rank): the largest distance from its centre to its particles.
 template <class ExecutionSpace, class MemorySpace, class Positions>
-void leafRadii(ExecutionSpace const &space, Octree<MemorySpace> const &tree,
-               Positions const &positions)
+struct LeafRadii
 {
-  auto const leaves = tree.leaves;
-  auto const centre = tree.centre;
-  auto const radius = tree.radius;
-  auto const begin = tree.particle_begin;
-  auto const end = tree.particle_end;
-  auto const permutation = tree.permutation;
-  using Policy = Kokkos::TeamPolicy<ExecutionSpace>;
-  using Member = typename Policy::member_type;
-  auto const kernel = KOKKOS_LAMBDA(Member const &team)
+  using Member = typename Kokkos::TeamPolicy<ExecutionSpace>::member_type;
+
+  Kokkos::View<int *, MemorySpace> leaves;
+  Kokkos::View<double *[3], MemorySpace> centre;
+  Kokkos::View<double *, MemorySpace> radius;
+  Kokkos::View<int *, MemorySpace> begin;
+  Kokkos::View<int *, MemorySpace> end;
+  Kokkos::View<std::uint32_t *, MemorySpace> permutation;
+  Positions positions;
+
+  KOKKOS_INLINE_FUNCTION void operator()(Member const &team) const
   {
     int const cell = leaves(team.league_rank());
     double const cx = centre(cell, 0);
@@ -283,7 +314,19 @@ void leafRadii(ExecutionSpace const &space, Octree<MemorySpace> const &tree,
         },
         Kokkos::Max<double>(r2));
     Kokkos::single(Kokkos::PerTeam(team), [&]() { radius(cell) = kfmm::detail::sqrt(r2); });
-  };
+  }
+};
+
+/// Exact radius of every leaf: the largest distance from its centre to its particles. One
+/// team per leaf (a leaf at the deepest level may hold any number of particles).
+template <class ExecutionSpace, class MemorySpace, class Positions>
+void leafRadii(ExecutionSpace const &space, Octree<MemorySpace> const &tree,
+               Positions const &positions)
+{
+  using Policy = Kokkos::TeamPolicy<ExecutionSpace>;
+  LeafRadii<ExecutionSpace, MemorySpace, Positions> const kernel{
+      tree.leaves, tree.centre, tree.radius, tree.particle_begin, tree.particle_end,
+      tree.permutation, positions};
   int const num_leaves = tree.numLeaves();
   if (num_leaves == 0)
     return;
@@ -298,37 +341,92 @@ void leafRadii(ExecutionSpace const &space, Octree<MemorySpace> const &tree,
   Kokkos::parallel_for("kfmm::tree::leaf_radii", Policy(space, num_leaves, team_size), kernel);
 }
 
+/// The radius of cell c from its children's centres and radii (a leaf's is left alone).
+template <class MemorySpace>
+struct InnerRadii
+{
+  Kokkos::View<double *[3], MemorySpace> centre;
+  Kokkos::View<double *, MemorySpace> radius;
+  Kokkos::View<int *, MemorySpace> first_child;
+  Kokkos::View<int *, MemorySpace> child_count;
+
+  KOKKOS_INLINE_FUNCTION void operator()(int c) const
+  {
+    int const count = child_count(c);
+    if (count == 0)
+      return;
+    double r = 0;
+    for (int k = first_child(c); k < first_child(c) + count; ++k)
+    {
+      double const dx = centre(k, 0) - centre(c, 0);
+      double const dy = centre(k, 1) - centre(c, 1);
+      double const dz = centre(k, 2) - centre(c, 2);
+      r = kfmm::detail::max(r, kfmm::detail::sqrt(dx * dx + dy * dy + dz * dz) + radius(k));
+    }
+    radius(c) = r;
+  }
+};
+
 /// Radius of every inner cell from its children, level by level from the deepest: the
 /// bottom-up order of the FMM upward pass, one launch per level.
 template <class ExecutionSpace, class MemorySpace>
 void innerRadii(ExecutionSpace const &space, Octree<MemorySpace> const &tree)
 {
-  auto const centre = tree.centre;
-  auto const radius = tree.radius;
-  auto const first_child = tree.first_child;
-  auto const child_count = tree.child_count;
+  InnerRadii<MemorySpace> const kernel{tree.centre, tree.radius, tree.first_child,
+                                       tree.child_count};
   for (int l = tree.numLevels() - 2; l >= 0; --l)
   {
-    Kokkos::parallel_for(
-        "kfmm::tree::inner_radii",
-        Kokkos::RangePolicy<ExecutionSpace>(space, tree.level_offsets[l],
-                                            tree.level_offsets[l + 1]),
-        KOKKOS_LAMBDA(int c) {
-          int const count = child_count(c);
-          if (count == 0)
-            return;
-          double r = 0;
-          for (int k = first_child(c); k < first_child(c) + count; ++k)
-          {
-            double const dx = centre(k, 0) - centre(c, 0);
-            double const dy = centre(k, 1) - centre(c, 1);
-            double const dz = centre(k, 2) - centre(c, 2);
-            r = kfmm::detail::max(r, kfmm::detail::sqrt(dx * dx + dy * dy + dz * dz) + radius(k));
-          }
-          radius(c) = r;
-        });
+    Kokkos::parallel_for("kfmm::tree::inner_radii",
+                         Kokkos::RangePolicy<ExecutionSpace>(space, tree.level_offsets[l],
+                                                             tree.level_offsets[l + 1]),
+                         kernel);
   }
 }
+
+/// marks(first particle of c) = c for a leaf c.
+template <class MemorySpace>
+struct MarkLeaves
+{
+  Kokkos::View<int *, MemorySpace> marks;
+  Kokkos::View<int *, MemorySpace> begin;
+  Kokkos::View<int *, MemorySpace> child_count;
+
+  KOKKOS_INLINE_FUNCTION void operator()(int c) const
+  {
+    if (child_count(c) == 0)
+      marks(begin(c)) = c;
+  }
+};
+
+/// Adds 1 to `count` for a leaf c.
+template <class MemorySpace>
+struct CountLeaves
+{
+  Kokkos::View<int *, MemorySpace> child_count;
+
+  KOKKOS_INLINE_FUNCTION void operator()(int c, int &count) const
+  {
+    count += child_count(c) == 0 ? 1 : 0;
+  }
+};
+
+/// The leaf marked at particle i, if any, into `leaves` at its rank among the marks.
+template <class MemorySpace>
+struct CompactLeaves
+{
+  Kokkos::View<int *, MemorySpace> marks;
+  Kokkos::View<int *, MemorySpace> leaves;
+
+  KOKKOS_INLINE_FUNCTION void operator()(int i, int &update, bool final) const
+  {
+    int const c = marks(i);
+    if (c < 0)
+      return;
+    if (final)
+      leaves(update) = c;
+    ++update;
+  }
+};
 
 /// The leaf cells in particle order: each leaf marks its first particle, a scan over the
 /// particles compacts the marks.
@@ -340,30 +438,18 @@ void collectLeaves(ExecutionSpace const &space, Octree<MemorySpace> &tree)
   Kokkos::View<int *, MemorySpace> marks(
       Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "kfmm::tree::leaf_marks"), n);
   Kokkos::deep_copy(space, marks, -1);
-  auto const begin = tree.particle_begin;
-  auto const child_count = tree.child_count;
-  Kokkos::parallel_for(
-      "kfmm::tree::mark_leaves", Kokkos::RangePolicy<ExecutionSpace>(space, 0, num_cells),
-      KOKKOS_LAMBDA(int c) {
-        if (child_count(c) == 0)
-          marks(begin(c)) = c;
-      });
+  Kokkos::parallel_for("kfmm::tree::mark_leaves",
+                       Kokkos::RangePolicy<ExecutionSpace>(space, 0, num_cells),
+                       MarkLeaves<MemorySpace>{marks, tree.particle_begin, tree.child_count});
   int num_leaves = 0;
-  Kokkos::parallel_reduce(
-      "kfmm::tree::count_leaves", Kokkos::RangePolicy<ExecutionSpace>(space, 0, num_cells),
-      KOKKOS_LAMBDA(int c, int &count) { count += child_count(c) == 0 ? 1 : 0; }, num_leaves);
+  Kokkos::parallel_reduce("kfmm::tree::count_leaves",
+                          Kokkos::RangePolicy<ExecutionSpace>(space, 0, num_cells),
+                          CountLeaves<MemorySpace>{tree.child_count}, num_leaves);
   Kokkos::View<int *, MemorySpace> leaves(
       Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "kfmm::tree::leaves"), num_leaves);
-  Kokkos::parallel_scan(
-      "kfmm::tree::compact_leaves", Kokkos::RangePolicy<ExecutionSpace>(space, 0, n),
-      KOKKOS_LAMBDA(int i, int &update, bool final) {
-        int const c = marks(i);
-        if (c < 0)
-          return;
-        if (final)
-          leaves(update) = c;
-        ++update;
-      });
+  Kokkos::parallel_scan("kfmm::tree::compact_leaves",
+                        Kokkos::RangePolicy<ExecutionSpace>(space, 0, n),
+                        CompactLeaves<MemorySpace>{marks, leaves});
   tree.leaves = leaves;
 }
 
@@ -391,6 +477,61 @@ inline void checkLeafSize(std::string const &where, int leaf_size)
                             kfmm::detail::formatNumber(leaf_size));
 }
 
+/// The root cell: all n particles, no parent.
+template <class MemorySpace>
+struct RootCell
+{
+  Kokkos::View<MortonKey *, MemorySpace> prefix;
+  Kokkos::View<int *, MemorySpace> begin;
+  Kokkos::View<int *, MemorySpace> end;
+  Kokkos::View<int *, MemorySpace> parent;
+  int n;
+
+  KOKKOS_INLINE_FUNCTION void operator()(int) const
+  {
+    prefix(0) = 0;
+    begin(0) = 0;
+    end(0) = n;
+    parent(0) = -1;
+  }
+};
+
+/// Cell offset + i of the tree, with its centre, from cell i of level l (`cells`).
+template <class MemorySpace>
+struct AssembleLevel
+{
+  LevelCells<MemorySpace> cells;
+  int offset;
+  Cube cube;
+  int l;
+  Kokkos::View<MortonKey *, MemorySpace> cell_keys;
+  Kokkos::View<int *, MemorySpace> level;
+  Kokkos::View<double *[3], MemorySpace> centre;
+  Kokkos::View<int *, MemorySpace> particle_begin;
+  Kokkos::View<int *, MemorySpace> particle_end;
+  Kokkos::View<int *, MemorySpace> first_child;
+  Kokkos::View<int *, MemorySpace> child_count;
+  Kokkos::View<int *, MemorySpace> parent;
+
+  KOKKOS_INLINE_FUNCTION void operator()(int i) const
+  {
+    int const c = offset + i;
+    MortonKey const key = cells.prefix(i);
+    double x[3];
+    cellCentre(cube, key, l, x);
+    cell_keys(c) = key;
+    level(c) = l;
+    centre(c, 0) = x[0];
+    centre(c, 1) = x[1];
+    centre(c, 2) = x[2];
+    particle_begin(c) = cells.begin(i);
+    particle_end(c) = cells.end(i);
+    parent(c) = cells.parent(i);
+    first_child(c) = cells.first_child(i);
+    child_count(c) = cells.child_count(i);
+  }
+};
+
 /// Steps 3 and 4 of the file comment on validated input.
 template <class ExecutionSpace, class Positions, class MemorySpace>
 Octree<MemorySpace> buildCells(ExecutionSpace const &space, Positions const &positions,
@@ -412,17 +553,8 @@ Octree<MemorySpace> buildCells(ExecutionSpace const &space, Positions const &pos
   if (n > 0)
   {
     LevelCells<MemorySpace> root(space, 1);
-    auto const prefix = root.prefix;
-    auto const begin = root.begin;
-    auto const end = root.end;
-    auto const parent = root.parent;
-    Kokkos::parallel_for(
-        "kfmm::tree::root", Kokkos::RangePolicy<ExecutionSpace>(space, 0, 1), KOKKOS_LAMBDA(int) {
-          prefix(0) = 0;
-          begin(0) = 0;
-          end(0) = n;
-          parent(0) = -1;
-        });
+    Kokkos::parallel_for("kfmm::tree::root", Kokkos::RangePolicy<ExecutionSpace>(space, 0, 1),
+                         RootCell<MemorySpace>{root.prefix, root.begin, root.end, root.parent, n});
     levels.push_back(root);
     offsets.push_back(1);
   }
@@ -456,38 +588,14 @@ Octree<MemorySpace> buildCells(ExecutionSpace const &space, Positions const &pos
   tree.first_child = Kokkos::View<int *, MemorySpace>(alloc("kfmm::tree::first_child"), num_cells);
   tree.child_count = Kokkos::View<int *, MemorySpace>(alloc("kfmm::tree::child_count"), num_cells);
   tree.parent = Kokkos::View<int *, MemorySpace>(alloc("kfmm::tree::parent"), num_cells);
+  for (int l = 0; l < static_cast<int>(levels.size()); ++l)
   {
-    auto const cell_keys = tree.cell_keys;
-    auto const level = tree.level;
-    auto const centre = tree.centre;
-    auto const particle_begin = tree.particle_begin;
-    auto const particle_end = tree.particle_end;
-    auto const first_child = tree.first_child;
-    auto const child_count = tree.child_count;
-    auto const parent = tree.parent;
-    for (int l = 0; l < static_cast<int>(levels.size()); ++l)
-    {
-      auto const cells = levels[l];
-      int const offset = offsets[l];
-      Kokkos::parallel_for(
-          "kfmm::tree::assemble_level", Kokkos::RangePolicy<ExecutionSpace>(space, 0, cells.size()),
-          KOKKOS_LAMBDA(int i) {
-            int const c = offset + i;
-            MortonKey const key = cells.prefix(i);
-            double x[3];
-            cellCentre(cube, key, l, x);
-            cell_keys(c) = key;
-            level(c) = l;
-            centre(c, 0) = x[0];
-            centre(c, 1) = x[1];
-            centre(c, 2) = x[2];
-            particle_begin(c) = cells.begin(i);
-            particle_end(c) = cells.end(i);
-            parent(c) = cells.parent(i);
-            first_child(c) = cells.first_child(i);
-            child_count(c) = cells.child_count(i);
-          });
-    }
+    Kokkos::parallel_for(
+        "kfmm::tree::assemble_level",
+        Kokkos::RangePolicy<ExecutionSpace>(space, 0, levels[l].size()),
+        AssembleLevel<MemorySpace>{levels[l], offsets[l], cube, l, tree.cell_keys, tree.level,
+                                   tree.centre, tree.particle_begin, tree.particle_end,
+                                   tree.first_child, tree.child_count, tree.parent});
   }
   levels.clear();
 
@@ -536,6 +644,18 @@ buildOctreeFromSortedKeys(ExecutionSpace const &space, Positions const &position
 namespace detail
 {
 
+/// permutation(i) = i.
+template <class MemorySpace>
+struct IdentityPermutation
+{
+  Kokkos::View<std::uint32_t *, MemorySpace> permutation;
+
+  KOKKOS_INLINE_FUNCTION void operator()(std::size_t i) const
+  {
+    permutation(i) = static_cast<std::uint32_t>(i);
+  }
+};
+
 /// Steps 1 to 4 of the file comment on positions that checkPositions accepted, in a given
 /// `cube` that holds them all (the common cube of a target and a source tree): the whole
 /// build, for an entry point that checked its arguments in its own name (kfmm::Fmm).
@@ -554,9 +674,8 @@ buildOctreeOfValidInput(ExecutionSpace const &space, Positions const &positions,
   Kokkos::View<std::uint32_t *, MemorySpace> permutation(
       Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "kfmm::tree::permutation"), n);
   computeMortonKeys(space, cube, positions, keys);
-  Kokkos::parallel_for(
-      "kfmm::tree::identity", Kokkos::RangePolicy<ExecutionSpace>(space, 0, n),
-      KOKKOS_LAMBDA(std::size_t i) { permutation(i) = static_cast<std::uint32_t>(i); });
+  Kokkos::parallel_for("kfmm::tree::identity", Kokkos::RangePolicy<ExecutionSpace>(space, 0, n),
+                       IdentityPermutation<MemorySpace>{permutation});
   Kokkos::Profiling::popRegion();
 
   Kokkos::Profiling::pushRegion("kfmm::tree::build_sort");
@@ -599,6 +718,32 @@ Octree<typename ExecutionSpace::memory_space> buildOctree(ExecutionSpace const &
   return detail::buildOctreeOfValidInput(space, positions, leaf_size);
 }
 
+namespace detail
+{
+
+/// Cell c's centre recomputed from its key in `cube`, and its radius in the frame's units.
+template <class MemorySpace>
+struct MoveToFrame
+{
+  Cube cube;
+  kfmm::detail::UnitFrame frame;
+  Kokkos::View<MortonKey *, MemorySpace> cell_keys;
+  Kokkos::View<int *, MemorySpace> level;
+  Kokkos::View<double *[3], MemorySpace> centre;
+  Kokkos::View<double *, MemorySpace> radius;
+
+  KOKKOS_INLINE_FUNCTION void operator()(int c) const
+  {
+    double x[3];
+    cellCentre(cube, cell_keys(c), level(c), x);
+    for (int d = 0; d < 3; ++d)
+      centre(c, d) = x[d];
+    radius(c) = frame.length(radius(c));
+  }
+};
+
+} // namespace detail
+
 /// The tree in the coordinates x' = frame.position(x) (detail/UnitFrame.hpp): its cube, every
 /// cell's centre (recomputed from the cell's key in the new cube, so that the Morton
 /// convention holds exactly) and radius. Keys, particle ranges and structure are unchanged.
@@ -612,19 +757,10 @@ void moveToFrame(ExecutionSpace const &space, Octree<MemorySpace> &tree,
   cube.side = frame.length(cube.side);
   cube.extent = frame.length(cube.extent);
   tree.cube = cube;
-  auto const cell_keys = tree.cell_keys;
-  auto const level = tree.level;
-  auto const centre = tree.centre;
-  auto const radius = tree.radius;
   Kokkos::parallel_for(
       "kfmm::tree::move_to_frame", Kokkos::RangePolicy<ExecutionSpace>(space, 0, tree.numCells()),
-      KOKKOS_LAMBDA(int c) {
-        double x[3];
-        cellCentre(cube, cell_keys(c), level(c), x);
-        for (int d = 0; d < 3; ++d)
-          centre(c, d) = x[d];
-        radius(c) = frame.length(radius(c));
-      });
+      detail::MoveToFrame<MemorySpace>{cube, frame, tree.cell_keys, tree.level, tree.centre,
+                                       tree.radius});
 }
 
 } // namespace kfmm::tree

@@ -197,6 +197,30 @@ struct DigitHistogramsKernel
   }
 };
 
+/// Step 1, then: position p's digit counts become starts; digit_varies(p) = whether it varies.
+template <class Counts>
+struct DigitOffsetsKernel
+{
+  Counts counts;
+  Counts digit_varies;
+  std::uint64_t n;
+  int max_radix;
+
+  KOKKOS_INLINE_FUNCTION void operator()(int p) const
+  {
+    SortOffset start = 0;
+    bool one_digit = false;
+    for (int d = 0; d < max_radix; ++d)
+    {
+      SortOffset const count = counts(p * max_radix + d);
+      counts(p * max_radix + d) = start;
+      start += count;
+      one_digit = one_digit || count == n;
+    }
+    digit_varies(p) = one_digit ? 0 : 1;
+  }
+};
+
 /// Step 2: one pass, from the `_in` to the `_out` arrays. digit_start(d) is where the
 /// pass's items of digit d start.
 ///
@@ -656,18 +680,8 @@ bool onesweepSort(ExecutionSpace const &space, KeyView keys_in, ValueView values
       Histograms{keys_in, counts, positions, max_radix});
   Kokkos::parallel_for(
       "kfmm::sort::digit_offsets",
-      Kokkos::RangePolicy<ExecutionSpace>(space, 0, positions.count), KOKKOS_LAMBDA(int p) {
-        SortOffset start = 0;
-        bool one_digit = false;
-        for (int d = 0; d < max_radix; ++d)
-        {
-          SortOffset const count = counts(p * max_radix + d);
-          counts(p * max_radix + d) = start;
-          start += count;
-          one_digit = one_digit || count == n;
-        }
-        digit_varies(p) = one_digit ? 0 : 1;
-      });
+      Kokkos::RangePolicy<ExecutionSpace>(space, 0, positions.count),
+      DigitOffsetsKernel<decltype(workspace.counts)>{counts, digit_varies, n, max_radix});
   // Copied into a plain host vector: a mirror View would be allocated, and initialised by
   // a kernel of its own, in every call.
   std::vector<SortOffset> varies_here(position_count);

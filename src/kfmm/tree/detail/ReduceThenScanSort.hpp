@@ -228,6 +228,21 @@ std::size_t reduceThenScanScratchBytes(SortOptions const &options)
                                                                            radix));
 }
 
+/// bits |= the bits of `mask` in which keys(i) differs from keys(0).
+template <class KeyView>
+struct VaryingBitsKernel
+{
+  using Key = typename KeyView::non_const_value_type;
+
+  KeyView keys;
+  Key mask;
+
+  KOKKOS_INLINE_FUNCTION void operator()(std::int64_t i, Key &bits) const
+  {
+    bits |= (keys(i) ^ keys(0)) & mask;
+  }
+};
+
 /// The bits in which some key differs from keys(0), within `mask`.
 template <class ExecutionSpace, class KeyView>
 typename KeyView::non_const_value_type varyingBits(ExecutionSpace const &space,
@@ -240,8 +255,7 @@ typename KeyView::non_const_value_type varyingBits(ExecutionSpace const &space,
       "kfmm::sort::varying_bits",
       Kokkos::RangePolicy<ExecutionSpace, Kokkos::IndexType<std::int64_t>>(
           space, 0, static_cast<std::int64_t>(keys.extent(0))),
-      KOKKOS_LAMBDA(std::int64_t i, Key & bits) { bits |= (keys(i) ^ keys(0)) & mask; },
-      Kokkos::BOr<Key>(varying));
+      VaryingBitsKernel<KeyView>{keys, mask}, Kokkos::BOr<Key>(varying));
   return varying;
 }
 
@@ -268,6 +282,21 @@ std::vector<SortPass> planPasses(Key varying, int digit_bits)
   }
   return passes;
 }
+
+/// Step 2: counts(i) = the sum of the counts before i (the exclusive scan of the matrix).
+template <class Counts>
+struct CountScanKernel
+{
+  Counts counts;
+
+  KOKKOS_INLINE_FUNCTION void operator()(std::int64_t i, SortOffset &partial, bool final) const
+  {
+    SortOffset const count = counts(i);
+    if (final)
+      counts(i) = partial;
+    partial += count;
+  }
+};
 
 /// Sorts contiguous keys and values (unmanaged Views of them) by their bits [0, key_bits),
 /// in passes over the digits in which the keys differ (one reduction finds them), each pass
@@ -310,12 +339,7 @@ bool reduceThenScanSort(ExecutionSpace const &space, KeyView keys_in, ValueView 
         "kfmm::sort::scan",
         Kokkos::RangePolicy<ExecutionSpace, Kokkos::IndexType<std::int64_t>>(
             space, 0, static_cast<std::int64_t>(radix) * groups),
-        KOKKOS_LAMBDA(std::int64_t i, SortOffset & partial, bool final) {
-          SortOffset const count = counts(i);
-          if (final)
-            counts(i) = partial;
-          partial += count;
-        });
+        CountScanKernel<decltype(workspace.counts)>{counts});
 
     Kokkos::parallel_for(
         "kfmm::sort::scatter",

@@ -118,6 +118,16 @@ struct SortWorkspace
   }
 };
 
+/// dst(i) = src(i).
+template <class Source, class Destination>
+struct CopyItemsKernel
+{
+  Source src;
+  Destination dst;
+
+  KOKKOS_INLINE_FUNCTION void operator()(std::int64_t i) const { dst(i) = src(i); }
+};
+
 /// dst(i) = src(i) for every i (any layouts, one memory space).
 template <class ExecutionSpace, class Source, class Destination>
 void copyItems(ExecutionSpace const &space, std::string const &label, Source const &src,
@@ -126,19 +136,29 @@ void copyItems(ExecutionSpace const &space, std::string const &label, Source con
   Kokkos::parallel_for(label,
                        Kokkos::RangePolicy<ExecutionSpace, Kokkos::IndexType<std::int64_t>>(
                            space, 0, static_cast<std::int64_t>(src.extent(0))),
-                       KOKKOS_LAMBDA(std::int64_t i) { dst(i) = src(i); });
+                       CopyItemsKernel<Source, Destination>{src, dst});
 }
+
+/// view(i) = 0.
+template <class View>
+struct ClearItemsKernel
+{
+  using Value = typename View::non_const_value_type;
+
+  View view;
+
+  KOKKOS_INLINE_FUNCTION void operator()(std::int64_t i) const { view(i) = Value(0); }
+};
 
 /// view(i) = 0 for i < count.
 template <class ExecutionSpace, class View>
 void clearItems(ExecutionSpace const &space, std::string const &label, View const &view,
                 std::size_t count)
 {
-  using Value = typename View::non_const_value_type;
   Kokkos::parallel_for(label,
                        Kokkos::RangePolicy<ExecutionSpace, Kokkos::IndexType<std::int64_t>>(
                            space, 0, static_cast<std::int64_t>(count)),
-                       KOKKOS_LAMBDA(std::int64_t i) { view(i) = Value(0); });
+                       ClearItemsKernel<View>{view});
 }
 
 } // namespace kfmm::tree::detail
