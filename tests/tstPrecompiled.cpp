@@ -60,6 +60,34 @@ TEMPLATE_LIST_TEST_CASE("the precompiled kfmm::evaluate is accurate", "[precompi
   CHECK(field_error <= required);
 }
 
+TEMPLATE_LIST_TEST_CASE("the precompiled kfmm::evaluate at targets is accurate", "[precompiled]",
+                        kfmm::test::Configs)
+{
+  using Real = typename TestType::real_type;
+  typename TestType::execution_space space;
+  kfmm::test::Particles<TestType> sources(1500);
+  kfmm::generate(space, kfmm::Distribution::plummer, 3, sources.x, sources.q);
+  kfmm::test::Particles<TestType> targets(700);
+  kfmm::generate(space, kfmm::Distribution::sphere, 8, targets.x, targets.q);
+  kfmm::Options options;
+  options.leaf_size = 32;
+  bool const single = std::is_same<Real, float>::value;
+  options.order = single ? 8 : 18;
+  options.theta = single ? 0.5 : 0.4;
+  double const required = single ? 1e-5 : 1e-10;
+  kfmm::evaluate(space, sources.x, sources.q, targets.x, targets.phi, targets.field, options);
+
+  auto const host = [](auto const &v) {
+    return Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, v);
+  };
+  auto const exact = kfmm::test::referenceDirectSum(host(targets.x), host(sources.x), host(sources.q));
+  double const potential_error = kfmm::relativeL2Error(host(targets.phi), exact.potential);
+  double const field_error = kfmm::relativeL2Error(host(targets.field), exact.field);
+  CAPTURE(potential_error, field_error);
+  CHECK(potential_error <= required);
+  CHECK(field_error <= required);
+}
+
 TEMPLATE_LIST_TEST_CASE("the precompiled kfmm::evaluate reports in the caller's terms",
                         "[precompiled][validation]", kfmm::test::Configs)
 {

@@ -790,7 +790,8 @@ Stats evaluate(ExecutionSpace const &space, Positions const &positions, Charges 
 /// into `potential` (N_t) and `field` (N_t x 3), the definitions of kfmm::directSum (a
 /// target at a source's position gets nothing from that source). The Views are those of
 /// kfmm::Fmm; the precision is the value type of `potential`. With `targets` equal to
-/// `sources` the results are those of the evaluation of one set, to rounding.
+/// `sources` the results are those of the evaluation of one set, to rounding. kfmm::precompiled
+/// holds this call too, for the Views it holds kfmm::evaluate's.
 template <class ExecutionSpace, class Sources, class Charges, class Targets, class Potential,
           class Field, std::enable_if_t<Kokkos::is_view<Field>::value, int> = 0>
 Stats evaluate(ExecutionSpace const &space, Sources const &sources, Charges const &charges,
@@ -814,7 +815,15 @@ Stats evaluate(ExecutionSpace const &space, Sources const &sources, Charges cons
                 detail::viewFits<ExecutionSpace, Potential, 1>() &&
                 detail::viewFits<ExecutionSpace, Field, 2>() &&
                 detail::holdsWritableReal<Potential>() && detail::holdsWritableReal<Field>())
-    return detail::evaluateAtTargets(space, sources, charges, targets, potential, field, options);
+  {
+    using Views = detail::PrecompiledViews<ExecutionSpace, typename Potential::value_type>;
+    return detail::evaluateAtTargets(
+        space, detail::precompiledForm<typename Views::Positions>(sources),
+        detail::precompiledForm<typename Views::Charges>(charges),
+        detail::precompiledForm<typename Views::Positions>(targets),
+        detail::precompiledForm<typename Views::Potential>(potential),
+        detail::precompiledForm<typename Views::Field>(field), options);
+  }
   else
     return {};
 }

@@ -28,6 +28,10 @@ void wrongCall(kfmm::Fmm<double, Memory> &fmm, Positions const &x, Scalars const
   kfmm::evaluate(space, x_rank1, q, phi, g);
 #elif defined(KFMM_CASE_EVALUATE_POTENTIAL_TYPE)
   kfmm::evaluate(space, x, q, phi_int, g);
+#elif defined(KFMM_CASE_EVALUATE_TARGETS_RANK)
+  kfmm::evaluate(space, x, q, x_rank1, phi, g);
+#elif defined(KFMM_CASE_FMM_TARGETS_RANK)
+  kfmm::Fmm<double, Memory> wrong(space, x, x_rank1);
 #elif defined(KFMM_CASE_FMM_POSITIONS_RANK)
   kfmm::Fmm<double, Memory> wrong(space, x_rank1);
 #elif defined(KFMM_CASE_FMM_EVALUATE_CHARGES_RANK)

@@ -6,8 +6,8 @@
 //
 // Compiling the whole solver for one (execution space, precision) pair takes about 20 s at
 // -O3 (docs/BUILDING.md, "Compile time"), nearly all of it in optimising and generating the
-// code of its kernels. kfmm::evaluate does its work in detail::evaluateOnce, which the
-// library instantiates for each enabled execution space of Serial, OpenMP and Cuda, in
+// code of its kernels. kfmm::evaluate does its work in detail::evaluateOnce (at targets
+// that are not the sources, in detail::evaluateAtTargets), which the library instantiates for each enabled execution space of Serial, OpenMP and Cuda, in
 // float and in double, on the Views of PrecompiledViews (the execution space's memory space
 // and default layout: what Kokkos::View<float *[3], Space::memory_space> is). A program
 // linked with kfmm::precompiled gets KFMM_PRECOMPILED defined, and with it the explicit
@@ -31,6 +31,13 @@ template <class ExecutionSpace, class Positions, class Charges, class Potential,
 Stats evaluateOnce(ExecutionSpace const &space, Positions const &positions,
                    Charges const &charges, Potential const &potential, Field const &field,
                    Options const &options);
+
+/// kfmm::evaluate's work at targets, on Views whose types it checked (defined in kfmm/Fmm.hpp).
+template <class ExecutionSpace, class Sources, class Charges, class Targets, class Potential,
+          class Field>
+Stats evaluateAtTargets(ExecutionSpace const &space, Sources const &sources,
+                        Charges const &charges, Targets const &targets,
+                        Potential const &potential, Field const &field, Options const &options);
 
 /// The View types of kfmm::precompiled's instances for `ExecutionSpace` in `Real`.
 template <class ExecutionSpace, class Real>
@@ -71,21 +78,36 @@ auto precompiledForm(View const &view)
                              ::kfmm::detail::PrecompiledViews<SPACE, REAL>::Field const &,     \
                              ::kfmm::Options const &)
 
+/// The same for detail::evaluateAtTargets (the targets are Positions too).
+#define KFMM_DETAIL_EVALUATE_AT_TARGETS(SPACE, REAL)                                           \
+  ::kfmm::Stats evaluateAtTargets(                                                             \
+      SPACE const &, ::kfmm::detail::PrecompiledViews<SPACE, REAL>::Positions const &,          \
+      ::kfmm::detail::PrecompiledViews<SPACE, REAL>::Charges const &,                           \
+      ::kfmm::detail::PrecompiledViews<SPACE, REAL>::Positions const &,                         \
+      ::kfmm::detail::PrecompiledViews<SPACE, REAL>::Potential const &,                         \
+      ::kfmm::detail::PrecompiledViews<SPACE, REAL>::Field const &, ::kfmm::Options const &)
+
+/// Both instances of one space and precision: PREFIX is `template` (the definitions in
+/// src/precompiled/) or `extern template` (the declarations below).
+#define KFMM_DETAIL_PRECOMPILED_INSTANCES(PREFIX, SPACE, REAL)                                 \
+  PREFIX KFMM_DETAIL_EVALUATE_ONCE(SPACE, REAL);                                                \
+  PREFIX KFMM_DETAIL_EVALUATE_AT_TARGETS(SPACE, REAL)
+
 #if defined(KFMM_PRECOMPILED)
 namespace kfmm::detail
 {
 // The same list of spaces as src/precompiled/ (one source file each).
 #if defined(KOKKOS_ENABLE_SERIAL)
-extern template KFMM_DETAIL_EVALUATE_ONCE(Kokkos::Serial, float);
-extern template KFMM_DETAIL_EVALUATE_ONCE(Kokkos::Serial, double);
+KFMM_DETAIL_PRECOMPILED_INSTANCES(extern template, Kokkos::Serial, float);
+KFMM_DETAIL_PRECOMPILED_INSTANCES(extern template, Kokkos::Serial, double);
 #endif
 #if defined(KOKKOS_ENABLE_OPENMP)
-extern template KFMM_DETAIL_EVALUATE_ONCE(Kokkos::OpenMP, float);
-extern template KFMM_DETAIL_EVALUATE_ONCE(Kokkos::OpenMP, double);
+KFMM_DETAIL_PRECOMPILED_INSTANCES(extern template, Kokkos::OpenMP, float);
+KFMM_DETAIL_PRECOMPILED_INSTANCES(extern template, Kokkos::OpenMP, double);
 #endif
 #if defined(KOKKOS_ENABLE_CUDA)
-extern template KFMM_DETAIL_EVALUATE_ONCE(Kokkos::Cuda, float);
-extern template KFMM_DETAIL_EVALUATE_ONCE(Kokkos::Cuda, double);
+KFMM_DETAIL_PRECOMPILED_INSTANCES(extern template, Kokkos::Cuda, float);
+KFMM_DETAIL_PRECOMPILED_INSTANCES(extern template, Kokkos::Cuda, double);
 #endif
 } // namespace kfmm::detail
 #endif
