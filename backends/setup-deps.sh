@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Sets up everything kfmm builds against, for one backend, under one cache folder:
-#   Kokkos + Kokkos Kernels 3.4.1 (from Debian's trilinos source package), Catch2, OpenMPI.
+#   Kokkos + Kokkos Kernels 3.4.1 (from Debian's trilinos source package), Catch2, OpenMPI,
+#   matplotlib (for perf/portability_report.py).
 #
 #   backends/setup-deps.sh openmp            CPU machine: OpenMP + Serial
 #   backends/setup-deps.sh cuda              CUDA (sm_90) + OpenMP + Serial, with the CUDA 13
@@ -27,15 +28,16 @@ say() { echo "kfmm-deps: $*" >&2; }
 die() { say "error: $*"; exit 1; }
 
 usage() {
-  sed -n '2,16p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//' >&2
+  sed -n '2,17p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//' >&2
   exit 2
 }
 
 have_apt() { command -v apt-get >/dev/null 2>&1 && [ "$(id -u)" = 0 ]; }
 
-# System packages: compilers' companions from Debian. Only what is missing is installed.
+# System packages: compilers' companions from Debian, and matplotlib for the portability
+# report (perf/portability_report.py and its test). Only what is missing is installed.
 install_system_packages() {
-  local wanted=(libopenmpi-dev openmpi-bin libcatch2-dev ninja-build cmake)
+  local wanted=(libopenmpi-dev openmpi-bin libcatch2-dev ninja-build cmake python3-matplotlib)
   local missing=()
   for p in "${wanted[@]}"; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
