@@ -163,6 +163,13 @@ Configuration parseCommandLine(std::vector<std::string> const &arguments)
                outOfRange(o, v, "expected 0 < theta <= 1");
              c.options.theta = t;
            }},
+          {"--tolerance",
+           [&](auto const &o, auto const &v) {
+             double const t = parseReal(o, v);
+             if (!(t > 0 && std::isfinite(t)))
+               outOfRange(o, v, "expected a finite number > 0");
+             c.options.tolerance = t;
+           }},
           {"--acceptance",
            [&](auto const &o, auto const &v) {
              c.options.acceptance = parseChoice<Acceptance>(
@@ -274,6 +281,11 @@ Configuration parseCommandLine(std::vector<std::string> const &arguments)
       if (given.count(option))
         throw UsageError("option '" + std::string(option) +
                          "' cannot be used with --input (the file gives the particles)");
+  if (given.count("--tolerance"))
+    for (char const *option : {"--order", "--theta", "--acceptance"})
+      if (given.count(option))
+        throw UsageError("option '" + std::string(option) +
+                         "' cannot be used with --tolerance (it chooses order and theta)");
   if (!c.targets.empty() && (c.targets == c.output || c.targets == c.json))
     throw UsageError("option '--targets' names a file that the run writes: '" + c.targets + "'");
   if (!c.output.empty() && c.output == c.json)
@@ -317,6 +329,8 @@ std::string helpText()
          "  --method M           fmm | treecode (" +
          methodName(o.method) +
          ")\n"
+         "  --tolerance T        the relative L2 field error to reach: order and theta are\n"
+         "                       chosen from the backend's measured table (docs/ACCURACY.md)\n"
          "  --order P            expansion order, 1 to " +
          std::to_string(max_order) + " (" + std::to_string(o.order) +
          ")\n"

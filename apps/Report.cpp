@@ -215,11 +215,15 @@ void printReport(std::FILE *out, Report const &r)
                k.default_space.c_str(), k.concurrency, k.version.c_str(), spaces.c_str());
   std::fprintf(out, "  precision     %s\n", precisionName(c.precision));
   std::fprintf(out, "  particles     %s\n", problemText(r).c_str());
+  // The order and theta the solver used: with --tolerance, those it chose.
   std::fprintf(out,
                "  options       method %s, order %d, acceptance %s, theta %g, leaf size %d, "
                "softening %g\n",
-               methodName(c.options.method), c.options.order, acceptanceName(c.options.acceptance),
-               c.options.theta, c.options.leaf_size, c.options.softening);
+               methodName(c.options.method), r.stats.order, acceptanceName(c.options.acceptance),
+               r.stats.theta, c.options.leaf_size, c.options.softening);
+  if (c.options.tolerance > 0)
+    std::fprintf(out, "  tolerance     %g: order %d and theta %g from the backend's accuracy table\n",
+                 c.options.tolerance, r.stats.order, r.stats.theta);
   std::fprintf(out, "  tree          depth %d, %zu leaves, %zu cells\n", r.stats.depth,
                r.stats.leaves, r.stats.cells);
   std::fprintf(out, "  interactions  p2p %.3e, m2l %.3e, m2p %.3e\n",
@@ -314,8 +318,12 @@ std::string jsonReport(Report const &r)
     j.integer("n_targets", r.targets);
   }
   j.string("method", methodName(c.options.method));
-  j.integer("order", static_cast<std::uint64_t>(c.options.order));
-  j.number("theta", c.options.theta);
+  if (c.options.tolerance > 0)
+    j.number("tolerance", c.options.tolerance);
+  else
+    j.null("tolerance");
+  j.integer("order", static_cast<std::uint64_t>(r.stats.order));
+  j.number("theta", r.stats.theta);
   j.string("acceptance", acceptanceName(c.options.acceptance));
   j.integer("leaf_size", static_cast<std::uint64_t>(c.options.leaf_size));
   j.string("m2l", m2lVariantName(c.options.m2l_variant));

@@ -211,10 +211,11 @@ private:
   void build(detail::EntryPoint caller, ExecutionSpace const &space, Sources const &sources,
              Targets const *targets)
   {
-    Options const &options = _options;
     detail::ScopedRegion region("kfmm::Fmm::build");
     std::string const where = caller.name;
-    detail::validate(options, where);
+    detail::validate(_options, where);
+    _options = detail::withTolerance<detail::Tuning<ExecutionSpace>, Real>(_options, where);
+    Options const &options = _options;
     tree::detail::checkPositions(space, where, sources, targets ? "sources" : "positions");
     if (targets)
       tree::detail::checkPositions(space, where, *targets, "targets");
@@ -486,6 +487,8 @@ private:
                                        list.sources, leaves);
     };
     bool const two = separateTargets();
+    _stats.order = order();
+    _stats.theta = _options.theta;
     _stats.depth = kfmm::detail::max(_source_tree.depth(), _target_tree.depth());
     _stats.cells = static_cast<std::size_t>(_source_tree.numCells()) +
                    (two ? static_cast<std::size_t>(_target_tree.numCells()) : 0);

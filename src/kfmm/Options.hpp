@@ -2,11 +2,13 @@
 #ifndef KFMM_OPTIONS_HPP
 #define KFMM_OPTIONS_HPP
 
+#include <kfmm/detail/AccuracyTable.hpp>
 #include <kfmm/detail/Validation.hpp>
 #include <kfmm/expansions/SphericalHarmonics.hpp>
 
 #include <cmath>
 #include <string>
+#include <type_traits>
 
 namespace kfmm
 {
@@ -61,6 +63,12 @@ inline char const *acceptanceName(Acceptance a)
 /// (perf/RESULTS.md records what each setting reaches).
 struct Options
 {
+  /// The relative L2 field error to reach, > 0; 0: none, order and theta as given. With a
+  /// tolerance the solver chooses order and theta (theta rule) from its backend's measured
+  /// accuracy table (docs/ACCURACY.md): the fastest pair whose measured error, with a margin,
+  /// is within it. Leave order, theta and acceptance at their defaults then; Stats says what
+  /// was chosen.
+  double tolerance = 0;
   /// Expansion order p: degrees 0..p of the spherical-harmonic expansions (1..max_order).
   int order = 6;
   /// Acceptance parameter of the test (R_t + R_s) < theta |c_t - c_s|, in (0, 1]: smaller is
@@ -102,6 +110,32 @@ inline void validate(Options const &o, std::string const &where)
           "option 'leaf_size' must be >= 1, got " + formatNumber(o.leaf_size));
   require(o.softening >= 0 && std::isfinite(o.softening), where,
           "option 'softening' must be finite and >= 0, got " + formatNumber(o.softening));
+  require(o.tolerance >= 0 && std::isfinite(o.tolerance), where,
+          "option 'tolerance' must be finite and >= 0 (0: none), got " +
+              formatNumber(o.tolerance));
+  Options const defaults;
+  require(o.tolerance == 0 ||
+              (o.order == defaults.order && o.theta == defaults.theta &&
+               o.acceptance == defaults.acceptance),
+          where,
+          "option 'tolerance' chooses 'order' and 'theta': leave them, and 'acceptance', at "
+          "their defaults");
+}
+
+/// `options` with order and theta chosen for its tolerance from the accuracy table of a
+/// backend's `Tuning` in precision Real (detail/AccuracyTable.hpp), or as given without one.
+template <class Tuning, class Real>
+Options withTolerance(Options options, std::string const &where)
+{
+  if (options.tolerance == 0)
+    return options;
+  bool const single = std::is_same<Real, float>::value;
+  AccuracyRow const row =
+      single ? chooseAccuracyRow(Tuning::accuracy_float, options.tolerance, where, "float")
+             : chooseAccuracyRow(Tuning::accuracy_double, options.tolerance, where, "double");
+  options.order = row.order;
+  options.theta = row.theta;
+  return options;
 }
 
 } // namespace detail

@@ -16,6 +16,10 @@ struct Stats
   /// Seconds per stage, in pipeline order ("tree", "lists", "P2M", "M2M", ...). Each stage is
   /// fenced, so the times add up to the wall time of the call.
   std::vector<std::pair<std::string, double>> stage_seconds;
+  /// The expansion order and theta the solver used: Options' own, or those it chose for
+  /// Options::tolerance.
+  int order = 0;
+  double theta = 0;
   /// Deepest level of the octree (the root is level 0).
   int depth = 0;
   std::size_t cells = 0;

@@ -8,6 +8,8 @@
 // compiler can vectorise across them); backends/<name>/include/kfmm/backend/ specialises
 // it for devices.
 
+#include <kfmm/detail/AccuracyTable.hpp>
+
 #include <Kokkos_Core.hpp>
 
 #include <cstddef>
@@ -75,6 +77,63 @@ struct Tuning
   static constexpr int m2l_grouped_max_order = 12;
   static constexpr int m2l_min_class_fraction = 4;
   static constexpr std::size_t m2l_matrix_budget_bytes = std::size_t(1) << 30;
+
+  /// The accuracy table of Options::tolerance (detail/AccuracyTable.hpp): the worst errors
+  /// measured at 2e4 and 5e4 particles (with the CUDA build), the front of the times of the
+  /// OpenMP build on 16 cores at 2e5 uniform particles (the H200 machine's host, g++ 13.3;
+  /// docs/ACCURACY.md).
+  static constexpr AccuracyRow accuracy_float[] = {
+      {2, 0.7, 1.854e-02},
+      {3, 0.7, 4.028e-03},
+      {4, 0.7, 1.113e-03},
+      {5, 0.7, 4.669e-04},
+      {6, 0.7, 2.105e-04},
+      {7, 0.7, 1.020e-04},
+      {7, 0.6, 7.186e-05},
+      {8, 0.7, 5.018e-05},
+      {6, 0.5, 4.595e-05},
+      {8, 0.6, 3.498e-05},
+      {9, 0.7, 2.488e-05},
+      {7, 0.5, 1.794e-05},
+      {9, 0.6, 1.714e-05},
+      {10, 0.7, 1.230e-05},
+      {8, 0.5, 7.417e-06},
+      {9, 0.5, 3.169e-06},
+      {10, 0.5, 1.385e-06},
+      {9, 0.4, 4.818e-07},
+      {10, 0.4, 4.539e-07},
+  };
+  static constexpr AccuracyRow accuracy_double[] = {
+      {4, 0.7, 1.113e-03},
+      {5, 0.7, 4.669e-04},
+      {6, 0.7, 2.105e-04},
+      {7, 0.7, 1.020e-04},
+      {8, 0.7, 5.018e-05},
+      {6, 0.5, 4.595e-05},
+      {8, 0.6, 3.498e-05},
+      {9, 0.7, 2.488e-05},
+      {7, 0.5, 1.794e-05},
+      {9, 0.6, 1.713e-05},
+      {10, 0.7, 1.230e-05},
+      {11, 0.7, 6.129e-06},
+      {12, 0.7, 3.046e-06},
+      {10, 0.5, 1.373e-06},
+      {14, 0.7, 6.862e-07},
+      {15, 0.7, 3.264e-07},
+      {16, 0.7, 1.605e-07},
+      {17, 0.7, 8.351e-08},
+      {18, 0.7, 4.399e-08},
+      {15, 0.5, 2.307e-08},
+      {20, 0.7, 1.474e-08},
+      {19, 0.6, 1.252e-08},
+      {14, 0.4, 1.176e-09},
+      {15, 0.4, 4.262e-10},
+      {16, 0.4, 1.481e-10},
+      {17, 0.4, 5.125e-11},
+      {18, 0.4, 1.850e-11},
+      {19, 0.4, 6.632e-12},
+      {20, 0.4, 2.295e-12},
+  };
 };
 
 } // namespace kfmm::detail

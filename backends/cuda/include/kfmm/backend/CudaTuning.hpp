@@ -70,6 +70,59 @@ struct Tuning<Kokkos::Cuda>
   static constexpr int m2l_grouped_max_order = 10;
   static constexpr int m2l_min_class_fraction = 4;
   static constexpr std::size_t m2l_matrix_budget_bytes = std::size_t(4) << 30;
+
+  // The accuracy table of Options::tolerance (detail/AccuracyTable.hpp): the worst errors at
+  // 2e4 and 5e4 particles, the front of the times at 1e6 uniform particles on an H200
+  // (docs/ACCURACY.md).
+  static constexpr AccuracyRow accuracy_float[] = {
+      {3, 0.7, 4.028e-03},
+      {4, 0.7, 1.113e-03},
+      {5, 0.7, 4.669e-04},
+      {6, 0.7, 2.105e-04},
+      {7, 0.7, 1.020e-04},
+      {8, 0.7, 5.018e-05},
+      {6, 0.5, 4.595e-05},
+      {9, 0.7, 2.488e-05},
+      {10, 0.7, 1.230e-05},
+      {6, 0.4, 9.017e-06},
+      {8, 0.5, 7.417e-06},
+      {9, 0.5, 3.169e-06},
+      {7, 0.4, 2.554e-06},
+      {8, 0.4, 8.090e-07},
+      {9, 0.4, 4.818e-07},
+      {10, 0.4, 4.539e-07},
+  };
+  static constexpr AccuracyRow accuracy_double[] = {
+      {4, 0.7, 1.113e-03},
+      {6, 0.7, 2.105e-04},
+      {7, 0.7, 1.020e-04},
+      {8, 0.7, 5.018e-05},
+      {9, 0.7, 2.488e-05},
+      {7, 0.5, 1.794e-05},
+      {9, 0.6, 1.713e-05},
+      {10, 0.7, 1.230e-05},
+      {11, 0.7, 6.129e-06},
+      {12, 0.7, 3.046e-06},
+      {7, 0.4, 2.544e-06},
+      {13, 0.7, 1.466e-06},
+      {14, 0.7, 6.862e-07},
+      {15, 0.7, 3.264e-07},
+      {9, 0.4, 2.394e-07},
+      {16, 0.7, 1.605e-07},
+      {17, 0.7, 8.351e-08},
+      {18, 0.7, 4.399e-08},
+      {19, 0.7, 2.534e-08},
+      {20, 0.7, 1.474e-08},
+      {12, 0.4, 9.812e-09},
+      {13, 0.4, 3.311e-09},
+      {14, 0.4, 1.176e-09},
+      {15, 0.4, 4.262e-10},
+      {16, 0.4, 1.481e-10},
+      {17, 0.4, 5.125e-11},
+      {18, 0.4, 1.850e-11},
+      {19, 0.4, 6.632e-12},
+      {20, 0.4, 2.295e-12},
+  };
 };
 
 } // namespace kfmm::detail

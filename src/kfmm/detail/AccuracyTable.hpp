@@ -1,0 +1,51 @@
+// SPDX-License-Identifier: BSD-3-Clause
+#ifndef KFMM_DETAIL_ACCURACY_TABLE_HPP
+#define KFMM_DETAIL_ACCURACY_TABLE_HPP
+
+// The parameters behind Options::tolerance. Each backend's tuning (detail/Tuning.hpp and
+// backends/<name>/) holds, per precision, the rows of its accuracy table: an order and a theta
+// of the theta rule with the worst relative L2 field error measured with them on uniform,
+// Plummer and ellipsoid-surface particles, fastest first on that backend, each more accurate
+// than the one before (the time-versus-error front). The error is a property of the
+// expansions and the acceptance rule; the order of the rows is the backend's timing.
+// perf/accuracy_table.py measures them and docs/ACCURACY.md says how.
+
+#include <kfmm/detail/Validation.hpp>
+
+#include <cstddef>
+#include <string>
+
+namespace kfmm::detail
+{
+
+struct AccuracyRow
+{
+  int order;
+  double theta;
+  double field_error; ///< the worst measured relative L2 field error
+};
+
+/// A row serves a tolerance when its measured error times this margin is at most the
+/// tolerance: the table holds the worst error over three distributions at 2e4 and 5e4
+/// particles (which differ by up to 8x), and other sizes and particle sets scatter about it.
+constexpr double tolerance_margin = 1.5;
+
+/// The fastest of `rows` (fastest first) that serves `tolerance`. Throws kfmm::Exception
+/// naming the smallest tolerance the table serves when none does.
+template <std::size_t N>
+AccuracyRow chooseAccuracyRow(AccuracyRow const (&rows)[N], double tolerance,
+                              std::string const &where, char const *precision)
+{
+  for (auto const &row : rows)
+    if (row.field_error * tolerance_margin <= tolerance)
+      return row;
+  double const smallest = rows[N - 1].field_error * tolerance_margin;
+  throw Exception(where + ": option 'tolerance' " + formatNumber(tolerance) +
+                  " is below what " + precision +
+                  " reaches on this backend; the smallest is " + formatNumber(smallest) +
+                  (std::string(precision) == "float" ? " (compute in double for less)" : ""));
+}
+
+} // namespace kfmm::detail
+
+#endif

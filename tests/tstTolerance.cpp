@@ -1,0 +1,129 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Options::tolerance: the order and theta chosen from the backend's accuracy table give a
+// relative L2 field error, against the direct sum in double, within the tolerance asked for,
+// on uniform and Plummer particles deep enough for the tree to matter (N = 2e4), on every
+// execution space in float and double; tolerances out of reach and conflicting options are
+// refused in the caller's terms.
+#include <kfmm/Accuracy.hpp>
+#include <kfmm/Exception.hpp>
+#include <kfmm/Fmm.hpp>
+#include <kfmm/io/Generators.hpp>
+#include <kfmm/kernels/DirectSum.hpp>
+
+#include <Kokkos_Core.hpp>
+
+#include <catch2/catch_template_test_macros.hpp>
+#include <catch2/catch_test_macros.hpp>
+#include <catch2/generators/catch_generators.hpp>
+#include <catch2/matchers/catch_matchers_string.hpp>
+
+#include <type_traits>
+#include <vector>
+
+#include "TestParticles.hpp"
+#include "TestTypes.hpp"
+
+namespace
+{
+
+template <class Real>
+constexpr bool isFloat = std::is_same<Real, float>::value;
+
+template <class View>
+auto onHost(View const &v)
+{
+  return Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, v);
+}
+
+/// The relative L2 field error of `p` at every `stride`-th particle against the direct sum
+/// in double over all of them.
+template <class Config>
+double fieldError(kfmm::test::Particles<Config> const &p, std::size_t stride)
+{
+  typename Config::execution_space space;
+  using Memory = typename Config::memory_space;
+  std::size_t const n = p.x.extent(0);
+  std::size_t const k = (n + stride - 1) / stride;
+  Kokkos::View<double *[3], Memory> sources("kfmm::test::sources64", n);
+  Kokkos::View<double *, Memory> q("kfmm::test::q64", n);
+  Kokkos::deep_copy(space, sources, p.x);
+  Kokkos::deep_copy(space, q, p.q);
+  Kokkos::View<double *[3], Memory> targets("kfmm::test::targets64", k);
+  Kokkos::View<typename Config::real_type *[3], Memory> approx("kfmm::test::approx", k);
+  auto const x = p.x;
+  auto const field = p.field;
+  Kokkos::parallel_for(
+      "kfmm::test::sample_targets",
+      Kokkos::RangePolicy<typename Config::execution_space>(space, 0, k),
+      KOKKOS_LAMBDA(std::size_t t) {
+        for (int d = 0; d < 3; ++d)
+        {
+          targets(t, d) = x(t * stride, d);
+          approx(t, d) = field(t * stride, d);
+        }
+      });
+  Kokkos::View<double *, Memory> exact_phi("kfmm::test::exact_phi", k);
+  Kokkos::View<double *[3], Memory> exact_field("kfmm::test::exact_field", k);
+  kfmm::directSum(space, targets, sources, q, exact_phi, exact_field);
+  return kfmm::relativeL2Error(onHost(approx), onHost(exact_field));
+}
+
+} // namespace
+
+TEMPLATE_LIST_TEST_CASE("a tolerance gives a field error within it", "[fmm][tolerance][accuracy]",
+                        kfmm::test::Configs)
+{
+  using Real = typename TestType::real_type;
+  typename TestType::execution_space space;
+  auto const distribution = GENERATE(kfmm::Distribution::uniform, kfmm::Distribution::plummer);
+  std::vector<double> tolerances{1e-3, 1e-5};
+  if (!isFloat<Real>)
+    tolerances.insert(tolerances.end(), {1e-8, 1e-11});
+  std::size_t const n = 20000;
+  kfmm::test::Particles<TestType> p(n);
+  kfmm::generate(space, distribution, 13, p.x, p.q);
+  int previous_order = 0;
+  for (double const tolerance : tolerances)
+  {
+    kfmm::Options options;
+    options.tolerance = tolerance;
+    auto const stats = kfmm::evaluate(space, p.x, p.q, p.phi, p.field, options);
+    double const error = fieldError(p, 20);
+    CAPTURE(kfmm::distributionName(distribution), tolerance, stats.order, stats.theta, error);
+    CHECK(error <= tolerance);
+    // A smaller tolerance never gets a lower order (the table's rows only grow in accuracy).
+    CHECK(stats.order >= previous_order);
+    previous_order = stats.order;
+  }
+}
+
+TEMPLATE_LIST_TEST_CASE("tolerances out of reach and conflicting options are refused",
+                        "[fmm][tolerance][validation]", kfmm::test::Configs)
+{
+  using Real = typename TestType::real_type;
+  typename TestType::execution_space space;
+  kfmm::test::Particles<TestType> p(500);
+  kfmm::generate(space, kfmm::Distribution::uniform, 2, p.x, p.q);
+  kfmm::Options options;
+
+  SECTION("below what the precision reaches: the message names the smallest")
+  {
+    options.tolerance = isFloat<Real> ? 1e-9 : 1e-14;
+    CHECK_THROWS_WITH(kfmm::evaluate(space, p.x, p.q, p.phi, p.field, options),
+                      Catch::Matchers::StartsWith("kfmm::evaluate: option 'tolerance'") &&
+                          Catch::Matchers::ContainsSubstring("the smallest is"));
+  }
+  SECTION("with an order of its own")
+  {
+    options.tolerance = 1e-4;
+    options.order = 9;
+    CHECK_THROWS_WITH(kfmm::evaluate(space, p.x, p.q, p.phi, p.field, options),
+                      Catch::Matchers::ContainsSubstring("option 'tolerance' chooses 'order'"));
+  }
+  SECTION("negative")
+  {
+    options.tolerance = -1e-4;
+    CHECK_THROWS_WITH(kfmm::evaluate(space, p.x, p.q, p.phi, p.field, options),
+                      Catch::Matchers::ContainsSubstring("option 'tolerance' must be finite"));
+  }
+}
