@@ -2,8 +2,8 @@
 #ifndef KFMM_TESTS_HOST_PARTICLES_ON_DEVICE_HPP
 #define KFMM_TESTS_HOST_PARTICLES_ON_DEVICE_HPP
 
-// Moving the tests' host particle sets (Adversarial.hpp) to a configuration's memory and
-// results back to the host.
+// Moving the tests' host particle sets (Adversarial.hpp) to a configuration's memory
+// (kfmm::test::onHost, in TestParticles.hpp, brings results back).
 
 #include <Kokkos_Core.hpp>
 
@@ -32,13 +32,6 @@ Particles<Config> onDevice(HostParticles const &h)
   Kokkos::deep_copy(p.x, x);
   Kokkos::deep_copy(p.q, q);
   return p;
-}
-
-/// A host copy of `v`.
-template <class View>
-auto onHost(View const &v)
-{
-  return Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, v);
 }
 
 } // namespace kfmm::test

@@ -35,6 +35,13 @@ struct Particles
   }
 };
 
+/// A host copy of `v`.
+template <class View>
+auto onHost(View const &v)
+{
+  return Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, v);
+}
+
 /// N positions of distribution `d` (kfmm::generate, seeded).
 template <class Config>
 Positions<Config> generated(kfmm::Distribution d, std::size_t n, std::uint64_t seed = 5)

@@ -13,6 +13,10 @@
 namespace kfmm::test
 {
 
+/// Whether a configuration's precision is float.
+template <class Real>
+constexpr bool isFloat = std::is_same<Real, float>::value;
+
 template <class ExecutionSpace, class Real>
 struct Config
 {

@@ -37,8 +37,7 @@ using kfmm::test::onDevice;
 using kfmm::test::onHost;
 using kfmm::test::Particles;
 
-template <class Real>
-constexpr bool isFloat = std::is_same<Real, float>::value;
+using kfmm::test::isFloat;
 
 struct Errors
 {

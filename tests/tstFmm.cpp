@@ -21,6 +21,8 @@
 #include "TestParticles.hpp"
 #include "TestTypes.hpp"
 
+using kfmm::test::onHost;
+
 namespace
 {
 
@@ -46,11 +48,8 @@ Errors errorsAgainstDirectSum(Particles<Config> const &p)
   Kokkos::deep_copy(space, x, p.x);
   Kokkos::deep_copy(space, q, p.q);
   kfmm::directSum(space, x, q, phi, field);
-  auto const host = [](auto const &v) {
-    return Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, v);
-  };
-  return {kfmm::relativeL2Error(host(p.phi), host(phi)),
-          kfmm::relativeL2Error(host(p.field), host(field))};
+  return {kfmm::relativeL2Error(onHost(p.phi), onHost(phi)),
+          kfmm::relativeL2Error(onHost(p.field), onHost(field))};
 }
 
 /// The errors of one solve and what the solver reported.
@@ -69,8 +68,7 @@ Solved solve(kfmm::Distribution distribution, std::size_t n, kfmm::Options const
   return {errorsAgainstDirectSum(p), stats};
 }
 
-template <class Real>
-constexpr bool isFloat = std::is_same<Real, float>::value;
+using kfmm::test::isFloat;
 
 } // namespace
 
@@ -193,13 +191,10 @@ TEMPLATE_LIST_TEST_CASE("grouped and per-pair M2L agree to rounding", "[fmm][m2l
   CHECK(grouped.m2l_matrix_bytes == grouped.m2l_classes * real_count * padded * sizeof(Real));
   CHECK(grouped.m2l_interactions == per_pair.m2l_interactions);
   CHECK(grouped.bytes > per_pair.bytes);
-  auto const host = [](auto const &v) {
-    return Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, v);
-  };
   // The same translations summed in another order: relative differences at rounding level.
   double const rounding = isFloat<Real> ? 2e-6 : 1e-13;
-  CHECK(kfmm::relativeL2Error(host(phi_grouped), host(p.phi)) <= rounding);
-  CHECK(kfmm::relativeL2Error(host(field_grouped), host(p.field)) <= rounding);
+  CHECK(kfmm::relativeL2Error(onHost(phi_grouped), onHost(p.phi)) <= rounding);
+  CHECK(kfmm::relativeL2Error(onHost(field_grouped), onHost(p.field)) <= rounding);
 
   // The automatic choice follows the backend's tuning data (on a few particles: high orders).
   auto const few = Kokkos::subview(p.x, Kokkos::make_pair(0, 500), Kokkos::ALL);
@@ -238,14 +233,11 @@ TEMPLATE_LIST_TEST_CASE("a tree built once evaluates like fresh solvers", "[fmm]
 
   kfmm::evaluate(space, a.x, a.q, a.phi, a.field, options);
   kfmm::evaluate(space, b.x, b.q, b.phi, b.field, options);
-  auto const host = [](auto const &v) {
-    return Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, v);
-  };
   // Same tree, same lists, same kernels: equal to the last bit.
-  CHECK(kfmm::relativeL2Error(host(phi_a), host(a.phi)) == 0);
-  CHECK(kfmm::relativeL2Error(host(field_a), host(a.field)) == 0);
-  CHECK(kfmm::relativeL2Error(host(phi_b), host(b.phi)) == 0);
-  CHECK(kfmm::relativeL2Error(host(field_b), host(b.field)) == 0);
+  CHECK(kfmm::relativeL2Error(onHost(phi_a), onHost(a.phi)) == 0);
+  CHECK(kfmm::relativeL2Error(onHost(field_a), onHost(a.field)) == 0);
+  CHECK(kfmm::relativeL2Error(onHost(phi_b), onHost(b.phi)) == 0);
+  CHECK(kfmm::relativeL2Error(onHost(field_b), onHost(b.field)) == 0);
   CHECK(fmm.stats().seconds("P2P") > 0);
   CHECK(fmm.stats().leaves > 1);
 }

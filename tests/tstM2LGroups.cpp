@@ -29,12 +29,7 @@
 namespace
 {
 
-template <class View>
-auto onHost(View const &v)
-{
-  return Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, v);
-}
-
+using kfmm::test::onHost;
 using Bounds = kfmm::tree::TranslationClassBounds;
 
 /// Real component i of a coefficient array of order p, and its degree and order.

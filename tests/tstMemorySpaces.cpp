@@ -21,6 +21,8 @@
 #include "TestParticles.hpp"
 #include "TestTypes.hpp"
 
+using kfmm::test::onHost;
+
 namespace
 {
 
@@ -106,12 +108,9 @@ TEMPLATE_LIST_TEST_CASE("Views in another accessible memory space give the same 
         for (int c = 0; c < 3; ++c)
           got.field(i, c) = field(i, c);
       });
-  auto const host = [](auto const &v) {
-    return Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, v);
-  };
-  auto const expected_phi = host(expected.phi);
-  CHECK(kfmm::relativeL2Error(host(got.phi), expected_phi) == 0);
-  CHECK(kfmm::relativeL2Error(host(got.field), host(expected.field)) == 0);
+  auto const expected_phi = onHost(expected.phi);
+  CHECK(kfmm::relativeL2Error(onHost(got.phi), expected_phi) == 0);
+  CHECK(kfmm::relativeL2Error(onHost(got.field), onHost(expected.field)) == 0);
   // Not two sets of zeros: the charges are positive, and so is every potential.
   CHECK(expected_phi(0) > 0);
 }

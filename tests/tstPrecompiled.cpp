@@ -22,6 +22,8 @@
 #include "TestParticles.hpp"
 #include "TestTypes.hpp"
 
+using kfmm::test::onHost;
+
 #if !defined(KFMM_PRECOMPILED)
 #error "tstPrecompiled.cpp tests kfmm::precompiled and must be built with it"
 #endif
@@ -48,13 +50,10 @@ TEMPLATE_LIST_TEST_CASE("the precompiled kfmm::evaluate is accurate", "[precompi
   auto const stats = kfmm::evaluate(space, x, q, p.phi, p.field, options);
   CHECK(stats.leaves > 1);
 
-  auto const host = [](auto const &v) {
-    return Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, v);
-  };
-  auto const x_host = host(p.x);
-  auto const exact = kfmm::test::referenceDirectSum(x_host, x_host, host(p.q));
-  double const potential_error = kfmm::relativeL2Error(host(p.phi), exact.potential);
-  double const field_error = kfmm::relativeL2Error(host(p.field), exact.field);
+  auto const x_host = onHost(p.x);
+  auto const exact = kfmm::test::referenceDirectSum(x_host, x_host, onHost(p.q));
+  double const potential_error = kfmm::relativeL2Error(onHost(p.phi), exact.potential);
+  double const field_error = kfmm::relativeL2Error(onHost(p.field), exact.field);
   CAPTURE(potential_error, field_error);
   CHECK(potential_error <= required);
   CHECK(field_error <= required);
@@ -77,12 +76,10 @@ TEMPLATE_LIST_TEST_CASE("the precompiled kfmm::evaluate at targets is accurate",
   double const required = single ? 1e-5 : 1e-10;
   kfmm::evaluate(space, sources.x, sources.q, targets.x, targets.phi, targets.field, options);
 
-  auto const host = [](auto const &v) {
-    return Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, v);
-  };
-  auto const exact = kfmm::test::referenceDirectSum(host(targets.x), host(sources.x), host(sources.q));
-  double const potential_error = kfmm::relativeL2Error(host(targets.phi), exact.potential);
-  double const field_error = kfmm::relativeL2Error(host(targets.field), exact.field);
+  auto const exact =
+      kfmm::test::referenceDirectSum(onHost(targets.x), onHost(sources.x), onHost(sources.q));
+  double const potential_error = kfmm::relativeL2Error(onHost(targets.phi), exact.potential);
+  double const field_error = kfmm::relativeL2Error(onHost(targets.field), exact.field);
   CAPTURE(potential_error, field_error);
   CHECK(potential_error <= required);
   CHECK(field_error <= required);

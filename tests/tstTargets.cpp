@@ -27,14 +27,8 @@
 namespace
 {
 
-template <class Real>
-constexpr bool isFloat = std::is_same<Real, float>::value;
-
-template <class View>
-auto onHost(View const &v)
-{
-  return Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, v);
-}
+using kfmm::test::isFloat;
+using kfmm::test::onHost;
 
 /// Results at n targets in the config's memory.
 template <class Config>

@@ -26,14 +26,8 @@
 namespace
 {
 
-template <class Real>
-constexpr bool isFloat = std::is_same<Real, float>::value;
-
-template <class View>
-auto onHost(View const &v)
-{
-  return Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, v);
-}
+using kfmm::test::isFloat;
+using kfmm::test::onHost;
 
 /// The relative L2 field error of `p` at every `stride`-th particle against the direct sum
 /// in double over all of them.
