@@ -94,20 +94,6 @@ std::size_t countLeafRowPairs(ExecutionSpace const &space, CellView<MemorySpace>
   return total;
 }
 
-/// The cube around two particle sets together (either may be empty). Sets with one bounding
-/// cube keep it, so that targets equal to the sources get the tree of the sources.
-template <class ExecutionSpace, class Sources, class Targets>
-tree::Cube commonCube(ExecutionSpace const &space, Sources const &sources, Targets const &targets)
-{
-  tree::Cube const a = tree::boundingCube(space, sources);
-  tree::Cube const b = tree::boundingCube(space, targets);
-  if (targets.extent(0) == 0 || (tree::detail::sameGrid(a, b) && a.extent == b.extent))
-    return a;
-  if (sources.extent(0) == 0)
-    return b;
-  return tree::enclosingCube(a, b);
-}
-
 /// Bytes held by the given Views.
 template <class... Views>
 std::size_t bytesOf(Views const &...views)
@@ -225,7 +211,7 @@ private:
     {
       // Both trees on one cube, so that their cells lie on one grid (the lists' rule and
       // the M2L's translation classes compare cells of the two).
-      tree::Cube const cube = detail::commonCube(space, sources, *targets);
+      tree::Cube const cube = tree::boundingCube(space, sources, *targets);
       _source_tree = tree::detail::buildOctreeOfValidInput(space, sources, cube, options.leaf_size);
       _target_tree = tree::detail::buildOctreeOfValidInput(space, *targets, cube, options.leaf_size);
     }

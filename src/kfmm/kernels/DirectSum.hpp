@@ -165,8 +165,7 @@ void launchDirectSum(ExecutionSpace const &space, Targets const &targets, Source
   // The units of the targets and sources together.
   auto const frame = detail::unitFrame(
       sources_are_targets ? tree::boundingCube(space, targets)
-                          : tree::enclosingCube(tree::boundingCube(space, targets),
-                                                tree::boundingCube(space, sources)));
+                          : tree::boundingCube(space, targets, sources));
   double const unit_softening = frame.length(softening);
 
   using Tune = detail::Tuning<ExecutionSpace>;

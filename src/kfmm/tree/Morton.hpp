@@ -103,17 +103,46 @@ KOKKOS_INLINE_FUNCTION void cellCentre(Cube const &cube, MortonKey prefix, int l
     centre[d] = cube.origin[d] + (i[d] + 0.5) * width;
 }
 
-/// The cube around the box [lo, hi]: centred on it, its side the box's largest extent
-/// enlarged by a relative 1e-6 (and never zero), so that the largest coordinate maps below
-/// 2^21 and coincident particles still get a valid cube (of side 1).
-inline Cube cubeAroundBox(double const lo[3], double const hi[3])
+/// The axis-aligned box [lo, hi] that holds a set of particles; `empty` for none.
+struct Box
+{
+  double lo[3];
+  double hi[3];
+  bool empty = true;
+};
+
+/// The box that holds the particles of both boxes.
+inline Box unite(Box const &a, Box const &b)
+{
+  if (a.empty || b.empty)
+    return a.empty ? b : a;
+  Box box{};
+  box.empty = false;
+  for (int d = 0; d < 3; ++d)
+  {
+    box.lo[d] = kfmm::detail::min(a.lo[d], b.lo[d]);
+    box.hi[d] = kfmm::detail::max(a.hi[d], b.hi[d]);
+  }
+  return box;
+}
+
+/// The cube around `box`: centred on it, its side the box's largest extent enlarged by a
+/// relative 1e-6 (and never zero), so that the largest coordinate maps below 2^21 and
+/// coincident particles still get a valid cube (of side 1); a unit cube at the origin for an
+/// empty box.
+inline Cube cubeAround(Box const &box)
 {
   Cube cube{};
+  if (box.empty)
+  {
+    cube.side = 1;
+    return cube;
+  }
   for (int d = 0; d < 3; ++d)
-    cube.extent = kfmm::detail::max(cube.extent, hi[d] - lo[d]);
+    cube.extent = kfmm::detail::max(cube.extent, box.hi[d] - box.lo[d]);
   cube.side = cube.extent > 0 ? cube.extent * (1 + 1e-6) : 1;
   for (int d = 0; d < 3; ++d)
-    cube.origin[d] = 0.5 * (lo[d] + hi[d]) - 0.5 * cube.side;
+    cube.origin[d] = 0.5 * (box.lo[d] + box.hi[d]) - 0.5 * cube.side;
   return cube;
 }
 
@@ -141,45 +170,41 @@ struct AxisExtent
 
 } // namespace detail
 
+/// The box that holds all `positions` (N x 3): one parallel min/max reduction per axis.
+template <class ExecutionSpace, class Positions>
+Box boundingBox(ExecutionSpace const &space, Positions const &positions)
+{
+  Box box{};
+  box.empty = positions.extent(0) == 0;
+  if (box.empty)
+    return box;
+  for (int d = 0; d < 3; ++d)
+  {
+    Kokkos::MinMaxScalar<double> extent;
+    Kokkos::parallel_reduce(
+        "kfmm::tree::bounding_cube", Kokkos::RangePolicy<ExecutionSpace>(space, 0, positions.extent(0)),
+        detail::AxisExtent<Positions>{positions, d}, Kokkos::MinMax<double>(extent));
+    box.lo[d] = extent.min_val;
+    box.hi[d] = extent.max_val;
+  }
+  return box;
+}
+
 /// The smallest cube enclosing all `positions` (N x 3), slightly enlarged so that no
-/// particle sits on its upper faces (cubeAroundBox); a unit cube around the point for N <= 1
-/// or all particles at one point, a unit cube at the origin for N = 0. One parallel min/max
-/// reduction per axis.
+/// particle sits on its upper faces (cubeAround); a unit cube around the point for N <= 1
+/// or all particles at one point, a unit cube at the origin for N = 0.
 template <class ExecutionSpace, class Positions>
 Cube boundingCube(ExecutionSpace const &space, Positions const &positions)
 {
-  using MinMax = Kokkos::MinMaxScalar<double>;
-  MinMax ext[3];
-  for (int d = 0; d < 3; ++d)
-  {
-    Kokkos::parallel_reduce(
-        "kfmm::tree::bounding_cube", Kokkos::RangePolicy<ExecutionSpace>(space, 0, positions.extent(0)),
-        detail::AxisExtent<Positions>{positions, d}, Kokkos::MinMax<double>(ext[d]));
-  }
-  if (positions.extent(0) == 0)
-  {
-    Cube cube{};
-    cube.side = 1;
-    return cube;
-  }
-  double const lo[3] = {ext[0].min_val, ext[1].min_val, ext[2].min_val};
-  double const hi[3] = {ext[0].max_val, ext[1].max_val, ext[2].max_val};
-  return cubeAroundBox(lo, hi);
+  return cubeAround(boundingBox(space, positions));
 }
 
-/// The cube around the particles of two bounding cubes together (each particle set taken as
-/// its cube's centre plus or minus half its extent along every axis).
-inline Cube enclosingCube(Cube const &a, Cube const &b)
+/// The cube enclosing the particles of two sets together (either may be empty): for the same
+/// set twice, its boundingCube.
+template <class ExecutionSpace, class PositionsA, class PositionsB>
+Cube boundingCube(ExecutionSpace const &space, PositionsA const &a, PositionsB const &b)
 {
-  double lo[3], hi[3];
-  for (int d = 0; d < 3; ++d)
-  {
-    double const ca = a.origin[d] + 0.5 * a.side;
-    double const cb = b.origin[d] + 0.5 * b.side;
-    lo[d] = kfmm::detail::min(ca - 0.5 * a.extent, cb - 0.5 * b.extent);
-    hi[d] = kfmm::detail::max(ca + 0.5 * a.extent, cb + 0.5 * b.extent);
-  }
-  return cubeAroundBox(lo, hi);
+  return cubeAround(unite(boundingBox(space, a), boundingBox(space, b)));
 }
 
 namespace detail
