@@ -342,9 +342,8 @@ std::string helpText()
          "                       classic: far when not neighbours (theta unused) (" +
          std::string(acceptanceName(o.acceptance)) +
          ")\n"
-         "  --leaf-size L        a cell with more than L particles is split, L >= 1 (" +
-         std::to_string(o.leaf_size) +
-         ")\n"
+         "  --leaf-size L        a cell with more than L particles is split, L >= 1 (the\n"
+         "                       backend's tuned size for the order and precision)\n"
          "  --m2l V              FMM translations: auto (the backend's tuned choice) |\n"
          "                       per-pair | grouped (auto)\n"
          "  --precision P        float | double: of the charges, results and computation;\n"

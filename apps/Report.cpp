@@ -220,7 +220,10 @@ void printReport(std::FILE *out, Report const &r)
                "  options       method %s, order %d, acceptance %s, theta %g, leaf size %d, "
                "softening %g\n",
                methodName(c.options.method), r.stats.order, acceptanceName(c.options.acceptance),
-               r.stats.theta, c.options.leaf_size, c.options.softening);
+               r.stats.theta, r.stats.leaf_size, c.options.softening);
+  if (c.options.leaf_size == 0)
+    std::fprintf(out, "  leaf size     %d: the backend's tuned one for order %d in %s\n",
+                 r.stats.leaf_size, r.stats.order, precisionName(c.precision));
   if (c.options.tolerance > 0)
     std::fprintf(out, "  tolerance     %g: order %d and theta %g from the backend's accuracy table\n",
                  c.options.tolerance, r.stats.order, r.stats.theta);
@@ -325,7 +328,8 @@ std::string jsonReport(Report const &r)
   j.integer("order", static_cast<std::uint64_t>(r.stats.order));
   j.number("theta", r.stats.theta);
   j.string("acceptance", acceptanceName(c.options.acceptance));
-  j.integer("leaf_size", static_cast<std::uint64_t>(c.options.leaf_size));
+  j.integer("leaf_size", static_cast<std::uint64_t>(r.stats.leaf_size));
+  j.boolean("leaf_size_tuned", c.options.leaf_size == 0);
   j.string("m2l", m2lVariantName(c.options.m2l_variant));
   j.string("precision", precisionName(c.precision));
   j.number("softening", c.options.softening);

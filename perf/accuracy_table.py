@@ -4,9 +4,9 @@
 
 For every candidate (precision, order, theta) it runs the program on uniform, Plummer and
 ellipsoid-surface particles and records the worst relative L2 field error against the direct
-sum in double (the error is a property of the expansions and the acceptance rule, so one
-backend's measurement serves all), and times the candidate on 1e6 uniform particles on this
-backend. It writes everything as JSON and prints the candidates that are on the
+sum in double (the error is a property of the expansions, the acceptance rule and, more weakly,
+the leaf size, so one backend's measurement at every backend's tuned leaf sizes serves all),
+and times the candidate on 1e6 uniform particles on this backend. It writes everything as JSON and prints the candidates that are on the
 time-versus-error front, as the C++ rows of src/kfmm/detail/AccuracyTable.hpp (errors) and of
 the backend's tuning (times); docs/ACCURACY.md says how they were made.
 
@@ -20,6 +20,8 @@ import os
 import subprocess
 import sys
 import tempfile
+
+from tune_leaf_size import table_leaf_size
 
 DISTRIBUTIONS = ("uniform", "plummer", "ellipsoid")
 
@@ -44,19 +46,34 @@ def run(program, arguments):
             return json.load(f)
 
 
-def measure(args, known_errors, precision, order, theta):
-    """The candidate's worst field error over the distributions (measured, or taken from
-    `known_errors`) and its time."""
+def error_leaf_sizes(leaf_tables, precision, order):
+    """The leaf sizes the backends' tables (of perf/tune_leaf_size.py outputs) give at this
+    order, at which the errors are measured; [None] (the program's own) without tables."""
+    if not leaf_tables:
+        return [None]
+    return sorted({table_leaf_size(table[precision], order) for table in leaf_tables})
+
+
+def measure(args, known_errors, leaf_tables, precision, order, theta):
+    """The candidate's worst field error per distribution over the leaf sizes the backends
+    use at its order (measured, or taken from `known_errors`) and its time."""
     options = ["--precision", precision, "--order", str(order), "--theta", str(theta)]
     errors = known_errors.get((precision, order, theta))
+    by_leaf_size = {}
     if errors is None:
         errors = {}
-        for distribution in DISTRIBUTIONS:
-            report = run(args.program, ["--n", str(args.n_error), "--distribution", distribution,
-                                        "--check", str(args.check), *options])
-            errors[distribution] = report["errors"]["field"]
+        for leaf in error_leaf_sizes(leaf_tables, precision, order):
+            leaf_option = [] if leaf is None else ["--leaf-size", str(leaf)]
+            for distribution in DISTRIBUTIONS:
+                report = run(args.program, ["--n", str(args.n_error), "--distribution",
+                                            distribution, "--check", str(args.check),
+                                            *options, *leaf_option])
+                error = report["errors"]["field"]
+                used = report["configuration"]["leaf_size"]
+                by_leaf_size.setdefault(str(used), {})[distribution] = error
+                errors[distribution] = max(errors.get(distribution, 0.0), error)
     row = {"precision": precision, "order": order, "theta": theta, "errors": errors,
-           "worst_error": max(errors.values())}
+           "errors_by_leaf_size": by_leaf_size, "worst_error": max(errors.values())}
     if args.n_time > 0:
         timed = run(args.program, ["--n", str(args.n_time), "--distribution", "uniform",
                                    "--check", "0", "--repeat", str(args.repeat), *options])
@@ -119,6 +136,10 @@ def main():
     parser.add_argument("--errors-from", nargs="+", default=[], metavar="JSON",
                         help="take the errors from these earlier outputs, the worst of them "
                         "(they do not depend on the backend), and measure only the times")
+    parser.add_argument("--leaf-sizes-from", nargs="+", default=[], metavar="TUNE.json",
+                        help="measure each error at the leaf size that each of these "
+                        "backends' leaf-size tunings (perf/tune_leaf_size.py) gives for the "
+                        "order, and keep the worst (default: the program's own leaf size)")
     parser.add_argument("--quiet", action="store_true", help="no progress line")
     args = parser.parse_args()
     if args.front:
@@ -139,6 +160,10 @@ def main():
         parser.error("--program and --out are required to measure")
 
     known_errors = read_errors(args.errors_from)
+    leaf_tables = []
+    for name in args.leaf_sizes_from:
+        with open(name) as f:
+            leaf_tables.append(json.load(f)["table"])
 
     thetas = [float(t) for t in args.thetas.split(",")]
     orders = {"float": parse_range(args.float_orders), "double": parse_range(args.double_orders)}
@@ -148,11 +173,11 @@ def main():
         if not args.quiet and sys.stderr.isatty():
             print(f"\raccuracy table {i + 1}/{len(work)}: {precision} order {order} "
                   f"theta {theta}   ", end="", file=sys.stderr, flush=True)
-        rows.append(measure(args, known_errors, precision, order, theta))
+        rows.append(measure(args, known_errors, leaf_tables, precision, order, theta))
         # Written after every row, so that an interrupted run keeps what it measured.
         with open(args.out, "w") as f:
             json.dump({"command": sys.argv, "n_error": args.n_error, "n_time": args.n_time,
-                       "rows": rows}, f, indent=1)
+                       "leaf_sizes_from": args.leaf_sizes_from, "rows": rows}, f, indent=1)
     if not args.quiet and sys.stderr.isatty():
         print(file=sys.stderr)
     if args.n_time > 0:

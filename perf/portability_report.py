@@ -4,15 +4,20 @@
 
     python3 perf/portability_report.py A.json B.json --out DIR
 
-writes DIR/report.md and beside it time_vs_n.png, stages.png, ceilings.png and speedup.png.
-Typically A is a CUDA build on a GPU machine and B an OpenMP build on a CPU. What a sweep did
-not measure is written "not measured", never estimated.
+writes DIR/report.md and beside it time_vs_n.png, stages.png, ceilings.png and speedup.png;
+with --leaf-tuning A-TUNE.json B-TUNE.json (perf/tune_leaf_size.py of the same builds) also
+leaf_size.png, the time against the leaf size per order. Typically A is a CUDA build on a GPU
+machine and B an OpenMP build on a CPU. What a sweep did not measure is written "not
+measured", never estimated.
 """
 
 import argparse
 import json
 import os
 import sys
+
+from sweep import short_count
+from tune_leaf_size import TUNE_FORMAT, leaf_times
 
 SWEEP_FORMAT = "kfmm-sweep"
 NOT_MEASURED = "not measured"
@@ -120,18 +125,66 @@ def read_direct_sum(direct, space, path):
     return rates
 
 
-def load_backend(name, path):
+class LeafTuning:
+    """One leaf-size tuning: per (precision, order) the time of each leaf size timed (the
+    geometric mean over the distributions, as the tuning chose by) and the fastest."""
+
+    def __init__(self, name, path, data):
+        self.name = name
+        self.n = require_number(data, ["tune", "n"], path)
+        self.distributions = require(data, ["tune", "distributions"], path)
+        self.kokkos = require(data, ["kokkos"], path)
+        self.space = require(self.kokkos, ["default_space"], f"{path}: kokkos")
+        self.gpus = require(data, ["machine"], path).get("gpus")
+        runs = require(data, ["runs"], path)
+        if not isinstance(runs, list):
+            raise SweepFileError(f"{path}: 'runs' is not a list")
+        for index, run in enumerate(runs):
+            where = f"{path}: run {index}"
+            for key in ("precision", "distribution", "ok"):
+                require(run, [key], where)
+            for key in ("order", "leaf_size"):
+                require_number(run, [key], where)
+            if run["ok"]:
+                require_number(run, ["report", "timing", "total_seconds"], where)
+        self.curves = {}
+        for precision, order in sorted({(r["precision"], r["order"]) for r in runs},
+                                       key=lambda key: (key[0] != "float", key[1])):
+            times = leaf_times(runs, precision, order, self.distributions)
+            if times:
+                self.curves[(precision, order)] = dict(sorted(times.items()))
+        if not self.curves:
+            raise SweepFileError(f"{path}: no leaf size with every distribution timed")
+
+    @property
+    def label(self):
+        """As Backend.label: 'A: Cuda (NVIDIA H200)' or 'B: OpenMP (concurrency 2)'."""
+        if self.kokkos.get("default_space_is_gpu") and self.gpus:
+            return f"{self.name}: {self.space} ({self.gpus[0]})"
+        return f"{self.name}: {self.space} (concurrency {self.kokkos.get('concurrency')})"
+
+
+def read_json(path, what, format_name, writer):
     try:
         with open(path, encoding="utf-8") as file:
-            sweep = json.load(file)
+            data = json.load(file)
     except OSError as error:
         raise SweepFileError(f"{path}: cannot be read: {error.strerror}")
     except ValueError as error:
         raise SweepFileError(f"{path}: not JSON: {error}")
-    if not isinstance(sweep, dict) or sweep.get("format") != SWEEP_FORMAT:
-        raise SweepFileError(f"{path}: not a kfmm sweep file (no \"format\": \"{SWEEP_FORMAT}\"; "
-                             f"perf/sweep.py writes them)")
-    return Backend(name, path, sweep)
+    if not isinstance(data, dict) or data.get("format") != format_name:
+        raise SweepFileError(f"{path}: not a kfmm {what} file (no \"format\": "
+                             f"\"{format_name}\"; {writer} writes them)")
+    return data
+
+
+def load_leaf_tuning(name, path):
+    return LeafTuning(name, path, read_json(path, "leaf-size tuning", TUNE_FORMAT,
+                                            "perf/tune_leaf_size.py"))
+
+
+def load_backend(name, path):
+    return Backend(name, path, read_json(path, "sweep", SWEEP_FORMAT, "perf/sweep.py"))
 
 
 # Quantities of one run.
@@ -293,6 +346,35 @@ def plot_speedup(pyplot, backends, out):
     return save(figure, out, "speedup.png")
 
 
+def plot_leaf_sizes(pyplot, tunings, out):
+    """Per tuning and precision, each order's time against the leaf size, relative to that
+    order's fastest (ringed), so that all orders share one axis."""
+    shown = [(t, p) for t in tunings for p in ("float", "double")
+             if any(key[0] == p for key in t.curves)]
+    figure, axes = figure_grid(pyplot, len(shown))
+    for ax, (tuning, precision) in zip(axes, shown):
+        orders = sorted(o for p, o in tuning.curves if p == precision)
+        colours = pyplot.get_cmap("viridis")
+        for index, order in enumerate(orders):
+            curve = tuning.curves[(precision, order)]
+            fastest = min(curve, key=curve.get)
+            colour = colours(index / max(1, len(orders) - 1))
+            ax.plot(list(curve), [t / curve[fastest] for t in curve.values()], marker="o",
+                    markersize=3, color=colour, label=f"order {order}")
+            ax.plot([fastest], [1.0], marker="o", markersize=8, markerfacecolor="none",
+                    color="black")
+        leaf_sizes = sorted({leaf for (p, _), curve in tuning.curves.items() if p == precision
+                             for leaf in curve})
+        ax.set(xscale="log", xlabel="leaf size", ylabel="time / the order's fastest",
+               title=f"{tuning.label}, {precision}, N={short_count(tuning.n)}")
+        ax.set_xticks(leaf_sizes)
+        ax.set_xticklabels([str(leaf) for leaf in leaf_sizes])
+        ax.minorticks_off()
+        ax.grid(True, which="both", alpha=0.3)
+        ax.legend(fontsize="x-small", ncol=2)
+    return save(figure, out, "leaf_size.png")
+
+
 def speedup(backends, panel, n):
     """How many times faster A is than B: B's total time over A's."""
     a, b = (run_of(backend, panel, n) for backend in backends)
@@ -398,7 +480,30 @@ def commands_section(backends):
     return lines
 
 
-def report_markdown(backends, images):
+def leaf_size_section(tunings, image_name):
+    lines = ["## Leaf size", ""]
+    if not tunings:
+        return lines + [f"Time against the leaf size: {NOT_MEASURED} (perf/tune_leaf_size.py "
+                        "on each build, then --leaf-tuning).", ""]
+    lines += ["The fastest leaf size per order, the backend's table for `Options::leaf_size` "
+              "= 0 (perf/tune_leaf_size.py): the time is the geometric mean over the "
+              "distributions, tree build included; beside it every leaf size timed, relative "
+              "to the fastest.", ""]
+    for tuning in tunings:
+        lines += [f"### {tuning.label}, N={short_count(tuning.n)} "
+                  f"({', '.join(tuning.distributions)})", "",
+                  "| precision | order | fastest leaf size | seconds | leaf size: relative time |",
+                  "| --- | --- | --- | --- | --- |"]
+        for (precision, order), curve in tuning.curves.items():
+            fastest = min(curve, key=curve.get)
+            relative = ", ".join(f"{leaf}: {t / curve[fastest]:.2f}" for leaf, t in curve.items())
+            lines.append(f"| {precision} | {order} | {fastest} | {curve[fastest]:.3g} "
+                         f"| {relative} |")
+        lines.append("")
+    return lines + image("time against leaf size", image_name)
+
+
+def report_markdown(backends, images, tunings):
     a, b = backends
     lines = [f"# kfmm portability report: {a.label} vs {b.label}", ""] + header_table(backends)
     lines += ["", "## Total time", "",
@@ -414,6 +519,7 @@ def report_markdown(backends, images):
     lines += ceiling_section(backends)
     lines += image("fraction of the ceiling", images["ceilings"])
     lines += ["## Speedup", ""] + image("speedup against N", images["speedup"])
+    lines += leaf_size_section(tunings, images.get("leaf_size"))
     lines += commands_section(backends)
     return "\n".join(lines)
 
@@ -442,6 +548,9 @@ def parse_arguments(argv):
     parser.add_argument("b", metavar="B.json", help="the second sweep (B)")
     parser.add_argument("--out", required=True, metavar="DIR",
                         help="folder for report.md and the PNGs (created if missing)")
+    parser.add_argument("--leaf-tuning", nargs=2, metavar=("A-TUNE.json", "B-TUNE.json"),
+                        help="the leaf-size tunings (perf/tune_leaf_size.py) of the builds of "
+                             "A and B, plotted as time against leaf size")
     return parser.parse_args(argv)
 
 
@@ -449,6 +558,8 @@ def main(argv):
     args = parse_arguments(argv)
     try:
         backends = (load_backend("A", args.a), load_backend("B", args.b))
+        tunings = [load_leaf_tuning(name, path)
+                   for name, path in zip("AB", args.leaf_tuning or [])]
     except SweepFileError as error:
         sys.stderr.write(f"portability_report.py: error: {error}\n")
         return 2
@@ -458,8 +569,10 @@ def main(argv):
               "stages": plot_stages(pyplot, backends, args.out),
               "ceilings": plot_ceilings(pyplot, backends, args.out),
               "speedup": plot_speedup(pyplot, backends, args.out)}
+    if tunings:
+        images["leaf_size"] = plot_leaf_sizes(pyplot, tunings, args.out)
     with open(os.path.join(args.out, "report.md"), "w", encoding="utf-8") as report:
-        report.write(report_markdown(backends, images) + "\n")
+        report.write(report_markdown(backends, images, tunings) + "\n")
     return 0
 
 

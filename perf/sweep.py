@@ -136,8 +136,9 @@ def machine_description():
 class Progress:
     """One line updated in place on a terminal, a line per step elsewhere, nothing if quiet."""
 
-    def __init__(self, quiet):
+    def __init__(self, quiet, name="sweep"):
         self.quiet = quiet
+        self.name = name
         self.in_place = sys.stderr.isatty()
         self.width = 0
 
@@ -155,7 +156,7 @@ class Progress:
     def report_failure(self, text):
         """Failures are printed even when quiet, on a line of their own."""
         self.end_line()
-        sys.stderr.write(f"sweep: {text}\n")
+        sys.stderr.write(f"{self.name}: {text}\n")
         sys.stderr.flush()
 
     def end_line(self):
@@ -176,11 +177,11 @@ def last_lines(text, count=3):
     return " | ".join(line for line in text.strip().splitlines()[-count:])
 
 
-def run_kfmm(program, distribution, precision, n, repeat, scratch):
-    """One kfmm run; returns the run's record: its command and its report or its failure."""
-    check = min(1000, n)
+def run_kfmm(program, distribution, precision, n, repeat, scratch, check=1000, options=()):
+    """One kfmm run, its error checked at min(check, n) particles, with further program
+    options; returns the run's record: its command and its report or its failure."""
     arguments = ["--n", str(n), "--distribution", distribution, "--precision", precision,
-                 "--repeat", str(repeat), "--check", str(check), "--quiet"]
+                 "--repeat", str(repeat), "--check", str(min(check, n)), *options, "--quiet"]
     report_path = os.path.join(scratch, "report.json")
     if os.path.exists(report_path):
         os.remove(report_path)
@@ -281,14 +282,21 @@ def sweep_header(args):
     }
 
 
-def write_json(path, data):
+def write_text(path, text):
     """Written under a temporary name and renamed, so that a failed write leaves no half file."""
     folder = os.path.dirname(os.path.abspath(path))
     with tempfile.NamedTemporaryFile("w", dir=folder, prefix=os.path.basename(path) + ".",
                                      suffix=".tmp", delete=False, encoding="utf-8") as out:
-        json.dump(data, out, indent=1)
-        out.write("\n")
+        out.write(text)
+    # A temporary file is private to its owner; the result gets the usual permissions.
+    umask = os.umask(0)
+    os.umask(umask)
+    os.chmod(out.name, 0o666 & ~umask)
     os.replace(out.name, path)
+
+
+def write_json(path, data):
+    write_text(path, json.dumps(data, indent=1) + "\n")
 
 
 def run_sweep(args):

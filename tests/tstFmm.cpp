@@ -342,9 +342,10 @@ TEMPLATE_LIST_TEST_CASE("solver rejects bad input in the caller's terms", "[fmm]
     CHECK_THROWS_WITH(evaluate(p.x, p.q, p.phi, p.field),
                       Equals("kfmm::evaluate: option 'theta' must be in (0, 1], got 1.5"));
     options = {};
-    options.leaf_size = 0;
+    options.leaf_size = -1;
     CHECK_THROWS_WITH(evaluate(p.x, p.q, p.phi, p.field),
-                      Equals("kfmm::evaluate: option 'leaf_size' must be >= 1, got 0"));
+                      Equals("kfmm::evaluate: option 'leaf_size' must be >= 1, or 0 for "
+                             "the backend's tuned one, got -1"));
     options = {};
     options.softening = -1;
     CHECK_THROWS_WITH(

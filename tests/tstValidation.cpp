@@ -59,8 +59,9 @@ TEST_CASE("solver options are rejected with the value as given", "[validation][o
   options.theta = -1e-7;
   check(options, "kfmm::evaluate: option 'theta' must be in (0, 1], got -1e-07");
   options = {};
-  options.leaf_size = 0;
-  check(options, "kfmm::evaluate: option 'leaf_size' must be >= 1, got 0");
+  options.leaf_size = -1;
+  check(options, "kfmm::evaluate: option 'leaf_size' must be >= 1, or 0 for the backend's "
+                 "tuned one, got -1");
   options = {};
   options.softening = -0.1;
   check(options, "kfmm::evaluate: option 'softening' must be finite and >= 0, got -0.1");

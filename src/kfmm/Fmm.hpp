@@ -200,7 +200,7 @@ private:
     detail::ScopedRegion region("kfmm::Fmm::build");
     std::string const where = caller.name;
     detail::validate(_options, where);
-    _options = detail::withTolerance<detail::Tuning<ExecutionSpace>, Real>(_options, where);
+    _options = detail::withTunedParameters<detail::Tuning<ExecutionSpace>, Real>(_options, where);
     Options const &options = _options;
     tree::detail::checkPositions(space, where, sources, targets ? "sources" : "positions");
     if (targets)
@@ -349,6 +349,8 @@ public:
 
   /// Times, counts and sizes of the build and of the last evaluation.
   Stats const &stats() const { return _stats; }
+  /// The options the solver runs with: the caller's, with the order and theta chosen for a
+  /// tolerance and the tuned leaf size filled in.
   Options const &options() const { return _options; }
   /// Number of particles (of sources, for a solver of sources and targets).
   std::size_t size() const { return _source_tree.numParticles(); }
@@ -475,6 +477,7 @@ private:
     bool const two = separateTargets();
     _stats.order = order();
     _stats.theta = _options.theta;
+    _stats.leaf_size = _options.leaf_size;
     _stats.depth = kfmm::detail::max(_source_tree.depth(), _target_tree.depth());
     _stats.cells = static_cast<std::size_t>(_source_tree.numCells()) +
                    (two ? static_cast<std::size_t>(_target_tree.numCells()) : 0);

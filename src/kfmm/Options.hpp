@@ -3,6 +3,7 @@
 #define KFMM_OPTIONS_HPP
 
 #include <kfmm/detail/AccuracyTable.hpp>
+#include <kfmm/detail/LeafSizeTable.hpp>
 #include <kfmm/detail/Validation.hpp>
 #include <kfmm/expansions/SphericalHarmonics.hpp>
 
@@ -76,8 +77,10 @@ struct Options
   double theta = 0.7;
   /// The acceptance rule; theta applies to Acceptance::theta only.
   Acceptance acceptance = Acceptance::theta;
-  /// A cell splits while it holds more than this many particles (and is above level 21).
-  int leaf_size = 64;
+  /// A cell splits while it holds more than this many particles (and is above level 21);
+  /// 0: the fastest measured on the backend for the order and precision (its tuning table,
+  /// docs/TUNING.md; Stats says what was used).
+  int leaf_size = 0;
   Method method = Method::fmm;
   /// The FMM's M2L variant; automatic takes the backend's tuned choice. The variants agree
   /// to rounding.
@@ -106,8 +109,9 @@ inline void validate(Options const &o, std::string const &where)
               formatNumber(o.order));
   require(o.theta > 0 && o.theta <= 1, where,
           "option 'theta' must be in (0, 1], got " + formatNumber(o.theta));
-  require(o.leaf_size >= 1, where,
-          "option 'leaf_size' must be >= 1, got " + formatNumber(o.leaf_size));
+  require(o.leaf_size >= 0, where,
+          "option 'leaf_size' must be >= 1, or 0 for the backend's tuned one, got " +
+              formatNumber(o.leaf_size));
   require(o.softening >= 0 && std::isfinite(o.softening), where,
           "option 'softening' must be finite and >= 0, got " + formatNumber(o.softening));
   require(o.tolerance >= 0 && std::isfinite(o.tolerance), where,
@@ -122,19 +126,24 @@ inline void validate(Options const &o, std::string const &where)
           "their defaults");
 }
 
-/// `options` with order and theta chosen for its tolerance from the accuracy table of a
-/// backend's `Tuning` in precision Real (detail/AccuracyTable.hpp), or as given without one.
+/// `options` with what it leaves to the backend filled in from the tuning data `Tuning` of
+/// precision Real: order and theta for its tolerance (detail/AccuracyTable.hpp), then the
+/// leaf size for that order where it is 0 (detail/LeafSizeTable.hpp).
 template <class Tuning, class Real>
-Options withTolerance(Options options, std::string const &where)
+Options withTunedParameters(Options options, std::string const &where)
 {
-  if (options.tolerance == 0)
-    return options;
   bool const single = std::is_same<Real, float>::value;
-  AccuracyRow const row =
-      single ? chooseAccuracyRow(Tuning::accuracy_float, options.tolerance, where, "float")
-             : chooseAccuracyRow(Tuning::accuracy_double, options.tolerance, where, "double");
-  options.order = row.order;
-  options.theta = row.theta;
+  if (options.tolerance > 0)
+  {
+    AccuracyRow const row =
+        single ? chooseAccuracyRow(Tuning::accuracy_float, options.tolerance, where, "float")
+               : chooseAccuracyRow(Tuning::accuracy_double, options.tolerance, where, "double");
+    options.order = row.order;
+    options.theta = row.theta;
+  }
+  if (options.leaf_size == 0)
+    options.leaf_size = single ? tunedLeafSize(Tuning::leaf_sizes_float, options.order)
+                               : tunedLeafSize(Tuning::leaf_sizes_double, options.order);
   return options;
 }
 

@@ -17,9 +17,10 @@ struct Stats
   /// fenced, so the times add up to the wall time of the call.
   std::vector<std::pair<std::string, double>> stage_seconds;
   /// The expansion order and theta the solver used: Options' own, or those it chose for
-  /// Options::tolerance.
+  /// Options::tolerance; and the leaf size: Options' own, or its backend's tuned one.
   int order = 0;
   double theta = 0;
+  int leaf_size = 0;
   /// Deepest level of the octree (the root is level 0).
   int depth = 0;
   std::size_t cells = 0;

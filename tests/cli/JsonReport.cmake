@@ -34,9 +34,15 @@ if(NOT program STREQUAL "kfmm" OR NOT n EQUAL 300 OR NOT repeat EQUAL 2 OR NOT c
    OR NOT acceptance STREQUAL "classic")
   kfmm_bad("configuration differs from the command line")
 endif()
-foreach(key method order theta leaf_size softening seed)
+foreach(key method order theta softening seed)
   kfmm_json(ignored configuration ${key})
 endforeach()
+# No --leaf-size: the backend's tuned one, which is a positive count.
+kfmm_json(leaf_size configuration leaf_size)
+kfmm_json(leaf_size_tuned configuration leaf_size_tuned)
+if(NOT leaf_size MATCHES "^[1-9][0-9]*$" OR NOT leaf_size_tuned STREQUAL "ON")
+  kfmm_bad("leaf_size ${leaf_size}, leaf_size_tuned ${leaf_size_tuned}: expected a tuned size")
+endif()
 
 kfmm_json(version kokkos version)
 kfmm_json(default_space kokkos default_space)

@@ -1,7 +1,9 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: BSD-3-Clause
 """Test of perf/portability_report.py: the report of two sweeps holds their numbers, its plots
-exist, a point one sweep lacks shows as "not measured", and unusable files fail clearly."""
+exist, a point one sweep lacks shows as "not measured", and unusable files fail clearly; with
+two leaf-size tunings it holds each one's fastest leaf size per order and their plot, and
+without them says that they were not measured."""
 
 import argparse
 import copy
@@ -28,9 +30,10 @@ def require_matplotlib():
              f"does; or configure with -DKFMM_PYTHON=<a python3 that has it>)")
 
 
-def run_report(scripts, a, b, out):
+def run_report(scripts, a, b, out, tunings=()):
+    leaf_tuning = ["--leaf-tuning", *tunings] if tunings else []
     return subprocess.run([sys.executable, os.path.join(scripts, "portability_report.py"),
-                           a, b, "--out", out], capture_output=True, text=True)
+                           a, b, "--out", out, *leaf_tuning], capture_output=True, text=True)
 
 
 def expected_row(n, a, b):
@@ -93,6 +96,34 @@ def check_bad_input(scripts, work, sweep, name, edit, message):
              f"{result.stderr}")
 
 
+def check_leaf_tuning(scripts, work, a, b, tune_a, tune_b):
+    """The report with both tunings: the plot, and per tuning a row per (precision, order)
+    whose fastest leaf size is the tuning's table's; a tuning file that is not one fails."""
+    out = os.path.join(work, "tuned")
+    result = run_report(scripts, a, b, out, (tune_a, tune_b))
+    if result.returncode != 0 or result.stderr:
+        fail(f"report with --leaf-tuning: exit status {result.returncode}: {result.stderr}")
+    with open(os.path.join(out, "report.md"), encoding="utf-8") as file:
+        report = file.read()
+    with open(os.path.join(out, "leaf_size.png"), "rb") as file:
+        if file.read(8) != PNG_SIGNATURE or "](leaf_size.png)" not in report:
+            fail("leaf_size.png is missing, not a PNG, or not linked")
+    for name, path in (("A", tune_a), ("B", tune_b)):
+        with open(path, encoding="utf-8") as file:
+            tuning = json.load(file)
+        if f"### {name}: OpenMP (concurrency " not in report:
+            fail(f"report.md lacks the section of tuning {name}")
+        for precision, rows in tuning["table"].items():
+            for row in rows:
+                start = f"| {precision} | {row['order']} | {row['leaf_size']} | "
+                if start not in report:
+                    fail(f"report.md lacks the row starting '{start}' of tuning {name}")
+    bad = write_json(work, "not_a_tuning.json", {"format": "kfmm-sweep"})
+    result = run_report(scripts, a, b, os.path.join(work, "bad"), (bad, tune_b))
+    if result.returncode != 2 or "not a kfmm leaf-size tuning file" not in result.stderr:
+        fail(f"a sweep given as a tuning: exit status {result.returncode}: {result.stderr}")
+
+
 def drop_total(sweep):
     del sweep["runs"][0]["report"]["timing"]["total_seconds"]
     return sweep
@@ -110,6 +141,8 @@ def main():
     parser.add_argument("--scripts", required=True, help="the folder of portability_report.py")
     parser.add_argument("--a", required=True, help="sweep A")
     parser.add_argument("--b", required=True, help="sweep B")
+    parser.add_argument("--tune-a", required=True, help="leaf-size tuning of A's build")
+    parser.add_argument("--tune-b", required=True, help="leaf-size tuning of B's build")
     parser.add_argument("--work", required=True, help="scratch folder (emptied first)")
     args = parser.parse_args()
     require_matplotlib()
@@ -123,7 +156,10 @@ def main():
     result = run_report(args.scripts, args.a, args.b, out)
     if result.returncode != 0 or result.stderr:
         fail(f"portability_report.py: exit status {result.returncode}: {result.stderr}")
-    check_report(out, sweep_a, sweep_b)
+    report = check_report(out, sweep_a, sweep_b)
+    if "Time against the leaf size: not measured" not in report:
+        fail("without --leaf-tuning the report does not say the leaf size was not measured")
+    check_leaf_tuning(args.scripts, args.work, args.a, args.b, args.tune_a, args.tune_b)
     check_missing_point(args.scripts, args.work, sweep_a, sweep_b)
     check_bad_input(args.scripts, args.work, sweep_a, "not_a_sweep.json",
                     lambda s: s["runs"][0]["report"], "not a kfmm sweep file")

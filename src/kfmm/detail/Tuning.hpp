@@ -6,9 +6,11 @@
 // same source on every backend; only these numbers differ. This portable default suits the
 // host spaces (a team is one thread that works on several targets at once so that the
 // compiler can vectorise across them); backends/<name>/include/kfmm/backend/ specialises
-// it for devices.
+// it for devices. The leaf-size tables (detail/LeafSizeTable.hpp) are written by
+// perf/tune_leaf_size.py into a header of their own, whose struct each Tuning derives from.
 
 #include <kfmm/detail/AccuracyTable.hpp>
+#include <kfmm/detail/HostLeafSizes.hpp>
 
 #include <Kokkos_Core.hpp>
 
@@ -18,7 +20,7 @@ namespace kfmm::detail
 {
 
 template <class ExecutionSpace>
-struct Tuning
+struct Tuning : HostLeafSizes
 {
   /// All-pairs direct sum: threads per team, targets each thread keeps in registers, and
   /// sources staged in team scratch per tile.
@@ -79,24 +81,24 @@ struct Tuning
   static constexpr std::size_t m2l_matrix_budget_bytes = std::size_t(1) << 30;
 
   /// The accuracy table of Options::tolerance (detail/AccuracyTable.hpp): the worst errors
-  /// measured at 2e4 and 5e4 particles (with the CUDA build), the front of the times of the
-  /// OpenMP build on 16 cores at 2e5 uniform particles (the H200 machine's host, g++ 13.3;
-  /// docs/ACCURACY.md).
+  /// measured at 2e4 and 5e4 particles (with the CUDA build) at leaf size 64 and at the leaf
+  /// sizes both backends' tables give, the front of the times of the OpenMP build on 16
+  /// cores at 2e5 uniform particles (the H200 machine's host, g++ 13.3; docs/ACCURACY.md).
   static constexpr AccuracyRow accuracy_float[] = {
-      {2, 0.7, 1.854e-02},
-      {3, 0.7, 4.028e-03},
-      {4, 0.7, 1.113e-03},
-      {5, 0.7, 4.669e-04},
-      {6, 0.7, 2.105e-04},
-      {7, 0.7, 1.020e-04},
-      {7, 0.6, 7.186e-05},
-      {8, 0.7, 5.018e-05},
+      {2, 0.7, 2.002e-02},
+      {3, 0.7, 5.035e-03},
+      {4, 0.7, 1.915e-03},
+      {5, 0.7, 8.192e-04},
+      {6, 0.7, 3.768e-04},
+      {5, 0.6, 3.694e-04},
+      {7, 0.7, 1.819e-04},
+      {6, 0.6, 1.591e-04},
+      {5, 0.5, 1.278e-04},
+      {7, 0.6, 7.228e-05},
       {6, 0.5, 4.595e-05},
       {8, 0.6, 3.498e-05},
-      {9, 0.7, 2.488e-05},
       {7, 0.5, 1.794e-05},
       {9, 0.6, 1.714e-05},
-      {10, 0.7, 1.230e-05},
       {8, 0.5, 7.417e-06},
       {9, 0.5, 3.169e-06},
       {10, 0.5, 1.385e-06},
@@ -104,27 +106,33 @@ struct Tuning
       {10, 0.4, 4.539e-07},
   };
   static constexpr AccuracyRow accuracy_double[] = {
-      {4, 0.7, 1.113e-03},
-      {5, 0.7, 4.669e-04},
-      {6, 0.7, 2.105e-04},
-      {7, 0.7, 1.020e-04},
-      {8, 0.7, 5.018e-05},
+      {4, 0.7, 1.485e-03},
+      {5, 0.7, 6.722e-04},
+      {6, 0.7, 3.274e-04},
+      {7, 0.7, 1.657e-04},
+      {6, 0.6, 1.534e-04},
+      {8, 0.7, 8.959e-05},
+      {7, 0.6, 7.368e-05},
       {6, 0.5, 4.595e-05},
-      {8, 0.6, 3.498e-05},
-      {9, 0.7, 2.488e-05},
+      {8, 0.6, 3.590e-05},
       {7, 0.5, 1.794e-05},
-      {9, 0.6, 1.713e-05},
-      {10, 0.7, 1.230e-05},
-      {11, 0.7, 6.129e-06},
-      {12, 0.7, 3.046e-06},
+      {9, 0.6, 1.745e-05},
+      {11, 0.7, 1.123e-05},
+      {8, 0.5, 7.415e-06},
+      {12, 0.7, 3.897e-06},
+      {9, 0.5, 3.163e-06},
       {10, 0.5, 1.373e-06},
-      {14, 0.7, 6.862e-07},
-      {15, 0.7, 3.264e-07},
-      {16, 0.7, 1.605e-07},
-      {17, 0.7, 8.351e-08},
-      {18, 0.7, 4.399e-08},
+      {14, 0.7, 1.022e-06},
+      {15, 0.7, 5.311e-07},
+      {14, 0.6, 4.815e-07},
+      {16, 0.7, 2.779e-07},
+      {12, 0.5, 2.645e-07},
+      {15, 0.6, 2.339e-07},
+      {17, 0.7, 1.467e-07},
+      {18, 0.7, 7.707e-08},
+      {14, 0.5, 5.179e-08},
       {15, 0.5, 2.307e-08},
-      {20, 0.7, 1.474e-08},
+      {20, 0.7, 2.246e-08},
       {19, 0.6, 1.252e-08},
       {14, 0.4, 1.176e-09},
       {15, 0.4, 4.262e-10},

@@ -5,6 +5,8 @@
 // Included by kfmm/detail/Tuning.hpp when Kokkos has CUDA: launch parameters for GPUs,
 // where a team is a thread block and each thread owns one target.
 
+#include <kfmm/backend/CudaLeafSizes.hpp>
+
 #include <Kokkos_Core.hpp>
 
 #include <cstddef>
@@ -16,7 +18,7 @@ template <class ExecutionSpace>
 struct Tuning;
 
 template <>
-struct Tuning<Kokkos::Cuda>
+struct Tuning<Kokkos::Cuda> : CudaLeafSizes
 {
   static constexpr int direct_team_size = 128;
   static constexpr int direct_targets_per_thread = 1;
@@ -72,18 +74,23 @@ struct Tuning<Kokkos::Cuda>
   static constexpr std::size_t m2l_matrix_budget_bytes = std::size_t(4) << 30;
 
   // The accuracy table of Options::tolerance (detail/AccuracyTable.hpp): the worst errors at
-  // 2e4 and 5e4 particles, the front of the times at 1e6 uniform particles on an H200
-  // (docs/ACCURACY.md).
+  // 2e4 and 5e4 particles, at leaf size 64 and at the leaf sizes both backends' tables give,
+  // the front of the times at 1e6 uniform particles on an H200 (docs/ACCURACY.md).
   static constexpr AccuracyRow accuracy_float[] = {
-      {3, 0.7, 4.028e-03},
-      {4, 0.7, 1.113e-03},
-      {5, 0.7, 4.669e-04},
-      {6, 0.7, 2.105e-04},
-      {7, 0.7, 1.020e-04},
-      {8, 0.7, 5.018e-05},
+      {3, 0.7, 5.035e-03},
+      {4, 0.7, 1.915e-03},
+      {5, 0.7, 8.192e-04},
+      {6, 0.7, 3.768e-04},
+      {5, 0.6, 3.694e-04},
+      {7, 0.7, 1.819e-04},
+      {6, 0.6, 1.591e-04},
+      {5, 0.5, 1.278e-04},
+      {8, 0.7, 8.959e-05},
       {6, 0.5, 4.595e-05},
-      {9, 0.7, 2.488e-05},
-      {10, 0.7, 1.230e-05},
+      {9, 0.7, 4.435e-05},
+      {8, 0.6, 3.498e-05},
+      {10, 0.7, 2.212e-05},
+      {9, 0.6, 1.714e-05},
       {6, 0.4, 9.017e-06},
       {8, 0.5, 7.417e-06},
       {9, 0.5, 3.169e-06},
@@ -93,26 +100,32 @@ struct Tuning<Kokkos::Cuda>
       {10, 0.4, 4.539e-07},
   };
   static constexpr AccuracyRow accuracy_double[] = {
-      {4, 0.7, 1.113e-03},
-      {6, 0.7, 2.105e-04},
-      {7, 0.7, 1.020e-04},
-      {8, 0.7, 5.018e-05},
-      {9, 0.7, 2.488e-05},
+      {4, 0.7, 1.485e-03},
+      {6, 0.7, 3.274e-04},
+      {7, 0.7, 1.657e-04},
+      {6, 0.6, 1.534e-04},
+      {8, 0.7, 8.959e-05},
+      {7, 0.6, 7.368e-05},
+      {9, 0.7, 4.435e-05},
+      {8, 0.6, 3.590e-05},
       {7, 0.5, 1.794e-05},
-      {9, 0.6, 1.713e-05},
-      {10, 0.7, 1.230e-05},
-      {11, 0.7, 6.129e-06},
-      {12, 0.7, 3.046e-06},
+      {9, 0.6, 1.745e-05},
+      {11, 0.7, 1.123e-05},
+      {8, 0.5, 7.415e-06},
+      {12, 0.7, 3.897e-06},
+      {9, 0.5, 3.163e-06},
       {7, 0.4, 2.544e-06},
-      {13, 0.7, 1.466e-06},
-      {14, 0.7, 6.862e-07},
-      {15, 0.7, 3.264e-07},
+      {13, 0.7, 1.980e-06},
+      {14, 0.7, 1.022e-06},
+      {8, 0.4, 7.693e-07},
+      {15, 0.7, 5.311e-07},
       {9, 0.4, 2.394e-07},
-      {16, 0.7, 1.605e-07},
-      {17, 0.7, 8.351e-08},
-      {18, 0.7, 4.399e-08},
-      {19, 0.7, 2.534e-08},
-      {20, 0.7, 1.474e-08},
+      {17, 0.7, 1.467e-07},
+      {18, 0.7, 7.707e-08},
+      {14, 0.5, 5.179e-08},
+      {19, 0.7, 4.148e-08},
+      {11, 0.4, 2.838e-08},
+      {20, 0.7, 2.246e-08},
       {12, 0.4, 9.812e-09},
       {13, 0.4, 3.311e-09},
       {14, 0.4, 1.176e-09},

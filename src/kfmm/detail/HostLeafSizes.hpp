@@ -1,0 +1,35 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Written by perf/tune_leaf_size.py; remake it with the command below, do not edit it.
+#ifndef KFMM_DETAIL_HOST_LEAF_SIZES_HPP
+#define KFMM_DETAIL_HOST_LEAF_SIZES_HPP
+
+// The fastest leaf size per order (detail/LeafSizeTable.hpp), measured on
+//   AMD EPYC (2 logical CPUs),
+//   Kokkos 3.4.1, default space OpenMP, OMP_PROC_BIND=spread OMP_PLACES=threads,
+//   2026-11-22, with
+//   python3 perf/tune_leaf_size.py --program build/openmp/apps/kfmm --out \
+//       build/tune/tune-openmp-2core.json --header src/kfmm/detail/HostLeafSizes.hpp --n 2e5 \
+//       --leaf-sizes 16,32,64,128,256,512,1024,2048 --repeat 1
+// at 2e5 particles (uniform, plummer; the geometric mean of their times),
+// theta 0.7, leaf sizes 16, 32, 64, 128, 256, 512, 1024, 2048.
+
+#include <kfmm/detail/LeafSizeTable.hpp>
+
+namespace kfmm::detail
+{
+
+struct HostLeafSizes
+{
+  static constexpr LeafSizeRow leaf_sizes_float[] = {
+      {2, 128}, {3, 256}, {4, 256}, {5, 256}, {6, 256}, {7, 256},
+      {8, 256}, {9, 256}, {10, 512},
+  };
+  static constexpr LeafSizeRow leaf_sizes_double[] = {
+      {4, 128}, {6, 128}, {8, 128}, {10, 256}, {12, 512}, {14, 1024},
+      {16, 1024}, {18, 1024}, {20, 1024},
+  };
+};
+
+} // namespace kfmm::detail
+
+#endif
