@@ -130,6 +130,8 @@ std::size_t defaultParticleCount()
 Configuration parseCommandLine(std::vector<std::string> const &arguments)
 {
   Configuration c;
+  // The report's stage table; --no-stage-times runs the stages unfenced.
+  c.options.time_stages = true;
   std::map<std::string, bool> given;
   // Options with a value, each with what it does with it.
   std::map<std::string, std::function<void(std::string const &, std::string const &)>> const
@@ -249,11 +251,14 @@ Configuration parseCommandLine(std::vector<std::string> const &arguments)
       option.resize(equals);
       has_value = true;
     }
-    if (option == "--help" || option == "--quiet")
+    if (option == "--help" || option == "--quiet" || option == "--no-stage-times")
     {
       if (has_value)
         throw UsageError("option '" + option + "' takes no value");
-      (option == "--help" ? c.help : c.quiet) = true;
+      if (option == "--no-stage-times")
+        c.options.time_stages = false;
+      else
+        (option == "--help" ? c.help : c.quiet) = true;
       continue;
     }
     auto const handler = valued.find(option);
@@ -354,6 +359,8 @@ std::string helpText()
          "                       particles (or targets); 0 turns the comparison off (1000)\n"
          "  --repeat R           R more runs after the first; the report gives their median\n"
          "                       times (0)\n"
+         "  --no-stage-times     run the solver's stages back to back, unfenced: the report\n"
+         "                       gives the total time only\n"
          "Output:\n"
          "  --output FILE        write x,y,z,q,phi,gx,gy,gz of every particle (or target) to\n"
          "                       FILE: .csv text or .kfmm binary\n"

@@ -239,7 +239,10 @@ void printReport(std::FILE *out, Report const &r)
                  megabytes(r.stats.m2l_matrix_bytes), r.stats.m2l_per_pair_interactions);
 
   double const staged = r.stats.totalSeconds();
-  std::fprintf(out, "  %-22s %12s %7s\n", "stage", "seconds", "share");
+  if (c.options.time_stages)
+    std::fprintf(out, "  %-22s %12s %7s\n", "stage", "seconds", "share");
+  else
+    std::fprintf(out, "  stages        not timed (--no-stage-times)\n");
   for (auto const &[name, seconds] : r.stats.stage_seconds)
     std::fprintf(out, "    %-20s %12.6f %6.1f%%\n", name.c_str(), seconds,
                  staged > 0 ? 100 * seconds / staged : 0.0);
@@ -335,6 +338,7 @@ std::string jsonReport(Report const &r)
   j.number("softening", c.options.softening);
   j.integer("check", c.check);
   j.integer("repeat", static_cast<std::uint64_t>(c.repeat));
+  j.boolean("stage_times", c.options.time_stages);
   if (c.output.empty())
     j.null("output");
   else

@@ -12,7 +12,7 @@ template <class Real>
 Stats solve(Space const &space, Options const &options, Particles<Real> const &particles,
             Positions const &targets, Results<Real> const &results)
 {
-  // kfmm::evaluate fences every stage, so the results are complete when it returns.
+  // kfmm::evaluate returns when its kernels have ended, so the results are complete.
   if (targets.data() == particles.positions.data())
     return kfmm::evaluate(space, particles.positions, particles.charges, results.potential,
                           results.field, options);

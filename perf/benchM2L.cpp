@@ -50,6 +50,7 @@ void run(std::size_t n, int order, kfmm::M2LVariant variant, Settings const &s)
   options.theta = s.theta;
   options.leaf_size = s.leaf_size;
   options.m2l_variant = variant;
+  options.time_stages = true;
   std::printf("%-8s %-4s p=%-2d %-8s ", ExecutionSpace::name(), sizeof(Real) == 4 ? "fp32" : "fp64",
               order, kfmm::m2lVariantName(variant));
   try

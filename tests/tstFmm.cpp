@@ -17,6 +17,7 @@
 #include <cmath>
 #include <limits>
 #include <string>
+#include <vector>
 
 #include "TestParticles.hpp"
 #include "TestTypes.hpp"
@@ -224,6 +225,7 @@ TEMPLATE_LIST_TEST_CASE("a tree built once evaluates like fresh solvers", "[fmm]
   kfmm::Options options;
   options.order = 6;
   options.leaf_size = 16;
+  options.time_stages = true;
   kfmm::Fmm<Real, Memory> fmm(space, a.x, options);
   Kokkos::View<Real *, Memory> phi_a("kfmm::test::phi_a", n), phi_b("kfmm::test::phi_b", n);
   Kokkos::View<Real *[3], Memory> field_a("kfmm::test::field_a", n),
@@ -240,6 +242,51 @@ TEMPLATE_LIST_TEST_CASE("a tree built once evaluates like fresh solvers", "[fmm]
   CHECK(kfmm::relativeL2Error(onHost(field_b), onHost(b.field)) == 0);
   CHECK(fmm.stats().seconds("P2P") > 0);
   CHECK(fmm.stats().leaves > 1);
+}
+
+TEMPLATE_LIST_TEST_CASE("stage timing is opt-in and changes no result", "[fmm][timing]",
+                        kfmm::test::Configs)
+{
+  using Real = typename TestType::real_type;
+  using Memory = typename TestType::memory_space;
+  typename TestType::execution_space space;
+  std::size_t const n = 3000;
+  Particles<TestType> p(n);
+  kfmm::generate(space, kfmm::Distribution::plummer, 21, p.x, p.q);
+  kfmm::Options options;
+  options.method = GENERATE(kfmm::Method::fmm, kfmm::Method::treecode);
+  // Without the check the evaluation need not wait for its kernels at all.
+  options.check_results = GENERATE(true, false);
+  CAPTURE(kfmm::methodName(options.method), options.check_results);
+
+  kfmm::Fmm<Real, Memory> untimed(space, p.x, options);
+  untimed.evaluate(space, p.q, p.phi, p.field);
+  CHECK(untimed.stats().stage_seconds.empty());
+
+  options.time_stages = true;
+  kfmm::Fmm<Real, Memory> timed(space, p.x, options);
+  Kokkos::View<Real *, Memory> phi("kfmm::test::phi_timed", n);
+  Kokkos::View<Real *[3], Memory> field("kfmm::test::field_timed", n);
+  timed.evaluate(space, p.q, phi, field);
+  std::vector<std::string> stages;
+  for (auto const &stage : timed.stats().stage_seconds)
+    stages.push_back(stage.first);
+  std::vector<std::string> expected{"tree", "lists"};
+  if (timed.stats().m2l_variant == "grouped")
+    expected.push_back("M2L matrices");
+  expected.insert(expected.end(), {"setup", "sort charges", "P2M", "M2M"});
+  if (options.method == kfmm::Method::fmm)
+    expected.insert(expected.end(), {"M2L", "L2L", "L2P"});
+  else
+    expected.push_back("M2P");
+  expected.insert(expected.end(), {"P2P", "unsort results"});
+  if (options.check_results)
+    expected.push_back("check results");
+  CHECK(stages == expected);
+  CHECK(timed.stats().totalSeconds() > 0);
+  // The same kernels in the same order on one instance: equal to the last bit.
+  CHECK(kfmm::relativeL2Error(onHost(p.phi), onHost(phi)) == 0);
+  CHECK(kfmm::relativeL2Error(onHost(p.field), onHost(field)) == 0);
 }
 
 TEMPLATE_LIST_TEST_CASE("tiny and degenerate inputs give finite, accurate answers", "[fmm][edge]",

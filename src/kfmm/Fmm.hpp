@@ -11,8 +11,8 @@
 //     -> M2L (fmm: grouped or per pair) or M2P (treecode) -> L2L (levels, top down)
 //     -> L2P (leaves) -> P2P (leaf pairs) -> caller's order
 // Every stage is a Kokkos team kernel in which one team writes one target (cell or leaf), or
-// one block of targets (the grouped M2L), so no atomics are needed; every stage is fenced and
-// timed into Stats and is a Kokkos Tools region.
+// one block of targets (the grouped M2L), so no atomics are needed; every stage is a Kokkos
+// Tools region, and with Options::time_stages it is fenced and timed into Stats.
 //
 // Everything between the sorting and the unsorting computes in units (detail/UnitFrame.hpp):
 // positions relative to the bounding cube in units of its side, charges in units of the
@@ -206,57 +206,48 @@ private:
     if (targets)
       tree::detail::checkPositions(space, where, *targets, "targets");
 
-    Kokkos::Timer timer;
-    if (targets)
-    {
-      // Both trees on one cube, so that their cells lie on one grid (the lists' rule and
-      // the M2L's translation classes compare cells of the two).
-      tree::Cube const cube = tree::boundingCube(space, sources, *targets);
-      _source_tree = tree::detail::buildOctreeOfValidInput(space, sources, cube, options.leaf_size);
-      _target_tree = tree::detail::buildOctreeOfValidInput(space, *targets, cube, options.leaf_size);
-    }
-    else
-      _source_tree = tree::detail::buildOctreeOfValidInput(space, sources, options.leaf_size);
-    _frame = detail::unitFrame(_source_tree.cube);
-    tree::moveToFrame(space, _source_tree, _frame);
-    if (targets)
-      tree::moveToFrame(space, _target_tree, _frame);
-    else
-      _target_tree = _source_tree;
-    space.fence();
-    _build_stages.emplace_back("tree", timer.seconds());
-
-    timer.reset();
-    _lists = tree::buildInteractionLists(space, _target_tree, _source_tree, options.theta,
-                                         options.method, options.acceptance);
-    space.fence();
-    _build_stages.emplace_back("lists", timer.seconds());
-
+    stage(space, "tree", _build_stages, [&] {
+      if (targets)
+      {
+        // Both trees on one cube, so that their cells lie on one grid (the lists' rule and
+        // the M2L's translation classes compare cells of the two).
+        tree::Cube const cube = tree::boundingCube(space, sources, *targets);
+        _source_tree =
+            tree::detail::buildOctreeOfValidInput(space, sources, cube, options.leaf_size);
+        _target_tree =
+            tree::detail::buildOctreeOfValidInput(space, *targets, cube, options.leaf_size);
+      }
+      else
+        _source_tree = tree::detail::buildOctreeOfValidInput(space, sources, options.leaf_size);
+      _frame = detail::unitFrame(_source_tree.cube);
+      tree::moveToFrame(space, _source_tree, _frame);
+      if (targets)
+        tree::moveToFrame(space, _target_tree, _frame);
+      else
+        _target_tree = _source_tree;
+    });
+    stage(space, "lists", _build_stages, [&] {
+      _lists = tree::buildInteractionLists(space, _target_tree, _source_tree, options.theta,
+                                           options.method, options.acceptance);
+    });
     if (options.method == Method::fmm && chooseGroupedM2L<ExecutionSpace>())
-    {
-      timer.reset();
-      prepareGroupedM2L(space, where);
-      space.fence();
-      _build_stages.emplace_back("M2L matrices", timer.seconds());
-    }
-
-    timer.reset();
-    allocate(space);
-    detail::sortPositions(space, _source_tree.permutation, sources, _frame, _x);
-    _stats.unresolved_pairs =
-        detail::countUnresolvedPairs<Real>(space, _source_tree.permutation, sources, _frame);
-    if (targets)
-    {
-      detail::sortPositions(space, _target_tree.permutation, *targets, _frame, _target_x);
-      _stats.unresolved_pairs +=
-          detail::countUnresolvedPairs<Real>(space, _target_tree.permutation, *targets, _frame);
-    }
-    else
-      _target_x = _x;
-    _stats.precision_limited =
-        detail::precisionLimited(_stats.unresolved_pairs, size() + (targets ? numTargets() : 0));
-    space.fence();
-    _build_stages.emplace_back("setup", timer.seconds());
+      stage(space, "M2L matrices", _build_stages, [&] { prepareGroupedM2L(space, where); });
+    stage(space, "setup", _build_stages, [&] {
+      allocate(space);
+      detail::sortPositions(space, _source_tree.permutation, sources, _frame, _x);
+      _stats.unresolved_pairs =
+          detail::countUnresolvedPairs<Real>(space, _source_tree.permutation, sources, _frame);
+      if (targets)
+      {
+        detail::sortPositions(space, _target_tree.permutation, *targets, _frame, _target_x);
+        _stats.unresolved_pairs +=
+            detail::countUnresolvedPairs<Real>(space, _target_tree.permutation, *targets, _frame);
+      }
+      else
+        _target_x = _x;
+      _stats.precision_limited = detail::precisionLimited(
+          _stats.unresolved_pairs, size() + (targets ? numTargets() : 0));
+    });
     countWork(space);
     _stats.stage_seconds = _build_stages;
   }
@@ -310,31 +301,31 @@ public:
     if (size() == 0 || allAtOnePoint())
       // No sources, or every pair is at distance zero and contributes nothing: no O(N^2)
       // near field of the one leaf that holds them all.
-      stage(space, size() == 0 ? "no sources" : "all at one point", [&] {
+      stage(space, size() == 0 ? "no sources" : "all at one point", _stats.stage_seconds, [&] {
         Kokkos::deep_copy(space, potential, 0);
         Kokkos::deep_copy(space, field, 0);
       });
     else
     {
-      stage(space, "sort charges", [&] {
+      stage(space, "sort charges", _stats.stage_seconds, [&] {
         detail::sortCharges(space, _source_tree.permutation, charges,
                             detail::PowerOfTwo<double>::of(-charge_exponent), _q);
         // The stages add to the sorted results.
         Kokkos::deep_copy(space, _phi, Real(0));
         Kokkos::deep_copy(space, _field, Real(0));
       });
-      stage(space, "P2M", [&] { upwardP2M(space); });
-      stage(space, "M2M", [&] { upwardM2M(space); });
+      stage(space, "P2M", _stats.stage_seconds, [&] { upwardP2M(space); });
+      stage(space, "M2M", _stats.stage_seconds, [&] { upwardM2M(space); });
       if (_options.method == Method::fmm)
       {
-        stage(space, "M2L", [&] { farFieldM2L(space); });
-        stage(space, "L2L", [&] { downwardL2L(space); });
-        stage(space, "L2P", [&] { downwardL2P(space); });
+        stage(space, "M2L", _stats.stage_seconds, [&] { farFieldM2L(space); });
+        stage(space, "L2L", _stats.stage_seconds, [&] { downwardL2L(space); });
+        stage(space, "L2P", _stats.stage_seconds, [&] { downwardL2P(space); });
       }
       else
-        stage(space, "M2P", [&] { farFieldM2P(space); });
-      stage(space, "P2P", [&] { nearField(space); });
-      stage(space, "unsort results", [&] {
+        stage(space, "M2P", _stats.stage_seconds, [&] { farFieldM2P(space); });
+      stage(space, "P2P", _stats.stage_seconds, [&] { nearField(space); });
+      stage(space, "unsort results", _stats.stage_seconds, [&] {
         detail::unsortResults(space, _target_tree.permutation, _phi, _field,
                               detail::ResultScale<Real>::of(_frame, charge_exponent), potential,
                               field);
@@ -342,7 +333,7 @@ public:
     }
     if (_options.check_results)
     {
-      stage(space, "check results", [&] { checkResults(space, potential, field); });
+      stage(space, "check results", _stats.stage_seconds, [&] { checkResults(space, potential, field); });
       _stats.results_checked = true;
     }
   }
@@ -374,15 +365,19 @@ private:
                   "memory_space: Fmm<Real, ExecutionSpace::memory_space>");
   }
 
-  /// Runs one stage inside a profiling region, fenced, and records its time.
+  /// Runs one stage inside a profiling region; with Options::time_stages fenced, its time
+  /// added to `record`.
   template <class ExecutionSpace, class Work>
-  void stage(ExecutionSpace const &space, std::string const &name, Work &&work)
+  void stage(ExecutionSpace const &space, std::string const &name,
+             std::vector<std::pair<std::string, double>> &record, Work &&work)
   {
     detail::ScopedRegion region("kfmm::Fmm::" + name);
     Kokkos::Timer timer;
     work();
+    if (!_options.time_stages)
+      return;
     space.fence();
-    _stats.stage_seconds.emplace_back(name, timer.seconds());
+    record.emplace_back(name, timer.seconds());
   }
 
   /// Whether all particles are at one point (the cube's extent is zero).
@@ -721,6 +716,8 @@ Stats evaluateOnce(ExecutionSpace const &space, Positions const &positions,
   Fmm<typename Potential::value_type, typename ExecutionSpace::memory_space> fmm(
       caller, space, positions, options);
   fmm.evaluate(caller, space, charges, potential, field);
+  // The solver's memory is released on return: its kernels must have ended.
+  space.fence();
   return fmm.stats();
 }
 
@@ -736,6 +733,8 @@ Stats evaluateAtTargets(ExecutionSpace const &space, Sources const &sources,
   Fmm<typename Potential::value_type, typename ExecutionSpace::memory_space> fmm(
       caller, space, sources, targets, options);
   fmm.evaluate(caller, space, charges, potential, field);
+  // The solver's memory is released on return: its kernels must have ended.
+  space.fence();
   return fmm.stats();
 }
 

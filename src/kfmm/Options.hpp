@@ -93,6 +93,13 @@ struct Options
   /// reduction) and throw kfmm::Exception naming the first bad particle. Turn off only where
   /// that pass matters more than a wrong answer going unnoticed.
   bool check_results = true;
+  /// Fence after every stage of the build and of the evaluation and record its time in
+  /// Stats::stage_seconds (the program turns this on). Off, the stages run back to back on
+  /// the caller's execution-space instance and only what must reach the host waits for the
+  /// device: the sizes of the build, the charges' range and the results' check; with
+  /// check_results off an evaluation may return before its kernels end, as Kokkos kernels
+  /// do (fence the instance, or deep_copy the results, before reading them on the host).
+  bool time_stages = false;
 };
 
 /// The largest expansion order kfmm supports.

@@ -13,8 +13,9 @@ namespace kfmm
 /// What one tree build and evaluation did and how long each stage took.
 struct Stats
 {
-  /// Seconds per stage, in pipeline order ("tree", "lists", "P2M", "M2M", ...). Each stage is
-  /// fenced, so the times add up to the wall time of the call.
+  /// Seconds per stage, in pipeline order ("tree", "lists", "P2M", "M2M", ...), with
+  /// Options::time_stages (empty without): each stage is fenced then, so the times add up to
+  /// the wall time of the call.
   std::vector<std::pair<std::string, double>> stage_seconds;
   /// The expansion order and theta the solver used: Options' own, or those it chose for
   /// Options::tolerance; and the leaf size: Options' own, or its backend's tuned one.
