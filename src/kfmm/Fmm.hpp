@@ -349,8 +349,11 @@ public:
   std::size_t numTargets() const { return _target_tree.numParticles(); }
 
 private:
+  /// The solver's team kernels. Dynamic scheduling: on the host a thread takes the next team
+  /// when it is done, since teams (cells, blocks of the grouped M2L, leaves) differ in work by
+  /// their lists' lengths; GPUs schedule blocks so anyway and ignore it.
   template <class ExecutionSpace>
-  using Policy = Kokkos::TeamPolicy<ExecutionSpace>;
+  using Policy = Kokkos::TeamPolicy<ExecutionSpace, Kokkos::Schedule<Kokkos::Dynamic>>;
   using Coefficients = detail::CoefficientArray<Real, MemorySpace>;
 
   template <class ExecutionSpace>
