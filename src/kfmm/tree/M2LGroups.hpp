@@ -349,9 +349,21 @@ M2LGroups<MemorySpace> groupM2L(ExecutionSpace const &space,
   groups.block_rows = block_rows;
   groups.num_blocks = (num_rows + block_rows - 1) / block_rows;
 
+  // The work arrays of the grouping, all in one allocation (a device allocation and its
+  // release cost tens of microseconds each, and the release synchronises): per entry its
+  // sort key, chunk number (one more), target, class key and place in the sorted order.
+  std::size_t const n = static_cast<std::size_t>(size);
+  Kokkos::View<std::uint64_t *, MemorySpace> work(alloc("work"), 2 * n + 1 + (3 * n + 1) / 2);
+  Kokkos::View<std::uint64_t *, MemorySpace> sort_keys(work.data(), n);
+  Kokkos::View<std::int64_t *, MemorySpace> chunk_of(
+      reinterpret_cast<std::int64_t *>(work.data() + n), n + 1);
+  auto *const ints = reinterpret_cast<int *>(work.data() + 2 * n + 1);
+  Kokkos::View<int *, MemorySpace> entry_targets(ints, n);
+  Kokkos::View<int *, MemorySpace> entry_keys(ints + n, n);
+  Kokkos::View<std::uint32_t *, MemorySpace> order(reinterpret_cast<std::uint32_t *>(ints + 2 * n),
+                                                   n);
+
   // The class key of every entry, and how many entries each dense key has.
-  Kokkos::View<int *, MemorySpace> entry_targets(alloc("entry_targets"), size);
-  Kokkos::View<int *, MemorySpace> entry_keys(alloc("entry_keys"), size);
   Kokkos::View<int *, MemorySpace> key_index(
       Kokkos::view_alloc(space, "kfmm::m2l_groups::key_index"), Bounds::count + 1);
   detail::ClassOfPair<MemorySpace> const class_of{target_tree.centre, target_tree.level,
@@ -380,8 +392,6 @@ M2LGroups<MemorySpace> groupM2L(ExecutionSpace const &space,
   int const key_bits = class_bits + detail::bitsFor(groups.num_blocks);
   kfmm::detail::require(key_bits <= 64 && size <= std::int64_t(0xffffffffLL),
                         "kfmm::tree::groupM2L", "the M2L list is too large to group");
-  Kokkos::View<std::uint64_t *, MemorySpace> sort_keys(alloc("sort_keys"), size);
-  Kokkos::View<std::uint32_t *, MemorySpace> order(alloc("order"), size);
   Kokkos::parallel_for(
       "kfmm::m2l_groups::sort_keys", Kokkos::RangePolicy<ExecutionSpace>(space, 0, size),
       detail::EntrySortKeys<MemorySpace>{entry_keys, key_index, entry_targets, sort_keys, order,
@@ -394,7 +404,6 @@ M2LGroups<MemorySpace> groupM2L(ExecutionSpace const &space,
   groups.classes = Kokkos::View<int *, MemorySpace>(alloc("classes"), size);
   std::uint64_t const slot_mask = (std::uint64_t(1) << class_bits) - 1;
   // A chunk starts where the (block, class) key changes.
-  Kokkos::View<std::int64_t *, MemorySpace> chunk_of(alloc("chunk_of"), size + 1);
   std::int64_t per_pair = 0;
   Kokkos::parallel_reduce(
       "kfmm::m2l_groups::gather", Kokkos::RangePolicy<ExecutionSpace>(space, 0, size),
