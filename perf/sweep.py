@@ -262,15 +262,24 @@ def run_direct_sum(program, sizes, repeat, default_is_gpu):
     return {"measured": True, "command": command, "results": results}
 
 
-def sweep_header(args):
+def run_header(file_format, version, program):
+    """What every file of measurements starts with: its format, when and where it was made
+    (the machine without its host name, the environment that changes how Kokkos runs) and
+    the program measured."""
     return {
-        "format": SWEEP_FORMAT,
-        "format_version": SWEEP_FORMAT_VERSION,
+        "format": file_format,
+        "format_version": version,
         "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
         "machine": machine_description(),
         "environment": {name: os.environ[name] for name in RECORDED_ENVIRONMENT
                         if name in os.environ},
-        "program": args.program,
+        "program": program,
+    }
+
+
+def sweep_header(args):
+    return {
+        **run_header(SWEEP_FORMAT, SWEEP_FORMAT_VERSION, args.program),
         "sweep": {"n": args.n, "distributions": args.distributions,
                   "precisions": args.precisions, "repeat": args.repeat,
                   "direct_max_n": args.direct_max_n},

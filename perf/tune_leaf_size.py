@@ -19,7 +19,6 @@ the table is also written as the C++ header the backend's tuning includes (docs/
 """
 
 import argparse
-import datetime
 import math
 import os
 import re
@@ -27,9 +26,8 @@ import shlex
 import sys
 import tempfile
 
-from sweep import (DISTRIBUTIONS, PRECISIONS, RECORDED_ENVIRONMENT, Progress, choice_list,
-                   machine_description, parse_count, run_kfmm, short_count,
-                   write_json, write_text)
+from sweep import (DISTRIBUTIONS, PRECISIONS, Progress, choice_list, parse_count, run_header,
+                   run_kfmm, short_count, write_json, write_text)
 
 TUNE_FORMAT = "kfmm-leaf-size-tuning"
 TUNE_FORMAT_VERSION = 1
@@ -153,13 +151,7 @@ def next_leaf_size(leaf_sizes, times, tried, start, exhaustive):
 
 def tune_header(args, argv):
     return {
-        "format": TUNE_FORMAT,
-        "format_version": TUNE_FORMAT_VERSION,
-        "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
-        "machine": machine_description(),
-        "environment": {name: os.environ[name] for name in RECORDED_ENVIRONMENT
-                        if name in os.environ},
-        "program": args.program,
+        **run_header(TUNE_FORMAT, TUNE_FORMAT_VERSION, args.program),
         "command": shlex.join(["python3", "perf/tune_leaf_size.py"] + argv),
         "tune": {"n": args.n, "distributions": args.distributions,
                  "precisions": args.precisions,
