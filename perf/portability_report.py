@@ -48,6 +48,15 @@ def require_number(data, path, where):
     return value
 
 
+def backend_label(name, kokkos, gpus):
+    """'A: Cuda (NVIDIA H200)' or 'B: OpenMP (concurrency 2)': a build's name in legends and
+    headings, from its Kokkos configuration and the machine's GPUs."""
+    space = kokkos.get("default_space")
+    if kokkos.get("default_space_is_gpu") and gpus:
+        return f"{name}: {space} ({gpus[0]})"
+    return f"{name}: {space} (concurrency {kokkos.get('concurrency')})"
+
+
 class Backend:
     """One sweep: where and how it ran, its successful runs, its failures, its ceilings."""
 
@@ -75,11 +84,7 @@ class Backend:
 
     @property
     def label(self):
-        """'A: Cuda (NVIDIA H200)' or 'B: OpenMP (concurrency 2)': the legend's name."""
-        gpus = self.machine.get("gpus")
-        if self.kokkos.get("default_space_is_gpu") and gpus:
-            return f"{self.name}: {self.space} ({gpus[0]})"
-        return f"{self.name}: {self.space} (concurrency {self.kokkos.get('concurrency')})"
+        return backend_label(self.name, self.kokkos, self.machine.get("gpus"))
 
     def direct_ceiling(self, precision):
         """The direct sum's rate at its largest measured N: (N, interactions/s), or None."""
@@ -134,7 +139,7 @@ class LeafTuning:
         self.n = require_number(data, ["tune", "n"], path)
         self.distributions = require(data, ["tune", "distributions"], path)
         self.kokkos = require(data, ["kokkos"], path)
-        self.space = require(self.kokkos, ["default_space"], f"{path}: kokkos")
+        require(self.kokkos, ["default_space"], f"{path}: kokkos")  # the label's
         self.gpus = require(data, ["machine"], path).get("gpus")
         runs = require(data, ["runs"], path)
         if not isinstance(runs, list):
@@ -158,10 +163,7 @@ class LeafTuning:
 
     @property
     def label(self):
-        """As Backend.label: 'A: Cuda (NVIDIA H200)' or 'B: OpenMP (concurrency 2)'."""
-        if self.kokkos.get("default_space_is_gpu") and self.gpus:
-            return f"{self.name}: {self.space} ({self.gpus[0]})"
-        return f"{self.name}: {self.space} (concurrency {self.kokkos.get('concurrency')})"
+        return backend_label(self.name, self.kokkos, self.gpus)
 
 
 def read_json(path, what, format_name, writer):
