@@ -191,7 +191,7 @@ Configuration parseCommandLine(std::vector<std::string> const &arguments)
            [&](auto const &o, auto const &v) {
              c.options.m2l_variant = parseChoice<M2LVariant>(
                  o, v, {{"auto", M2LVariant::automatic}, {"per-pair", M2LVariant::per_pair},
-                        {"grouped", M2LVariant::grouped}});
+                        {"grouped", M2LVariant::grouped}, {"rotation", M2LVariant::rotation}});
            }},
           {"--precision",
            [&](auto const &o, auto const &v) {
@@ -350,7 +350,7 @@ std::string helpText()
          "  --leaf-size L        a cell with more than L particles is split, L >= 1 (the\n"
          "                       backend's tuned size for the order and precision)\n"
          "  --m2l V              FMM translations: auto (the backend's tuned choice) |\n"
-         "                       per-pair | grouped (auto)\n"
+         "                       per-pair | grouped | rotation (auto)\n"
          "  --precision P        float | double: of the charges, results and computation;\n"
          "                       positions are held in double (float)\n"
          "  --softening EPS      Plummer softening length, finite and >= 0 (0)\n"

@@ -1,12 +1,16 @@
 // SPDX-License-Identifier: BSD-3-Clause
-// M2L throughput of each variant (per-pair and grouped), by order and precision, on every
-// execution space this Kokkos has: the solver is built once on N uniform particles, then
-// evaluated `repeat` times after a warm-up; the line gives the median of the solver's fenced
-// M2L stage, the translations per second, and the dense-equivalent rate 2 n^2 flops per
+// M2L throughput of each variant (per-pair, grouped and rotation), by order and precision, on
+// every execution space this Kokkos has: the solver is built once on N uniform particles,
+// then evaluated `repeat` times after a warm-up; the line gives the median of the solver's
+// fenced M2L stage, the translations per second, the dense-equivalent rate 2 n^2 flops per
 // translation (n = (p+1)(p+2) reals per expansion, the work of the grouped variant's matrix
-// product). A variant the backend cannot run at an order says why.
+// product) and the rate of the variant's own operation count (expansions::flops). A variant
+// the backend cannot run at an order says why.
 //
-//   kfmm_bench_m2l [--n N] [--orders P[,P...]] [--theta T] [--leaf-size L] [--repeat R]
+//   kfmm_bench_m2l [--n N] [--host-n N] [--orders P[,P...]] [--host-orders P[,P...]]
+//                  [--theta T] [--leaf-size L] [--repeat R]
+// --n and --orders set both spaces' (defaults: 1e6 and 2..16 on a device, 1e5 and 2..12 on
+// the host); --host-n and --host-orders, given after them, the host's alone.
 #include <kfmm/Exception.hpp>
 #include <kfmm/Fmm.hpp>
 #include <kfmm/io/Generators.hpp>
@@ -67,10 +71,15 @@ void run(std::size_t n, int order, kfmm::M2LVariant variant, Settings const &s)
     double const m2l = kfmm::bench::median(seconds);
     double const reals = static_cast<double>((order + 1) * (order + 2));
     double const translations = static_cast<double>(stats.m2l_interactions);
-    std::printf("M2L %.4e s  %.3e translations/s  %7.1f GFLOP/s dense-equivalent  %zu classes, "
-                "matrices %.1f MiB, %zu pairs outside them\n",
+    double const own = variant == kfmm::M2LVariant::rotation
+                           ? double(kfmm::expansions::flops::m2lRotated(order))
+                           : double(kfmm::expansions::flops::m2l(order));
+    std::printf("M2L %.4e s  %.3e translations/s  %7.1f GFLOP/s dense-equivalent  %7.1f "
+                "GFLOP/s own  %zu classes or directions, operators %.1f MiB, %zu pairs "
+                "outside them\n",
                 m2l, translations / m2l, 2 * reals * reals * translations / m2l / 1e9,
-                stats.m2l_classes, static_cast<double>(stats.m2l_matrix_bytes) / (1 << 20),
+                own * translations / m2l / 1e9, stats.m2l_classes,
+                static_cast<double>(stats.m2l_matrix_bytes) / (1 << 20),
                 stats.m2l_per_pair_interactions);
   }
   catch (kfmm::Exception const &e)
@@ -86,7 +95,8 @@ void runSpace(std::size_t n, std::vector<int> const &orders, Settings const &s)
   std::printf("# %s, N = %zu uniform, theta %g, leaf size %d, median of %d\n",
               ExecutionSpace::name(), n, s.theta, s.leaf_size, s.repeat);
   for (int order : orders)
-    for (auto variant : {kfmm::M2LVariant::per_pair, kfmm::M2LVariant::grouped})
+    for (auto variant :
+         {kfmm::M2LVariant::per_pair, kfmm::M2LVariant::grouped, kfmm::M2LVariant::rotation})
     {
       run<ExecutionSpace, float>(n, order, variant, s);
       run<ExecutionSpace, double>(n, order, variant, s);
@@ -107,8 +117,12 @@ int main(int argc, char *argv[])
     std::string const arg = argv[i];
     if (arg == "--n" && i + 1 < argc)
       s.device_n = s.host_n = static_cast<std::size_t>(std::stod(argv[++i]));
+    else if (arg == "--host-n" && i + 1 < argc)
+      s.host_n = static_cast<std::size_t>(std::stod(argv[++i]));
     else if (arg == "--orders" && i + 1 < argc)
       s.device_orders = s.host_orders = orders(argv[++i]);
+    else if (arg == "--host-orders" && i + 1 < argc)
+      s.host_orders = orders(argv[++i]);
     else if (arg == "--theta" && i + 1 < argc)
       s.theta = std::atof(argv[++i]);
     else if (arg == "--leaf-size" && i + 1 < argc)
@@ -118,8 +132,8 @@ int main(int argc, char *argv[])
     else
     {
       std::fprintf(stderr,
-                   "usage: %s [--n N] [--orders P[,P...]] [--theta T] [--leaf-size L] "
-                   "[--repeat R]\n",
+                   "usage: %s [--n N] [--host-n N] [--orders P[,P...]] [--host-orders "
+                   "P[,P...]] [--theta T] [--leaf-size L] [--repeat R]\n",
                    argv[0]);
       return 2;
     }

@@ -142,7 +142,8 @@ TEMPLATE_LIST_TEST_CASE("every M2L variant reaches the required accuracy", "[fmm
                         kfmm::test::Configs)
 {
   using Real = typename TestType::real_type;
-  auto const variant = GENERATE(kfmm::M2LVariant::per_pair, kfmm::M2LVariant::grouped);
+  auto const variant = GENERATE(kfmm::M2LVariant::per_pair, kfmm::M2LVariant::grouped,
+                                kfmm::M2LVariant::rotation);
   auto const distribution = GENERATE(kfmm::Distribution::uniform, kfmm::Distribution::plummer);
   kfmm::Options options;
   options.m2l_variant = variant;
@@ -160,7 +161,7 @@ TEMPLATE_LIST_TEST_CASE("every M2L variant reaches the required accuracy", "[fmm
   CHECK(errors.field <= required);
 }
 
-TEMPLATE_LIST_TEST_CASE("grouped and per-pair M2L agree to rounding", "[fmm][m2l]",
+TEMPLATE_LIST_TEST_CASE("grouped, rotation and per-pair M2L agree to rounding", "[fmm][m2l]",
                         kfmm::test::Configs)
 {
   using Real = typename TestType::real_type;
@@ -181,8 +182,11 @@ TEMPLATE_LIST_TEST_CASE("grouped and per-pair M2L agree to rounding", "[fmm][m2l
   };
   Kokkos::View<Real *, Memory> phi_grouped("kfmm::test::phi_grouped", n);
   Kokkos::View<Real *[3], Memory> field_grouped("kfmm::test::field_grouped", n);
+  Kokkos::View<Real *, Memory> phi_rotation("kfmm::test::phi_rotation", n);
+  Kokkos::View<Real *[3], Memory> field_rotation("kfmm::test::field_rotation", n);
   auto const per_pair = solve(kfmm::M2LVariant::per_pair, p.phi, p.field);
   auto const grouped = solve(kfmm::M2LVariant::grouped, phi_grouped, field_grouped);
+  auto const rotation = solve(kfmm::M2LVariant::rotation, phi_rotation, field_rotation);
   CHECK(per_pair.m2l_variant == "per-pair");
   CHECK(per_pair.m2l_classes == 0);
   CHECK(grouped.m2l_variant == "grouped");
@@ -197,16 +201,35 @@ TEMPLATE_LIST_TEST_CASE("grouped and per-pair M2L agree to rounding", "[fmm][m2l
   CHECK(kfmm::relativeL2Error(onHost(phi_grouped), onHost(p.phi)) <= rounding);
   CHECK(kfmm::relativeL2Error(onHost(field_grouped), onHost(p.field)) <= rounding);
 
+  // The rotation M2L: one table per direction of the list (pairs beyond the tables' bound
+  // translated with (T2)).
+  CHECK(rotation.m2l_variant == "rotation");
+  CHECK(rotation.m2l_classes > 0);
+  CHECK(rotation.m2l_classes < rotation.m2l_interactions);
+  CHECK(rotation.m2l_matrix_bytes >= rotation.m2l_classes *
+                                          kfmm::expansions::rotationTableSize(options.order) *
+                                          sizeof(Real));
+  CHECK(rotation.m2l_interactions == per_pair.m2l_interactions);
+  CAPTURE(rotation.m2l_classes, rotation.m2l_per_pair_interactions);
+  CHECK(rotation.m2l_per_pair_interactions <= rotation.m2l_interactions);
+  CHECK(rotation.flops < per_pair.flops);
+  CHECK(kfmm::relativeL2Error(onHost(phi_rotation), onHost(p.phi)) <= rounding);
+  CHECK(kfmm::relativeL2Error(onHost(field_rotation), onHost(p.field)) <= rounding);
+
   // The automatic choice follows the backend's tuning data (on a few particles: high orders).
   auto const few = Kokkos::subview(p.x, Kokkos::make_pair(0, 500), Kokkos::ALL);
-  for (int order : {kfmm::detail::Tuning<Space>::m2l_grouped_max_order,
-                    kfmm::detail::Tuning<Space>::m2l_grouped_max_order + 1})
+  using Tune = kfmm::detail::Tuning<Space>;
+  for (int order : {Tune::m2l_grouped_max_order, Tune::m2l_grouped_max_order + 1,
+                    Tune::m2l_rotation_min_order - 1, Tune::m2l_rotation_min_order})
   {
     options.order = order;
     options.m2l_variant = kfmm::M2LVariant::automatic;
     kfmm::Fmm<Real, Memory> fmm(space, few, options);
-    CHECK(fmm.stats().m2l_variant ==
-          (order <= kfmm::detail::Tuning<Space>::m2l_grouped_max_order ? "grouped" : "per-pair"));
+    char const *expected = order >= Tune::m2l_rotation_min_order   ? "rotation"
+                           : order <= Tune::m2l_grouped_max_order ? "grouped"
+                                                                  : "per-pair";
+    CAPTURE(order);
+    CHECK(fmm.stats().m2l_variant == expected);
   }
 }
 

@@ -8,7 +8,8 @@
 //
 // One evaluation (docs/ARCHITECTURE.md):
 //   charges -> sorted order -> P2M (leaves) -> M2M (levels, bottom up)
-//     -> M2L (fmm: grouped or per pair) or M2P (treecode) -> L2L (levels, top down)
+//     -> M2L (fmm: grouped, by rotation or per pair) or M2P (treecode)
+//     -> L2L (levels, top down)
 //     -> L2P (leaves) -> P2P (leaf pairs) -> caller's order
 // Every stage is a Kokkos team kernel in which one team writes one target (cell or leaf), or
 // one block of targets (the grouped M2L), so no atomics are needed; every stage is a Kokkos
@@ -33,8 +34,10 @@
 #include <kfmm/kernels/FarField.hpp>
 #include <kfmm/kernels/GroupedM2L.hpp>
 #include <kfmm/kernels/M2LMatrices.hpp>
+#include <kfmm/kernels/M2LRotations.hpp>
 #include <kfmm/kernels/P2P.hpp>
 #include <kfmm/kernels/Permutation.hpp>
+#include <kfmm/kernels/RotationM2L.hpp>
 #include <kfmm/kernels/Upward.hpp>
 #include <kfmm/kernels/detail/TargetBlock.hpp>
 #include <kfmm/tree/InteractionLists.hpp>
@@ -230,8 +233,14 @@ private:
       _lists = tree::buildInteractionLists(space, _target_tree, _source_tree, options.theta,
                                            options.method, options.acceptance);
     });
-    if (options.method == Method::fmm && chooseGroupedM2L<ExecutionSpace>())
-      stage(space, "M2L matrices", _build_stages, [&] { prepareGroupedM2L(space, where); });
+    if (options.method == Method::fmm)
+    {
+      M2LVariant const variant = chooseM2LVariant<ExecutionSpace>();
+      if (variant == M2LVariant::grouped)
+        stage(space, "M2L matrices", _build_stages, [&] { prepareGroupedM2L(space, where); });
+      else if (variant == M2LVariant::rotation)
+        stage(space, "M2L rotations", _build_stages, [&] { prepareRotationM2L(space); });
+    }
     stage(space, "setup", _build_stages, [&] {
       allocate(space);
       detail::sortPositions(space, _source_tree.permutation, sources, _frame, _x);
@@ -487,12 +496,18 @@ private:
                                   : 0;
     _stats.m2l_interactions = _options.method == Method::fmm ? _lists.m2l.size : 0;
     if (_options.method == Method::fmm)
-      _stats.m2l_variant = m2lVariantName(_grouped_m2l ? M2LVariant::grouped : M2LVariant::per_pair);
-    if (_grouped_m2l)
+      _stats.m2l_variant = m2lVariantName(_m2l_variant);
+    if (_m2l_variant == M2LVariant::grouped)
     {
       _stats.m2l_classes = static_cast<std::size_t>(_m2l_groups.num_classes);
       _stats.m2l_matrix_bytes = detail::bytesOf(_m2l_matrices);
       _stats.m2l_per_pair_interactions = static_cast<std::size_t>(_m2l_groups.per_pair_entries);
+    }
+    if (_m2l_variant == M2LVariant::rotation)
+    {
+      _stats.m2l_classes = static_cast<std::size_t>(_m2l_rotations.num_directions);
+      _stats.m2l_matrix_bytes = _m2l_rotations.bytes();
+      _stats.m2l_per_pair_interactions = static_cast<std::size_t>(_m2l_rotations.per_pair_entries);
     }
     _stats.m2p_interactions = _options.method == Method::treecode && _target_tree.numLeaves() > 0
                                   ? pairsOfLeafRows(_lists.m2p, false)
@@ -505,7 +520,7 @@ private:
     _stats.flops = detail::flops_per_interaction * double(_stats.p2p_interactions) +
                    sources * double(expansions::flops::p2m(p)) +
                    source_cells * double(expansions::flops::m2m(p)) +
-                   double(_stats.m2l_interactions) * double(expansions::flops::m2l(p)) +
+                   m2lFlops() +
                    double(_stats.m2p_interactions) * double(expansions::flops::m2p(p));
     if (_options.method == Method::fmm)
       _stats.flops += target_cells * double(expansions::flops::l2l(p)) +
@@ -520,7 +535,8 @@ private:
                    (two ? treeBytes(_target_tree) + detail::bytesOf(_target_x) : 0) +
                    detail::bytesOf(_lists.m2l.offsets, _lists.m2l.sources, _lists.m2p.offsets,
                                    _lists.m2p.sources, _lists.p2p.offsets, _lists.p2p.sources) +
-                   _m2l_groups.bytes() + _stats.m2l_matrix_bytes;
+                   (_m2l_variant == M2LVariant::grouped ? _m2l_groups.bytes() : 0) +
+                   _stats.m2l_matrix_bytes;
   }
 
   /// A team policy for the expansion operators over `teams` cells, with `scratch` bytes.
@@ -559,14 +575,33 @@ private:
     }
   }
 
-  /// Whether the M2L runs grouped: as asked, or the backend's choice for the order.
+  /// The M2L variant to prepare: as asked, or the backend's choice for the order.
   template <class ExecutionSpace>
-  bool chooseGroupedM2L() const
+  M2LVariant chooseM2LVariant() const
   {
-    auto const variant = _options.m2l_variant;
-    return variant == M2LVariant::grouped ||
-           (variant == M2LVariant::automatic &&
-            order() <= detail::Tuning<ExecutionSpace>::m2l_grouped_max_order);
+    if (_options.m2l_variant != M2LVariant::automatic)
+      return _options.m2l_variant;
+    return detail::automaticM2LVariant<detail::Tuning<ExecutionSpace>>(order());
+  }
+
+  /// Estimated flops of the M2L: the pairs of each operator times its cost.
+  double m2lFlops() const
+  {
+    double const pairs = static_cast<double>(_stats.m2l_interactions);
+    if (_m2l_variant != M2LVariant::rotation)
+      return pairs * double(expansions::flops::m2l(order()));
+    double const per_pair = static_cast<double>(_stats.m2l_per_pair_interactions);
+    return (pairs - per_pair) * double(expansions::flops::m2lRotated(order())) +
+           per_pair * double(expansions::flops::m2l(order()));
+  }
+
+  /// Computes the rotation tables of the M2L list's directions (kernels/M2LRotations.hpp).
+  template <class ExecutionSpace>
+  void prepareRotationM2L(ExecutionSpace const &space)
+  {
+    _m2l_rotations = detail::buildM2LRotations<Real>(space, _target_tree, _source_tree,
+                                                     _lists.m2l, order());
+    _m2l_variant = M2LVariant::rotation;
   }
 
   /// Groups the M2L list and computes the class matrices (tree/M2LGroups.hpp,
@@ -603,13 +638,13 @@ private:
     _m2l_groups = groups;
     _m2l_matrices = detail::buildM2LMatrices<Real>(space, _m2l_groups, order(),
                                                    Tune::expansionTeamSize(order()));
-    _grouped_m2l = true;
+    _m2l_variant = M2LVariant::grouped;
   }
 
   template <class ExecutionSpace>
   void farFieldM2L(ExecutionSpace const &space)
   {
-    if (_grouped_m2l)
+    if (_m2l_variant == M2LVariant::grouped)
     {
       detail::GroupedM2LKernel<ExecutionSpace, Real> const kernel(
           targetCells(), sourceCells(), _m2l_groups, _m2l_matrices, _multipoles, _locals,
@@ -620,6 +655,17 @@ private:
                                  detail::Tuning<ExecutionSpace>::m2lGroupedTeamSize(order()))
               .set_scratch_size(0, Kokkos::PerTeam(kernel.scratchBytes())),
           kernel);
+      return;
+    }
+    if (_m2l_variant == M2LVariant::rotation)
+    {
+      using Kernel = detail::RotationM2LKernel<ExecutionSpace, Real, decltype(_lists.m2l.offsets),
+                                               decltype(_lists.m2l.sources)>;
+      Kokkos::parallel_for(
+          "kfmm::Fmm::M2L_rotation",
+          expansionPolicy(space, _lists.m2l.numRows(), Kernel::scratchBytes(order())),
+          Kernel{targetCells(), sourceCells(), _lists.m2l.offsets, _lists.m2l.sources,
+                 _m2l_rotations, _multipoles, _locals, order()});
       return;
     }
     using Kernel = detail::M2LKernel<ExecutionSpace, Real, decltype(_lists.m2l.offsets),
@@ -699,9 +745,11 @@ private:
   Kokkos::View<Real *[3], MemorySpace> _field; ///< field, sorted order
   Coefficients _multipoles;
   Coefficients _locals; ///< fmm only
-  bool _grouped_m2l = false;
+  /// The M2L variant prepared (per_pair until a grouped or rotation one is).
+  M2LVariant _m2l_variant = M2LVariant::per_pair;
   tree::M2LGroups<MemorySpace> _m2l_groups;                  ///< grouped M2L only
   detail::M2LMatrixArray<Real, MemorySpace> _m2l_matrices; ///< grouped M2L only
+  detail::M2LRotations<Real, MemorySpace> _m2l_rotations;  ///< rotation M2L only
   std::vector<std::pair<std::string, double>> _build_stages;
   Stats _stats;
 };

@@ -28,9 +28,11 @@ enum class M2LVariant
 {
   automatic, ///< the backend's measured choice for the order (its tuning data)
   per_pair,  ///< each pair's operator built and applied on the fly, O(p^4) per pair
-  grouped    ///< pairs grouped by relative position, one precomputed matrix per group,
+  grouped,   ///< pairs grouped by relative position, one precomputed matrix per group,
              ///< applied as team matrix products (register-tiled, or Kokkos Kernels'
              ///< team GEMM where a backend's tuning chooses it)
+  rotation   ///< rotation to the pair's axis, coaxial translation, rotation back, O(p^3)
+             ///< per pair, with rotations precomputed per direction
 };
 
 inline char const *m2lVariantName(M2LVariant v)
@@ -39,6 +41,7 @@ inline char const *m2lVariantName(M2LVariant v)
   {
   case M2LVariant::per_pair: return "per-pair";
   case M2LVariant::grouped: return "grouped";
+  case M2LVariant::rotation: return "rotation";
   default: return "automatic";
   }
 }
@@ -131,6 +134,17 @@ inline void validate(Options const &o, std::string const &where)
           where,
           "option 'tolerance' chooses 'order' and 'theta': leave them, and 'acceptance', at "
           "their defaults");
+}
+
+/// The backend's measured choice of M2L variant at order p (its tuning data `Tuning`): the
+/// rotation M2L from order m2l_rotation_min_order, below it the grouped M2L up to order
+/// m2l_grouped_max_order, the per-pair M2L between them.
+template <class Tuning>
+constexpr M2LVariant automaticM2LVariant(int p)
+{
+  return p >= Tuning::m2l_rotation_min_order ? M2LVariant::rotation
+         : p <= Tuning::m2l_grouped_max_order ? M2LVariant::grouped
+                                              : M2LVariant::per_pair;
 }
 
 /// `options` with what it leaves to the backend filled in from the tuning data `Tuning` of

@@ -31,9 +31,11 @@ struct Stats
   /// Cell-cell translations (fmm) and cell-particle evaluations (treecode) of the far field.
   std::size_t m2l_interactions = 0;
   std::size_t m2p_interactions = 0;
-  /// The M2L variant that ran ("per-pair" or "grouped"; empty for the treecode), and for the
-  /// grouped one: its translation classes (one matrix each), the bytes of those matrices,
-  /// and the M2L pairs outside every class, translated one at a time.
+  /// The M2L variant that ran ("per-pair", "grouped" or "rotation"; empty for the treecode),
+  /// and for the grouped one: its translation classes (one matrix each), the bytes of those
+  /// matrices, and the M2L pairs outside every class, translated one at a time; for the
+  /// rotation one: its directions (one set of rotation tables each), the tables' bytes, and
+  /// the pairs without a direction's tables, translated with the per-pair operator.
   std::string m2l_variant;
   std::size_t m2l_classes = 0;
   std::size_t m2l_matrix_bytes = 0;

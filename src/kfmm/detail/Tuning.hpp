@@ -77,6 +77,7 @@ struct Tuning : HostLeafSizes
   static constexpr int m2l_column_tile = 4;
   static constexpr std::size_t m2l_matrix_scratch_bytes = 0;
   static constexpr int m2l_grouped_max_order = 12;
+  static constexpr int m2l_rotation_min_order = 13;
   static constexpr int m2l_min_class_fraction = 4;
   static constexpr std::size_t m2l_matrix_budget_bytes = std::size_t(1) << 30;
 

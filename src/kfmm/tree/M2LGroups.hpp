@@ -32,6 +32,7 @@
 #include <kfmm/detail/ScopedRegion.hpp>
 #include <kfmm/detail/Validation.hpp>
 #include <kfmm/tree/InteractionLists.hpp>
+#include <kfmm/tree/LatticeOffset.hpp>
 #include <kfmm/tree/Octree.hpp>
 #include <kfmm/tree/RadixSort.hpp>
 
@@ -137,28 +138,18 @@ namespace detail
 template <class MemorySpace>
 struct ClassOfPair
 {
-  Kokkos::View<double *[3], MemorySpace> target_centre;
-  Kokkos::View<int *, MemorySpace> target_level;
-  Kokkos::View<double *[3], MemorySpace> source_centre;
-  Kokkos::View<int *, MemorySpace> source_level;
-  double side;
+  LatticeOffset<MemorySpace> offset_of;
 
   KOKKOS_INLINE_FUNCTION int operator()(int t, int s) const
   {
+    int delta, o[3];
+    if (!offset_of(t, s, TranslationClassBounds::max_offset, delta, o))
+      return -1;
     int mirror = 0;
-    int const delta = target_level(t) - source_level(s);
-    int const finer = delta >= 0 ? target_level(t) : source_level(s);
-    // Offsets are exact odd-multiple differences; rounding removes the bits lost to the
-    // bounding cube's origin.
-    double const inv_unit = static_cast<double>(2ULL << finer) / side;
-    int o[3];
     for (int d = 0; d < 3; ++d)
     {
-      double const x = (target_centre(t, d) - source_centre(s, d)) * inv_unit;
-      if ((x < 0 ? -x : x) > double(TranslationClassBounds::max_offset) + 0.5)
-        return -1;
-      o[d] = static_cast<int>((x < 0 ? -x : x) + 0.5);
-      mirror |= x < 0 ? 1 << d : 0;
+      mirror |= o[d] < 0 ? 1 << d : 0;
+      o[d] = o[d] < 0 ? -o[d] : o[d];
     }
     int const key = TranslationClassBounds::key(delta, o[0], o[1], o[2]);
     return key < 0 ? -1 : key * 8 + mirror;
@@ -192,25 +183,25 @@ struct ClassifyEntries
   }
 };
 
-/// key_index(k) = the number of classes (keys of min_class_entries entries or more) below k.
+/// key_index(k) = the number of keys below k (of `count` dense keys) that have at least
+/// `min_entries` entries: the dense numbering of the keys used (a scan over count + 1).
 template <class MemorySpace>
-struct NumberClasses
+struct NumberUsedKeys
 {
-  using Bounds = TranslationClassBounds;
-
   Kokkos::View<int *, MemorySpace> key_index;
-  int min_class_entries;
+  int count;
+  int min_entries;
 
   KOKKOS_INLINE_FUNCTION void operator()(int k, int &running, bool final) const
   {
-    int const used = k < Bounds::count && key_index(k) >= min_class_entries ? 1 : 0;
+    int const used = k < count && key_index(k) >= min_entries ? 1 : 0;
     if (final)
       key_index(k) = running;
     running += used;
   }
 };
 
-/// class_keys(class of k) = k for a dense key k that is a class.
+/// class_keys(class of k) = k for a dense key k that is used (NumberUsedKeys).
 template <class MemorySpace>
 struct ClassKeys
 {
@@ -366,9 +357,9 @@ M2LGroups<MemorySpace> groupM2L(ExecutionSpace const &space,
   // The class key of every entry, and how many entries each dense key has.
   Kokkos::View<int *, MemorySpace> key_index(
       Kokkos::view_alloc(space, "kfmm::m2l_groups::key_index"), Bounds::count + 1);
-  detail::ClassOfPair<MemorySpace> const class_of{target_tree.centre, target_tree.level,
-                                                  source_tree.centre, source_tree.level,
-                                                  target_tree.cube.side};
+  detail::ClassOfPair<MemorySpace> const class_of{{target_tree.centre, target_tree.level,
+                                                   source_tree.centre, source_tree.level,
+                                                   target_tree.cube.side}};
   auto const offsets = m2l.offsets;
   auto const list_sources = m2l.sources;
   Kokkos::parallel_for(
@@ -379,7 +370,7 @@ M2LGroups<MemorySpace> groupM2L(ExecutionSpace const &space,
   Kokkos::parallel_scan(
       "kfmm::m2l_groups::number_classes",
       Kokkos::RangePolicy<ExecutionSpace>(space, 0, Bounds::count + 1),
-      detail::NumberClasses<MemorySpace>{key_index, min_class_entries});
+      detail::NumberUsedKeys<MemorySpace>{key_index, Bounds::count, min_class_entries});
   Kokkos::deep_copy(groups.num_classes, Kokkos::subview(key_index, Bounds::count));
   int const num_classes = groups.num_classes;
   groups.class_keys = Kokkos::View<int *, MemorySpace>(alloc("class_keys"), num_classes);
