@@ -23,7 +23,8 @@ SWEEP_FORMAT = "kfmm-sweep"
 NOT_MEASURED = "not measured"
 # The stages drawn as their own part of a stacked bar, in pipeline order; the rest of the
 # solver's stages (setup, sorting, checks, M2P of the treecode) are summed as "others".
-BAR_STAGES = ("tree", "lists", "M2L matrices", "P2M", "M2M", "M2L", "L2L", "L2P", "P2P")
+BAR_STAGES = ("tree", "lists", "M2L matrices", "M2L rotations", "P2M", "M2M", "M2L", "L2L", "L2P",
+              "P2P")
 
 
 class SweepFileError(Exception):

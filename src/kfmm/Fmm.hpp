@@ -606,7 +606,7 @@ private:
 
   /// Groups the M2L list and computes the class matrices (tree/M2LGroups.hpp,
   /// kernels/M2LMatrices.hpp). An automatic choice whose matrices would exceed the backend's
-  /// budget, or whose kernel would not fit its team scratch, falls back to the per-pair M2L;
+  /// budget, or whose kernel would not fit its team scratch, takes the rotation M2L instead;
   /// an explicit request throws, its message naming the entry point `where`.
   template <class ExecutionSpace>
   void prepareGroupedM2L(ExecutionSpace const &space, std::string const &where)
@@ -617,7 +617,8 @@ private:
       detail::require(_options.m2l_variant != M2LVariant::grouped, where,
                       "the grouped M2L at order " + detail::formatNumber(order()) +
                           " does not fit this backend's team scratch; lower 'order' or choose "
-                          "m2l_variant per_pair or automatic");
+                          "m2l_variant rotation or automatic");
+      prepareRotationM2L(space);
       return;
     }
     int const min_class_entries =
@@ -632,7 +633,8 @@ private:
                           " MiB of translation matrices, more than this backend's budget of " +
                           detail::formatNumber(Tune::m2l_matrix_budget_bytes >> 20) +
                           " MiB; lower 'order', raise 'theta' or choose m2l_variant "
-                          "per_pair or automatic");
+                          "rotation or automatic");
+      prepareRotationM2L(space);
       return;
     }
     _m2l_groups = groups;

@@ -60,14 +60,18 @@ struct Tuning : HostLeafSizes
   /// which copies a class matrix to team scratch when it takes at most
   /// m2l_matrix_scratch_bytes. It is the automatic choice up to order m2l_grouped_max_order
   /// while its class matrices (n^2 reals per class, n = (p+1)(p+2)) take at most
-  /// m2l_matrix_budget_bytes; above, the per-pair M2L runs. A class gets a matrix when it
+  /// m2l_matrix_budget_bytes (beyond, the rotation M2L runs); from m2l_rotation_min_order
+  /// the rotation M2L is (Options.hpp, automaticM2LVariant). A class gets a matrix when it
   /// has at least n / m2l_min_class_fraction pairs (building its matrix costs n
   /// translations); the pairs of rarer classes are translated one at a time.
   /// The product's register tile is m2l_row_tile rows by m2l_column_tile columns.
   /// On the 2-core host (perf/RESULTS.md) the grouped M2L beat the per-pair one by 1.31-1.57x
   /// at p 4-12; a one-column tile (the GPU's) was 1.04-1.25x slower than Kokkos Kernels'
   /// blocked team GEMM, and the 8 x 4 tile, which keeps eight independent vector
-  /// accumulators, is 1.2-1.9x faster than it at p 8 (kfmm_bench_m2l).
+  /// accumulators, is 1.2-1.9x faster than it at p 8 (kfmm_bench_m2l). The rotation M2L,
+  /// whose sums do not vectorise, was 1.1-1.6x slower than the grouped one at p 4-14 there
+  /// (3e4 uniform particles, theta 0.5) and level with it at p 16 in double (1.91 against
+  /// 1.92 s), where its O(p^3) begins to win.
   static constexpr int m2l_block_rows = 64;
   static constexpr int m2lGroupedTeamSize(int /*p*/) { return 1; }
   static constexpr std::size_t m2l_scratch_bytes = 256 * 1024;
@@ -76,8 +80,8 @@ struct Tuning : HostLeafSizes
   static constexpr int m2l_row_tile = 8;
   static constexpr int m2l_column_tile = 4;
   static constexpr std::size_t m2l_matrix_scratch_bytes = 0;
-  static constexpr int m2l_grouped_max_order = 12;
-  static constexpr int m2l_rotation_min_order = 13;
+  static constexpr int m2l_grouped_max_order = 15;
+  static constexpr int m2l_rotation_min_order = 16;
   static constexpr int m2l_min_class_fraction = 4;
   static constexpr std::size_t m2l_matrix_budget_bytes = std::size_t(1) << 30;
 

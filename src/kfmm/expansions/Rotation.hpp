@@ -138,9 +138,12 @@ KOKKOS_INLINE_FUNCTION constexpr int rotationEntryOffset(int n)
 KOKKOS_INLINE_FUNCTION constexpr int rotationTableSize(int p) { return 4 * rotationEntries(p); }
 
 /// Fills entry e of the tables of the direction with polar angle theta (cos and sin given):
-/// degree n, row and column (row * (n + 1) + col after rotationEntryOffset(n)). Step 2's
+/// degree n, row and column (e = rotationEntryOffset(n) + row * (n + 1) + col). Step 2's
 /// row is the output order k and its column the input order m'; step 4's row is the output
-/// order m' and its column the input order m.
+/// order m' and its column the input order m. A degree's table is stored by columns, pair
+/// (row, col) at rotationEntryOffset(n) + col * (n + 1) + row: the threads of a team, one
+/// output order each, then read consecutive pairs at each step of their rows (coalesced on
+/// a GPU).
 template <class Real>
 KOKKOS_INLINE_FUNCTION void rotationTableEntry(int p, int e, double cos_theta, double sin_theta,
                                                Real *table)
@@ -165,8 +168,9 @@ KOKKOS_INLINE_FUNCTION void rotationTableEntry(int p, int e, double cos_theta, d
   auto const w = [&](int m, int m_prime) {
     return rotationElement(n, m, m_prime, cos_theta, sin_half, cos_half);
   };
-  Real *forward = table + 2 * e;
-  Real *backward = table + 2 * rotationEntries(p) + 2 * e;
+  int const stored = rotationEntryOffset(n) + col * (n + 1) + row;
+  Real *forward = table + 2 * stored;
+  Real *backward = table + 2 * rotationEntries(p) + 2 * stored;
   if (col == 0)
   {
     forward[0] = static_cast<Real>(w(row, 0));
@@ -195,18 +199,29 @@ KOKKOS_INLINE_FUNCTION constexpr int m2lRotatedTeamScratchSize(int p)
 namespace detail
 {
 
-/// sum over m = 0..n of (A Re c_m, B Im c_m) for one row of a table of degree n: the
-/// rotation of one output coefficient (steps 2 and 4).
+/// sum over m = 0..n of (A Re c_m, B Im c_m) for one row of a table of degree n, whose
+/// pairs lie n + 1 apart (stored by columns): the rotation of one output coefficient (steps
+/// 2 and 4). Two partial sums, so that two loads of the table are in flight.
 template <class Real>
-KOKKOS_INLINE_FUNCTION Complex<Real> rotateRow(int n, Real const *pairs, Complex<Real> const *c)
+KOKKOS_INLINE_FUNCTION Complex<Real> rotateRow(int n, Real const *row, Complex<Real> const *c)
 {
-  Real re = Real(0), im = Real(0);
-  for (int m = 0; m <= n; ++m)
+  int const stride = 2 * (n + 1);
+  Real re0 = Real(0), im0 = Real(0), re1 = Real(0), im1 = Real(0);
+  int m = 0;
+  for (; m < n; m += 2)
   {
-    re += pairs[2 * m] * c[m].real();
-    im += pairs[2 * m + 1] * c[m].imag();
+    Real const *pair = row + m * stride;
+    re0 += pair[0] * c[m].real();
+    im0 += pair[1] * c[m].imag();
+    re1 += pair[stride] * c[m + 1].real();
+    im1 += pair[stride + 1] * c[m + 1].imag();
   }
-  return Complex<Real>(re, im);
+  if (m == n)
+  {
+    re0 += row[m * stride] * c[m].real();
+    im0 += row[m * stride + 1] * c[m].imag();
+  }
+  return Complex<Real>(re0 + re1, im0 + im1);
 }
 
 } // namespace detail
@@ -242,7 +257,7 @@ KOKKOS_INLINE_FUNCTION void m2lRotatedTeam(TeamMember const &team, int p, Real d
   Kokkos::parallel_for(Kokkos::TeamThreadRange(team, count), [&](int index) {
     int const n = detail::degreeOf(index);
     int const k = index - coefficientIndex(n, 0);
-    b[index] = detail::rotateRow(n, table + 2 * (rotationEntryOffset(n) + k * (n + 1)),
+    b[index] = detail::rotateRow(n, table + 2 * (rotationEntryOffset(n) + k),
                                  a + coefficientIndex(n, 0));
   });
   team.team_barrier();
@@ -269,7 +284,7 @@ KOKKOS_INLINE_FUNCTION void m2lRotatedTeam(TeamMember const &team, int p, Real d
     int const m = index - coefficientIndex(j, 0);
     detail::addUnrotated(
         L[index], detail::phase(g, m),
-        detail::rotateRow(j, backward + 2 * (rotationEntryOffset(j) + m * (j + 1)),
+        detail::rotateRow(j, backward + 2 * (rotationEntryOffset(j) + m),
                           a + coefficientIndex(j, 0)),
         Real(1));
   });

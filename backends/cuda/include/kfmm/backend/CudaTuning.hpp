@@ -60,7 +60,10 @@ struct Tuning<Kokkos::Cuda> : CudaLeafSizes
   // threads), the register-tiled product (1.2x Kokkos Kernels' blocked team GEMM at p 4) with
   // class matrices of up to 16 KiB staged in shared memory, all within the 40 KiB of team
   // scratch Kokkos 3.4 allows. It beats the per-pair M2L up to order 10 (3.2x at p 4 fp32,
-  // 1.4x at p 10 fp64) and loses at p 12 fp64 (0.8x).
+  // 1.4x at p 10 fp64) and loses at p 12 fp64 (0.8x). The rotation M2L beats both from
+  // order 9 (p 9: 50 / 82 ms fp32 / fp64 against 73 / 88 grouped; p 16 fp64: 305 against
+  // 501 per pair); at p 8 it is faster in fp32 (50 against 55 ms) and slower in fp64 (80
+  // against 67), so the grouped M2L keeps order 8 (kfmm_bench_m2l, 1e6 uniform, theta 0.5).
   static constexpr int m2l_block_rows = 16;
   static constexpr int m2lGroupedTeamSize(int /*p*/) { return 128; }
   static constexpr std::size_t m2l_scratch_bytes = 40 * 1024;
@@ -69,8 +72,8 @@ struct Tuning<Kokkos::Cuda> : CudaLeafSizes
   static constexpr int m2l_row_tile = 4;
   static constexpr int m2l_column_tile = 1;
   static constexpr std::size_t m2l_matrix_scratch_bytes = 16 * 1024;
-  static constexpr int m2l_grouped_max_order = 10;
-  static constexpr int m2l_rotation_min_order = 11;
+  static constexpr int m2l_grouped_max_order = 8;
+  static constexpr int m2l_rotation_min_order = 9;
   static constexpr int m2l_min_class_fraction = 4;
   static constexpr std::size_t m2l_matrix_budget_bytes = std::size_t(4) << 30;
 
