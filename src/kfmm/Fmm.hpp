@@ -470,6 +470,17 @@ private:
     if (_options.method == Method::fmm)
       _locals = Coefficients(alloc("kfmm::Fmm::locals"),
                              static_cast<std::size_t>(_target_tree.numCells()), coefficients());
+    if (shiftsByMatrices<ExecutionSpace>())
+      _shift_matrices = detail::buildShiftMatrices<Real, ExecutionSpace, MemorySpace>(
+          space, order(), detail::Tuning<ExecutionSpace>::expansionTeamSize(order()));
+  }
+
+  /// Whether M2M and L2L run as matrix products (kernels/ShiftMatrices.hpp): the backend's
+  /// measured choice for the order.
+  template <class ExecutionSpace>
+  bool shiftsByMatrices() const
+  {
+    return order() <= detail::Tuning<ExecutionSpace>::shift_matrix_max_order;
   }
 
   /// Interaction counts, flop estimate, depth and memory, for Stats (one reduction per
@@ -536,7 +547,7 @@ private:
                    detail::bytesOf(_lists.m2l.offsets, _lists.m2l.sources, _lists.m2p.offsets,
                                    _lists.m2p.sources, _lists.p2p.offsets, _lists.p2p.sources) +
                    (_m2l_variant == M2LVariant::grouped ? _m2l_groups.bytes() : 0) +
-                   _stats.m2l_matrix_bytes;
+                   _stats.m2l_matrix_bytes + detail::bytesOf(_shift_matrices);
   }
 
   /// A team policy for the expansion operators over `teams` cells, with `scratch` bytes.
@@ -565,13 +576,20 @@ private:
   void upwardM2M(ExecutionSpace const &space)
   {
     using Kernel = detail::M2MKernel<ExecutionSpace, Real>;
+    using Product = detail::M2MProductKernel<ExecutionSpace, Real>;
+    bool const matrices = shiftsByMatrices<ExecutionSpace>();
     for (int level = _source_tree.depth() - 1; level >= 0; --level)
     {
       int const first = _source_tree.level_offsets[level];
       int const count = _source_tree.level_offsets[level + 1] - first;
-      Kokkos::parallel_for(
-          "kfmm::Fmm::M2M", expansionPolicy(space, count, Kernel::scratchBytes(order())),
-          Kernel{sourceCells(), _multipoles, order(), first});
+      if (matrices)
+        Kokkos::parallel_for(
+            "kfmm::Fmm::M2M_product", expansionPolicy(space, count, Product::scratchBytes(order())),
+            Product{sourceCells(), _multipoles, _shift_matrices, order(), first});
+      else
+        Kokkos::parallel_for(
+            "kfmm::Fmm::M2M", expansionPolicy(space, count, Kernel::scratchBytes(order())),
+            Kernel{sourceCells(), _multipoles, order(), first});
     }
   }
 
@@ -694,13 +712,24 @@ private:
   void downwardL2L(ExecutionSpace const &space)
   {
     using Kernel = detail::L2LKernel<ExecutionSpace, Real>;
+    using Product = detail::L2LProductKernel<ExecutionSpace, Real>;
+    bool const matrices = shiftsByMatrices<ExecutionSpace>();
     for (int level = 1; level <= _target_tree.depth(); ++level)
     {
       int const first = _target_tree.level_offsets[level];
       int const count = _target_tree.level_offsets[level + 1] - first;
-      Kokkos::parallel_for(
-          "kfmm::Fmm::L2L", expansionPolicy(space, count, Kernel::scratchBytes(order())),
-          Kernel{targetCells(), _locals, order(), first});
+      // The product runs per parent (level - 1) and writes its children (level).
+      int const parents = _target_tree.level_offsets[level - 1];
+      int const parent_count = first - parents;
+      if (matrices)
+        Kokkos::parallel_for(
+            "kfmm::Fmm::L2L_product",
+            expansionPolicy(space, parent_count, Product::scratchBytes(order())),
+            Product{targetCells(), _locals, _shift_matrices, order(), parents});
+      else
+        Kokkos::parallel_for(
+            "kfmm::Fmm::L2L", expansionPolicy(space, count, Kernel::scratchBytes(order())),
+            Kernel{targetCells(), _locals, order(), first});
     }
   }
 
@@ -752,6 +781,7 @@ private:
   tree::M2LGroups<MemorySpace> _m2l_groups;                  ///< grouped M2L only
   detail::M2LMatrixArray<Real, MemorySpace> _m2l_matrices; ///< grouped M2L only
   detail::M2LRotations<Real, MemorySpace> _m2l_rotations;  ///< rotation M2L only
+  detail::ShiftMatrixArray<Real, MemorySpace> _shift_matrices; ///< M2M and L2L as products only
   std::vector<std::pair<std::string, double>> _build_stages;
   Stats _stats;
 };

@@ -82,6 +82,9 @@ struct Tuning : HostLeafSizes
   static constexpr std::size_t m2l_matrix_scratch_bytes = 0;
   static constexpr int m2l_grouped_max_order = 15;
   static constexpr int m2l_rotation_min_order = 16;
+  /// M2M and L2L as matrix products (kernels/ShiftMatrices.hpp) up to this order; above,
+  /// each child's shift is built on the fly (m2mTeam, l2lTeam).
+  static constexpr int shift_matrix_max_order = 24;
   static constexpr int m2l_min_class_fraction = 4;
   static constexpr std::size_t m2l_matrix_budget_bytes = std::size_t(1) << 30;
 

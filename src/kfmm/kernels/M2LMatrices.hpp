@@ -57,6 +57,41 @@ std::size_t m2lMatrixBytes(int classes, int p)
          sizeof(Real);
 }
 
+/// Team scratch of operatorMatrixColumn for an operator whose team work array has
+/// `work_size` elements.
+template <class ExecutionSpace>
+std::size_t operatorColumnScratchBytes(int p, int work_size)
+{
+  return scratchCoefficientBytes<double, ExecutionSpace>(2 * expansions::coefficientCount(p) +
+                                                         work_size);
+}
+
+/// Column `column` of the real matrix of a linear operator on coefficient arrays of order p,
+/// computed by one team in double: `apply(in, out, work)` (a team operator adding to `out`)
+/// maps the unit vector of real component `column`; the image is written through
+/// store(i, value) for i < paddedRealCount(p), zero past the n real components.
+template <class ExecutionSpace, class TeamMember, class Apply, class Store>
+KOKKOS_INLINE_FUNCTION void operatorMatrixColumn(TeamMember const &team, int p, int column,
+                                                 int work_size, Apply const &apply,
+                                                 Store const &store)
+{
+  int const count = expansions::coefficientCount(p);
+  ScratchCoefficients<double, ExecutionSpace> in(team.team_scratch(0), count);
+  ScratchCoefficients<double, ExecutionSpace> out(team.team_scratch(0), count);
+  ScratchCoefficients<double, ExecutionSpace> work(team.team_scratch(0), work_size);
+  Kokkos::parallel_for(Kokkos::TeamThreadRange(team, count), [&](int i) {
+    double const one = i == column / 2 ? 1.0 : 0.0;
+    in(i) = column % 2 == 0 ? Kokkos::complex<double>(one, 0) : Kokkos::complex<double>(0, one);
+    out(i) = Kokkos::complex<double>(0, 0);
+  });
+  apply(in.data(), out.data(), work.data());
+  team.team_barrier();
+  auto const *out_real = reinterpret_cast<double const *>(out.data());
+  Kokkos::parallel_for(Kokkos::TeamThreadRange(team, paddedRealCount(p)), [&](int i) {
+    store(i, i < 2 * count ? out_real[i] : 0.0);
+  });
+}
+
 /// Team (class, column): the translation of one unit multipole vector.
 template <class ExecutionSpace, class Real>
 struct M2LMatrixKernel
@@ -70,37 +105,27 @@ struct M2LMatrixKernel
 
   static std::size_t scratchBytes(int p)
   {
-    return scratchCoefficientBytes<double, ExecutionSpace>(
-        2 * expansions::coefficientCount(p) + expansions::m2lTeamScratchSize(p));
+    return operatorColumnScratchBytes<ExecutionSpace>(p, expansions::m2lTeamScratchSize(p));
   }
 
   KOKKOS_FUNCTION void operator()(TeamMember const &team) const
   {
-    int const count = expansions::coefficientCount(order);
-    int const n = 2 * count;
+    int const n = realCoefficientCount(order);
     int const cls = team.league_rank() / n;
     int const column = team.league_rank() % n;
-    ScratchCoefficients<double, ExecutionSpace> M(team.team_scratch(0), count);
-    ScratchCoefficients<double, ExecutionSpace> L(team.team_scratch(0), count);
-    ScratchCoefficients<double, ExecutionSpace> work(team.team_scratch(0),
-                                                     expansions::m2lTeamScratchSize(order));
-    Kokkos::parallel_for(Kokkos::TeamThreadRange(team, count), [&](int i) {
-      double const one = i == column / 2 ? 1.0 : 0.0;
-      M(i) = column % 2 == 0 ? Kokkos::complex<double>(one, 0) : Kokkos::complex<double>(0, one);
-      L(i) = Kokkos::complex<double>(0, 0);
-    });
     int delta, ox, oy, oz;
     tree::TranslationClassBounds::decode(class_keys(cls), delta, ox, oy, oz);
     double const coarser = static_cast<double>(1 << (delta < 0 ? -delta : delta));
     double const source_scale = delta >= 0 ? coarser : 1.0;
     double const target_scale = delta >= 0 ? 1.0 : coarser;
-    expansions::m2lTeam(team, order, double(ox), double(oy), double(oz), M.data(), L.data(),
-                        work.data(), source_scale, target_scale);
-    team.team_barrier();
-    auto const *L_real = reinterpret_cast<double const *>(L.data());
-    Kokkos::parallel_for(Kokkos::TeamThreadRange(team, paddedRealCount(order)), [&](int i) {
-      matrices(cls, column, i) = i < n ? static_cast<Real>(L_real[i]) : Real(0);
-    });
+    operatorMatrixColumn<ExecutionSpace>(
+        team, order, column, expansions::m2lTeamScratchSize(order),
+        [&](Kokkos::complex<double> const *M, Kokkos::complex<double> *L,
+            Kokkos::complex<double> *work) {
+          expansions::m2lTeam(team, order, double(ox), double(oy), double(oz), M, L, work,
+                              source_scale, target_scale);
+        },
+        [&](int i, double value) { matrices(cls, column, i) = static_cast<Real>(value); });
   }
 };
 

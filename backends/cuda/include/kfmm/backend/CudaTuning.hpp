@@ -74,6 +74,7 @@ struct Tuning<Kokkos::Cuda> : CudaLeafSizes
   static constexpr std::size_t m2l_matrix_scratch_bytes = 16 * 1024;
   static constexpr int m2l_grouped_max_order = 8;
   static constexpr int m2l_rotation_min_order = 9;
+  static constexpr int shift_matrix_max_order = 24;
   static constexpr int m2l_min_class_fraction = 4;
   static constexpr std::size_t m2l_matrix_budget_bytes = std::size_t(4) << 30;
 

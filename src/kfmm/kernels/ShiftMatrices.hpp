@@ -1,0 +1,140 @@
+// SPDX-License-Identifier: BSD-3-Clause
+#ifndef KFMM_KERNELS_SHIFT_MATRICES_HPP
+#define KFMM_KERNELS_SHIFT_MATRICES_HPP
+
+// M2M and L2L as matrix products (the matrix formulation of Fortin & Lamotte 2013 applied to
+// the shifts between a cell and its children). A child is one level below its parent, half
+// its size, with its centre one child length scale from the parent's along each axis
+// (tree/Octree.hpp, kernels/detail/ExpansionArrays.hpp). Expansions are stored in units of
+// their cells' scales, and (T1) and (T3) of Operators.hpp depend only on the offset and the
+// scale ratio in those units, so the shift of the child in octant (+, +, +) is one real
+// matrix for every level; the other octants are its mirror images, T(F o) = D_F T(o) D_F
+// with the sign diagonals of tree::mirrorSign. Two matrices serve a whole tree: computed
+// from m2mTeam and l2lTeam on unit vectors, so the products apply exactly (T1) and (T3).
+//
+// The kernels give a team one parent cell: M2M gathers its children's multipoles (with their
+// octants' signs) as the columns of a matrix in team scratch and multiplies; L2L multiplies
+// the parent's local expansion, under each child's signs, into the children's. One thread
+// computes one output component for all the columns, reading the matrix once: a product of
+// n x n by n x children per parent, level by level.
+
+#include <kfmm/expansions/TeamOperators.hpp>
+#include <kfmm/kernels/M2LMatrices.hpp>
+#include <kfmm/kernels/detail/ExpansionArrays.hpp>
+#include <kfmm/tree/M2LGroups.hpp>
+
+#include <Kokkos_Core.hpp>
+
+namespace kfmm::detail
+{
+
+/// shift_matrices(0, k, i) = A_M2M(i, k), shift_matrices(1, k, i) = A_L2L(i, k): the shifts
+/// of the child in octant (+, +, +), transposed like the M2L class matrices.
+template <class Real, class MemorySpace>
+using ShiftMatrixArray = M2LMatrixArray<Real, MemorySpace>;
+
+/// Team (shift, column): the M2M (shift 0) or L2L (shift 1) of one unit vector.
+template <class ExecutionSpace, class Real>
+struct ShiftMatrixKernel
+{
+  using TeamMember = typename Kokkos::TeamPolicy<ExecutionSpace>::member_type;
+
+  ShiftMatrixArray<Real, typename ExecutionSpace::memory_space> matrices;
+  int order;
+
+  static std::size_t scratchBytes(int p)
+  {
+    return operatorColumnScratchBytes<ExecutionSpace>(p, expansions::m2mTeamScratchSize(p));
+  }
+
+  KOKKOS_FUNCTION void operator()(TeamMember const &team) const
+  {
+    int const n = realCoefficientCount(order);
+    int const shift = team.league_rank() / n;
+    int const column = team.league_rank() % n;
+    // In units of the child's scale: the child at (1, 1, 1) from its parent, scales 1 and 2.
+    operatorMatrixColumn<ExecutionSpace>(
+        team, order, column, expansions::m2mTeamScratchSize(order),
+        [&](Kokkos::complex<double> const *in, Kokkos::complex<double> *out,
+            Kokkos::complex<double> *work) {
+          if (shift == 0)
+            expansions::m2mTeam(team, order, 1.0, 1.0, 1.0, in, out, work, 1.0, 2.0);
+          else
+            expansions::l2lTeam(team, order, 1.0, 1.0, 1.0, in, out, work, 2.0, 1.0);
+        },
+        [&](int i, double value) { matrices(shift, column, i) = static_cast<Real>(value); });
+  }
+};
+
+/// The M2M and L2L matrices at order p.
+template <class Real, class ExecutionSpace, class MemorySpace>
+ShiftMatrixArray<Real, MemorySpace> buildShiftMatrices(ExecutionSpace const &space, int p,
+                                                       int team_size)
+{
+  int const n = realCoefficientCount(p);
+  ShiftMatrixArray<Real, MemorySpace> matrices(
+      Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "kfmm::Fmm::shift_matrices"), 2, n,
+      paddedRealCount(p));
+  using Kernel = ShiftMatrixKernel<ExecutionSpace, Real>;
+  Kokkos::parallel_for("kfmm::Fmm::shift_matrices",
+                       Kokkos::TeamPolicy<ExecutionSpace>(space, 2 * n, team_size)
+                           .set_scratch_size(0, Kokkos::PerTeam(Kernel::scratchBytes(p))),
+                       Kernel{matrices, p});
+  return matrices;
+}
+
+/// The mirror bits (tree::mirrorSign) of child c of `parent`: bit d set where the child's
+/// centre lies below the parent's along axis d.
+template <class MemorySpace>
+KOKKOS_INLINE_FUNCTION int childOctantMirror(CellView<MemorySpace> const &tree, int c, int parent)
+{
+  int mirror = 0;
+  for (int d = 0; d < 3; ++d)
+    mirror |= tree.centre(c, d) < tree.centre(parent, d) ? 1 << d : 0;
+  return mirror;
+}
+
+/// Team-scratch columns of a shift product: n rows (real components) by 8 (children).
+template <class Real, class ExecutionSpace>
+using ShiftColumns = Kokkos::View<Real *[8], Kokkos::LayoutRight,
+                                  typename ExecutionSpace::scratch_memory_space,
+                                  Kokkos::MemoryUnmanaged>;
+
+/// The sign of real component k (of coefficient k / 2) under the reflections `mirror`.
+KOKKOS_INLINE_FUNCTION int componentSign(int mirror, int k)
+{
+  int const n = expansions::detail::degreeOf(k / 2);
+  int const m = k / 2 - expansions::coefficientIndex(n, 0);
+  return tree::mirrorSign(mirror, tree::mirrorParities(n, m, k));
+}
+
+/// One team's shift product. Column c of `in` (n x 8 in team scratch) is `input` component k
+/// under child c's signs (zero past `children`); then output component i of child c gets
+/// sum_k A(i, k) in(k, c) under the same signs, through add(i, c, value). Thread i keeps its
+/// row's eight sums in registers and reads the matrix, matrices(shift, :, :), once.
+template <class Real, class TeamMember, class Matrices, class Columns, class Input, class Add>
+KOKKOS_INLINE_FUNCTION void shiftProduct(TeamMember const &team, Matrices const &matrices,
+                                         int shift, int n, int const *mirrors, int children,
+                                         Columns const &in, Input const &input, Add const &add)
+{
+  Kokkos::parallel_for(Kokkos::TeamThreadRange(team, n), [&](int k) {
+    for (int c = 0; c < 8; ++c)
+      in(k, c) = c < children ? Real(componentSign(mirrors[c], k)) * input(k, c) : Real(0);
+  });
+  team.team_barrier();
+  Kokkos::parallel_for(Kokkos::TeamThreadRange(team, n), [&](int i) {
+    Real sums[8] = {};
+    for (int k = 0; k < n; ++k)
+    {
+      Real const a = matrices(shift, k, i);
+      for (int c = 0; c < 8; ++c)
+        sums[c] += a * in(k, c);
+    }
+    for (int c = 0; c < children; ++c)
+      add(i, c, Real(componentSign(mirrors[c], i)) * sums[c]);
+  });
+}
+
+} // namespace kfmm::detail
+
+#endif
