@@ -74,6 +74,8 @@ struct Tuning<Kokkos::Cuda> : CudaLeafSizes
   static constexpr std::size_t m2l_matrix_scratch_bytes = 16 * 1024;
   static constexpr int m2l_grouped_max_order = 8;
   static constexpr int m2l_rotation_min_order = 9;
+  // M2M and L2L as matrix products at every order: together faster than built on the fly at
+  // p 4, 10 and 16 (perf/RESULTS.md; L2L alone is slower at p 16, one team per parent).
   static constexpr int shift_matrix_max_order = 24;
   static constexpr int m2l_min_class_fraction = 4;
   static constexpr std::size_t m2l_matrix_budget_bytes = std::size_t(4) << 30;
