@@ -96,10 +96,10 @@ TEMPLATE_LIST_TEST_CASE("M2M and L2L products apply the shifts of every octant",
     Kokkos::deep_copy(on_the_fly, random);
     Kokkos::deep_copy(product, random);
     using M2M = kfmm::detail::M2MKernel<Space, Real>;
-    using M2MProduct = kfmm::detail::M2MProductKernel<Space, Real>;
+    using Product = kfmm::detail::ShiftProductKernel<Space, Real>;
     launch("kfmm::test::m2m", M2M{cells, on_the_fly, p, first}, parents, M2M::scratchBytes(p));
-    launch("kfmm::test::m2m_product", M2MProduct{cells, product, matrices, p, first}, parents,
-           M2MProduct::scratchBytes(p));
+    launch("kfmm::test::m2m_product", Product{cells, product, matrices, p, first, 0}, parents,
+           Product::scratchBytes(p));
     double const m2m = relativeMaxDifference(onHost(product), onHost(on_the_fly));
     CHECK(m2m <= tolerance);
 
@@ -107,11 +107,10 @@ TEMPLATE_LIST_TEST_CASE("M2M and L2L products apply the shifts of every octant",
     Kokkos::deep_copy(on_the_fly, random);
     Kokkos::deep_copy(product, random);
     using L2L = kfmm::detail::L2LKernel<Space, Real>;
-    using L2LProduct = kfmm::detail::L2LProductKernel<Space, Real>;
     launch("kfmm::test::l2l", L2L{cells, on_the_fly, p, children_first}, children,
            L2L::scratchBytes(p));
-    launch("kfmm::test::l2l_product", L2LProduct{cells, product, matrices, p, first}, parents,
-           L2LProduct::scratchBytes(p));
+    launch("kfmm::test::l2l_product", Product{cells, product, matrices, p, first, 1}, parents,
+           Product::scratchBytes(p));
     double const l2l = relativeMaxDifference(onHost(product), onHost(on_the_fly));
     CAPTURE(m2m, l2l);
     CHECK(l2l <= tolerance);

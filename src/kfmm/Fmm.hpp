@@ -37,7 +37,7 @@
 #include <kfmm/kernels/M2LRotations.hpp>
 #include <kfmm/kernels/P2P.hpp>
 #include <kfmm/kernels/Permutation.hpp>
-#include <kfmm/kernels/RotationM2L.hpp>
+#include <kfmm/kernels/ShiftMatrices.hpp>
 #include <kfmm/kernels/Upward.hpp>
 #include <kfmm/kernels/detail/TargetBlock.hpp>
 #include <kfmm/tree/InteractionLists.hpp>
@@ -576,7 +576,7 @@ private:
   void upwardM2M(ExecutionSpace const &space)
   {
     using Kernel = detail::M2MKernel<ExecutionSpace, Real>;
-    using Product = detail::M2MProductKernel<ExecutionSpace, Real>;
+    using Product = detail::ShiftProductKernel<ExecutionSpace, Real>;
     bool const matrices = shiftsByMatrices<ExecutionSpace>();
     for (int level = _source_tree.depth() - 1; level >= 0; --level)
     {
@@ -585,7 +585,7 @@ private:
       if (matrices)
         Kokkos::parallel_for(
             "kfmm::Fmm::M2M_product", expansionPolicy(space, count, Product::scratchBytes(order())),
-            Product{sourceCells(), _multipoles, _shift_matrices, order(), first});
+            Product{sourceCells(), _multipoles, _shift_matrices, order(), first, 0});
       else
         Kokkos::parallel_for(
             "kfmm::Fmm::M2M", expansionPolicy(space, count, Kernel::scratchBytes(order())),
@@ -677,23 +677,15 @@ private:
           kernel);
       return;
     }
-    if (_m2l_variant == M2LVariant::rotation)
-    {
-      using Kernel = detail::RotationM2LKernel<ExecutionSpace, Real, decltype(_lists.m2l.offsets),
-                                               decltype(_lists.m2l.sources)>;
-      Kokkos::parallel_for(
-          "kfmm::Fmm::M2L_rotation",
-          expansionPolicy(space, _lists.m2l.numRows(), Kernel::scratchBytes(order())),
-          Kernel{targetCells(), sourceCells(), _lists.m2l.offsets, _lists.m2l.sources,
-                 _m2l_rotations, _multipoles, _locals, order()});
-      return;
-    }
+    // The per-pair and the rotation M2L share a kernel; without rotation tables
+    // (_m2l_rotations empty) every pair is translated directly.
     using Kernel = detail::M2LKernel<ExecutionSpace, Real, decltype(_lists.m2l.offsets),
                                      decltype(_lists.m2l.sources)>;
-    Kokkos::parallel_for("kfmm::Fmm::M2L",
-                         expansionPolicy(space, _lists.m2l.numRows(), Kernel::scratchBytes(order())),
-                         Kernel{targetCells(), sourceCells(), _lists.m2l.offsets,
-                                _lists.m2l.sources, _multipoles, _locals, order()});
+    Kokkos::parallel_for(
+        _m2l_variant == M2LVariant::rotation ? "kfmm::Fmm::M2L_rotation" : "kfmm::Fmm::M2L",
+        expansionPolicy(space, _lists.m2l.numRows(), Kernel::scratchBytes(order())),
+        Kernel{targetCells(), sourceCells(), _lists.m2l.offsets, _lists.m2l.sources,
+               _m2l_rotations, _multipoles, _locals, order()});
   }
 
   template <class ExecutionSpace>
@@ -712,7 +704,7 @@ private:
   void downwardL2L(ExecutionSpace const &space)
   {
     using Kernel = detail::L2LKernel<ExecutionSpace, Real>;
-    using Product = detail::L2LProductKernel<ExecutionSpace, Real>;
+    using Product = detail::ShiftProductKernel<ExecutionSpace, Real>;
     bool const matrices = shiftsByMatrices<ExecutionSpace>();
     for (int level = 1; level <= _target_tree.depth(); ++level)
     {
@@ -725,7 +717,7 @@ private:
         Kokkos::parallel_for(
             "kfmm::Fmm::L2L_product",
             expansionPolicy(space, parent_count, Product::scratchBytes(order())),
-            Product{targetCells(), _locals, _shift_matrices, order(), parents});
+            Product{targetCells(), _locals, _shift_matrices, order(), parents, 1});
       else
         Kokkos::parallel_for(
             "kfmm::Fmm::L2L", expansionPolicy(space, count, Kernel::scratchBytes(order())),

@@ -7,7 +7,6 @@
 // expansion at its particles. One team per cell writes only that cell (or its particles).
 
 #include <kfmm/expansions/TeamOperators.hpp>
-#include <kfmm/kernels/ShiftMatrices.hpp>
 #include <kfmm/kernels/detail/ExpansionArrays.hpp>
 
 #include <Kokkos_Core.hpp>
@@ -43,44 +42,6 @@ struct L2LKernel
                         tree.template offset<Real>(cell, parent, 2), &locals(parent, 0),
                         &locals(cell, 0), work.data(), tree.template scale<Real>(parent),
                         tree.template scale<Real>(cell));
-  }
-};
-
-/// L2L as a matrix product (ShiftMatrices.hpp): team r adds the local expansion of cell
-/// first_cell + r (of one level) to each of its children's.
-template <class ExecutionSpace, class Real>
-struct L2LProductKernel
-{
-  using TeamMember = typename Kokkos::TeamPolicy<ExecutionSpace>::member_type;
-  using Memory = typename ExecutionSpace::memory_space;
-  using Columns = ShiftColumns<Real, ExecutionSpace>;
-
-  CellView<Memory> tree;
-  CoefficientArray<Real, Memory> locals;
-  ShiftMatrixArray<Real, Memory> matrices;
-  int order;
-  int first_cell;
-
-  static std::size_t scratchBytes(int p) { return Columns::shmem_size(realCoefficientCount(p)); }
-
-  KOKKOS_FUNCTION void operator()(TeamMember const &team) const
-  {
-    int const cell = first_cell + team.league_rank();
-    int const children = tree.child_count(cell);
-    if (children == 0)
-      return;
-    int const first = tree.first_child(cell);
-    int mirrors[8] = {};
-    for (int c = 0; c < children; ++c)
-      mirrors[c] = childOctantMirror(tree, first + c, cell);
-    int const n = realCoefficientCount(order);
-    Columns columns(team.team_scratch(0), n);
-    auto const *parent = reinterpret_cast<Real const *>(&locals(cell, 0));
-    shiftProduct<Real>(
-        team, matrices, 1, n, mirrors, children, columns, [&](int k, int) { return parent[k]; },
-        [&](int i, int c, Real value) {
-          reinterpret_cast<Real *>(&locals(first + c, 0))[i] += value;
-        });
   }
 };
 

@@ -2,11 +2,13 @@
 #ifndef KFMM_KERNELS_FAR_FIELD_HPP
 #define KFMM_KERNELS_FAR_FIELD_HPP
 
-// The far field: M2L for the FMM, M2P for the treecode (seed 001, Fig. 1 and Listing 5).
-// One team per row of the CSR list, i.e. per target, so every target is written by exactly
-// one team and no atomics are needed.
+// The far field: M2L for the FMM (per pair, or by rotation: expansions/Rotation.hpp), M2P for
+// the treecode (seed 001, Fig. 1 and Listing 5). One team per row of the CSR list, i.e. per
+// target, so every target is written by exactly one team and no atomics are needed.
 
+#include <kfmm/expansions/Rotation.hpp>
 #include <kfmm/expansions/TeamOperators.hpp>
+#include <kfmm/kernels/M2LRotations.hpp>
 #include <kfmm/kernels/detail/ExpansionArrays.hpp>
 
 #include <Kokkos_Core.hpp>
@@ -16,7 +18,10 @@ namespace kfmm::detail
 
 /// M2L: team `cell` (of `target_cells`) sums the translations of the multipoles of its list
 /// (cells of `source_cells`) into a local expansion kept in scratch, then writes it:
-/// locals(cell) = sum over sources.
+/// locals(cell) = sum over sources. A pair whose direction has rotation tables in
+/// `rotations` (the rotation M2L, M2LRotations.hpp) is translated by rotation, coaxial
+/// translation and rotation back; any other pair, and every pair when `rotations` holds no
+/// directions (the per-pair M2L), with (T2) directly.
 template <class ExecutionSpace, class Real, class Offsets, class Sources>
 struct M2LKernel
 {
@@ -27,13 +32,21 @@ struct M2LKernel
   CellView<Memory> source_cells;
   Offsets offsets; ///< row `cell` holds sources(offsets(cell) .. offsets(cell + 1))
   Sources sources;
+  M2LRotations<Real, Memory> rotations;
   CoefficientArray<Real, Memory> multipoles;
   CoefficientArray<Real, Memory> locals;
   int order;
 
+  /// The work array serves both operators, one pair at a time.
+  KOKKOS_INLINE_FUNCTION static int workSize(int p)
+  {
+    return kfmm::detail::max(expansions::m2lRotatedTeamScratchSize(p),
+                             expansions::m2lTeamScratchSize(p));
+  }
+
   static std::size_t scratchBytes(int p)
   {
-    return scratchCoefficientBytes<Real, ExecutionSpace>(expansions::m2lTeamScratchSize(p)) +
+    return scratchCoefficientBytes<Real, ExecutionSpace>(workSize(p)) +
            scratchCoefficientBytes<Real, ExecutionSpace>(expansions::coefficientCount(p));
   }
 
@@ -41,20 +54,27 @@ struct M2LKernel
   {
     int const cell = team.league_rank();
     int const count = expansions::coefficientCount(order);
-    ScratchCoefficients<Real, ExecutionSpace> work(team.team_scratch(0),
-                                                   expansions::m2lTeamScratchSize(order));
+    ScratchCoefficients<Real, ExecutionSpace> work(team.team_scratch(0), workSize(order));
     ScratchCoefficients<Real, ExecutionSpace> sum(team.team_scratch(0), count);
     Kokkos::parallel_for(Kokkos::TeamThreadRange(team, count),
                          [&](int i) { sum(i) = Kokkos::complex<Real>(0, 0); });
     Real const target_scale = target_cells.template scale<Real>(cell);
+    bool const rotate = rotations.num_directions > 0;
     for (auto s = offsets(cell); s < offsets(cell + 1); ++s)
     {
       int const source = sources(s);
-      expansions::m2lTeam(team, order, centreOffset<Real>(target_cells, cell, source_cells, source, 0),
-                          centreOffset<Real>(target_cells, cell, source_cells, source, 1),
-                          centreOffset<Real>(target_cells, cell, source_cells, source, 2),
-                          &multipoles(source, 0), sum.data(), work.data(),
-                          source_cells.template scale<Real>(source), target_scale);
+      Real const dx = centreOffset<Real>(target_cells, cell, source_cells, source, 0);
+      Real const dy = centreOffset<Real>(target_cells, cell, source_cells, source, 1);
+      Real const dz = centreOffset<Real>(target_cells, cell, source_cells, source, 2);
+      Real const source_scale = source_cells.template scale<Real>(source);
+      int const direction = rotate ? rotations.direction(cell, source) : -1;
+      if (direction >= 0)
+        expansions::m2lRotatedTeam(team, order, dx, dy, dz, &rotations.tables(direction, 0),
+                                   &multipoles(source, 0), sum.data(), work.data(),
+                                   source_scale, target_scale);
+      else
+        expansions::m2lTeam(team, order, dx, dy, dz, &multipoles(source, 0), sum.data(),
+                            work.data(), source_scale, target_scale);
     }
     team.team_barrier();
     Kokkos::parallel_for(Kokkos::TeamThreadRange(team, count),

@@ -12,7 +12,7 @@
 // with the sign diagonals of tree::mirrorSign. Two matrices serve a whole tree: computed
 // from m2mTeam and l2lTeam on unit vectors, so the products apply exactly (T1) and (T3).
 //
-// The kernels give a team one parent cell: M2M gathers its children's multipoles (with their
+// The kernel gives a team one parent cell: M2M gathers its children's multipoles (with their
 // octants' signs) as the columns of a matrix in team scratch and multiplies; L2L multiplies
 // the parent's local expansion, under each child's signs, into the children's. One thread
 // computes one output component for all the columns, reading the matrix once: a product of
@@ -134,6 +134,51 @@ KOKKOS_INLINE_FUNCTION void shiftProduct(TeamMember const &team, Matrices const 
       add(i, c, Real(componentSign(mirrors[c], i)) * sums[c]);
   });
 }
+
+/// The shift kernel as matrix products, one team per cell first_cell + r of one level:
+/// M2M (shift 0) adds its children's multipoles to the cell's, as M2MKernel does; L2L
+/// (shift 1) adds the cell's local expansion to each of its children's, as L2LKernel does
+/// per child.
+template <class ExecutionSpace, class Real>
+struct ShiftProductKernel
+{
+  using TeamMember = typename Kokkos::TeamPolicy<ExecutionSpace>::member_type;
+  using Memory = typename ExecutionSpace::memory_space;
+  using Columns = ShiftColumns<Real, ExecutionSpace>;
+
+  CellView<Memory> tree;
+  CoefficientArray<Real, Memory> expansions; ///< multipoles (M2M) or locals (L2L)
+  ShiftMatrixArray<Real, Memory> matrices;
+  int order;
+  int first_cell;
+  int shift; ///< 0: M2M, 1: L2L
+
+  static std::size_t scratchBytes(int p) { return Columns::shmem_size(realCoefficientCount(p)); }
+
+  KOKKOS_FUNCTION void operator()(TeamMember const &team) const
+  {
+    int const cell = first_cell + team.league_rank();
+    int const children = tree.child_count(cell);
+    if (children == 0)
+      return; // a leaf: nothing to gather (M2M) or to pass on (L2L)
+    int const first = tree.first_child(cell);
+    int mirrors[8] = {};
+    for (int c = 0; c < children; ++c)
+      mirrors[c] = childOctantMirror(tree, first + c, cell);
+    int const n = realCoefficientCount(order);
+    Columns columns(team.team_scratch(0), n);
+    auto *own = reinterpret_cast<Real *>(&expansions(cell, 0));
+    auto const child = [&](int c) { return reinterpret_cast<Real *>(&expansions(first + c, 0)); };
+    if (shift == 0)
+      shiftProduct<Real>(
+          team, matrices, 0, n, mirrors, children, columns,
+          [&](int k, int c) { return child(c)[k]; }, [&](int i, int, Real value) { own[i] += value; });
+    else
+      shiftProduct<Real>(
+          team, matrices, 1, n, mirrors, children, columns, [&](int k, int) { return own[k]; },
+          [&](int i, int c, Real value) { child(c)[i] += value; });
+  }
+};
 
 } // namespace kfmm::detail
 

@@ -7,7 +7,6 @@
 // level from the deepest up. One team per cell writes only that cell's coefficients.
 
 #include <kfmm/expansions/TeamOperators.hpp>
-#include <kfmm/kernels/ShiftMatrices.hpp>
 #include <kfmm/kernels/detail/ExpansionArrays.hpp>
 
 #include <Kokkos_Core.hpp>
@@ -77,43 +76,6 @@ struct M2MKernel
                           tree.template offset<Real>(c, cell, 2), &multipoles(c, 0),
                           &multipoles(cell, 0), work.data(), tree.template scale<Real>(c),
                           tree.template scale<Real>(cell));
-  }
-};
-
-/// M2M as a matrix product (ShiftMatrices.hpp): team r adds the expansions of the children of
-/// cell first_cell + r (of one level), as M2MKernel does.
-template <class ExecutionSpace, class Real>
-struct M2MProductKernel
-{
-  using TeamMember = typename Kokkos::TeamPolicy<ExecutionSpace>::member_type;
-  using Memory = typename ExecutionSpace::memory_space;
-  using Columns = ShiftColumns<Real, ExecutionSpace>;
-
-  CellView<Memory> tree;
-  CoefficientArray<Real, Memory> multipoles;
-  ShiftMatrixArray<Real, Memory> matrices;
-  int order;
-  int first_cell;
-
-  static std::size_t scratchBytes(int p) { return Columns::shmem_size(realCoefficientCount(p)); }
-
-  KOKKOS_FUNCTION void operator()(TeamMember const &team) const
-  {
-    int const cell = first_cell + team.league_rank();
-    int const children = tree.child_count(cell);
-    if (children == 0)
-      return; // a leaf: its expansion came from P2M
-    int const first = tree.first_child(cell);
-    int mirrors[8] = {};
-    for (int c = 0; c < children; ++c)
-      mirrors[c] = childOctantMirror(tree, first + c, cell);
-    int const n = realCoefficientCount(order);
-    Columns columns(team.team_scratch(0), n);
-    auto *parent = reinterpret_cast<Real *>(&multipoles(cell, 0));
-    shiftProduct<Real>(
-        team, matrices, 0, n, mirrors, children, columns,
-        [&](int k, int c) { return reinterpret_cast<Real const *>(&multipoles(first + c, 0))[k]; },
-        [&](int i, int, Real value) { parent[i] += value; });
   }
 };
 
