@@ -107,7 +107,10 @@ TEMPLATE_LIST_TEST_CASE("rotation: the rotation M2L is (T2) to rounding", "[expa
         for (int c = 0; c < count; ++c)
           M_host(i, c) = Complex(Real(uniform(rng)), Real(uniform(rng)));
         for (int n = 0; n <= p; ++n)
-          M_host(i, ex::coefficientIndex(n, 0)) = Complex(M_host(i, ex::coefficientIndex(n, 0)).real(), 0);
+        {
+          auto &m0 = M_host(i, ex::coefficientIndex(n, 0));
+          m0 = Complex(m0.real(), 0);
+        }
       }
       Kokkos::deep_copy(M, M_host);
       Kokkos::deep_copy(o, o_host);

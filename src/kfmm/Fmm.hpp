@@ -546,8 +546,7 @@ private:
                    (two ? treeBytes(_target_tree) + detail::bytesOf(_target_x) : 0) +
                    detail::bytesOf(_lists.m2l.offsets, _lists.m2l.sources, _lists.m2p.offsets,
                                    _lists.m2p.sources, _lists.p2p.offsets, _lists.p2p.sources) +
-                   (_m2l_variant == M2LVariant::grouped ? _m2l_groups.bytes() : 0) +
-                   _stats.m2l_matrix_bytes + detail::bytesOf(_shift_matrices);
+                   _m2l_groups.bytes() + _stats.m2l_matrix_bytes + detail::bytesOf(_shift_matrices);
   }
 
   /// A team policy for the expansion operators over `teams` cells, with `scratch` bytes.

@@ -16,8 +16,9 @@
 //   W^n_{m m'} = (c_{n|m|} / c_{n|m'|}) e_m e_{m'} d^n_{m' m}(theta),
 //   c_{n m} = n! / sqrt((n + m)! (n - m)!),    e_m = (-1)^m for m >= 0, 1 for m < 0,
 //
-// with d^n the Wigner small-d matrix of the orthonormal harmonics (Edmonds 1957, ch. 4). The factors convert between kfmm's balanced harmonics and the orthonormal
-// ones with the Condon-Shortley phase: R_n^m = c_{n|m|} e_m sqrt(4 pi / (2n + 1)) r^n Y_n^m.
+// with d^n the Wigner small-d matrix of the orthonormal harmonics (Edmonds 1957, ch. 4). The
+// factors convert between kfmm's balanced harmonics and the orthonormal ones with the
+// Condon-Shortley phase: R_n^m = c_{n|m|} e_m sqrt(4 pi / (2n + 1)) r^n Y_n^m.
 // W is real (the rotation commutes with y -> -y, which conjugates every R_n^m).
 //
 // d^n_{m' m}(beta) is evaluated through a Jacobi polynomial (Edmonds 1957, ch. 4),
@@ -104,7 +105,8 @@ KOKKOS_INLINE_FUNCTION double wignerSmallD(int n, int m_prime, int m, double cos
   int const a = which == 0 || which == 3 ? m_prime - m : m - m_prime;
   int const lambda = which == 0 || which == 3 ? m_prime - m : 0;
   int const b = 2 * n - 2 * k - a;
-  double const norm = kfmm::detail::sqrt(detail::binomial(2 * n - k, k + a) / detail::binomial(k + b, b));
+  double const norm =
+      kfmm::detail::sqrt(detail::binomial(2 * n - k, k + a) / detail::binomial(k + b, b));
   return detail::parity<double>(lambda) * norm * detail::ipow(sin_half, a) *
          detail::ipow(cos_half, b) * detail::jacobi(k, a, b, cos_beta);
 }
@@ -115,8 +117,8 @@ KOKKOS_INLINE_FUNCTION double rotationElement(int n, int m, int m_prime, double 
 {
   using detail::iabs;
   // c_{n|m|} / c_{n|m'|} = sqrt(C(2n, n + |m|) / C(2n, n + |m'|)).
-  double const ratio =
-      kfmm::detail::sqrt(detail::binomial(2 * n, n + iabs(m)) / detail::binomial(2 * n, n + iabs(m_prime)));
+  double const ratio = kfmm::detail::sqrt(detail::binomial(2 * n, n + iabs(m)) /
+                                          detail::binomial(2 * n, n + iabs(m_prime)));
   double const signs = (m >= 0 ? detail::parity<double>(m) : 1.0) *
                        (m_prime >= 0 ? detail::parity<double>(m_prime) : 1.0);
   return ratio * signs * wignerSmallD(n, m_prime, m, cos_theta, sin_half, cos_half);

@@ -189,13 +189,6 @@ struct GroupedM2LKernel
     }
   }
 
-  /// tree::mirrorParities of real component i at this order.
-  KOKKOS_INLINE_FUNCTION static int parities(int i)
-  {
-    int const n = expansions::detail::degreeOf(i / 2);
-    return tree::mirrorParities(n, i / 2 - expansions::coefficientIndex(n, 0), i);
-  }
-
   KOKKOS_FUNCTION void operator()(TeamMember const &team) const
   {
     int const block = team.league_rank();
@@ -222,7 +215,7 @@ struct GroupedM2LKernel
     Kokkos::parallel_for(Kokkos::TeamThreadRange(team, rows * n),
                          [&](int i) { accumulated[i] = Real(0); });
     Kokkos::parallel_for(Kokkos::TeamThreadRange(team, n),
-                         [&](int i) { component_parities(i) = parities(i); });
+                         [&](int i) { component_parities(i) = componentParities(i); });
     // The first chunk's gather reads every component's parity and the per-pair operator
     // adds to locals that other threads have just zeroed.
     team.team_barrier();

@@ -48,6 +48,13 @@ KOKKOS_INLINE_FUNCTION constexpr int paddedRealCount(int p)
   return (realCoefficientCount(p) + m2l_row_padding - 1) / m2l_row_padding * m2l_row_padding;
 }
 
+/// tree::mirrorParities of real component i (of coefficient i / 2) of the real vector.
+KOKKOS_INLINE_FUNCTION int componentParities(int i)
+{
+  int const n = expansions::detail::degreeOf(i / 2);
+  return tree::mirrorParities(n, i / 2 - expansions::coefficientIndex(n, 0), i);
+}
+
 /// Bytes of the class matrices of `classes` classes at order p.
 template <class Real>
 std::size_t m2lMatrixBytes(int classes, int p)

@@ -100,12 +100,10 @@ using ShiftColumns = Kokkos::View<Real *[8], Kokkos::LayoutRight,
                                   typename ExecutionSpace::scratch_memory_space,
                                   Kokkos::MemoryUnmanaged>;
 
-/// The sign of real component k (of coefficient k / 2) under the reflections `mirror`.
+/// The sign of real component k under the reflections `mirror`.
 KOKKOS_INLINE_FUNCTION int componentSign(int mirror, int k)
 {
-  int const n = expansions::detail::degreeOf(k / 2);
-  int const m = k / 2 - expansions::coefficientIndex(n, 0);
-  return tree::mirrorSign(mirror, tree::mirrorParities(n, m, k));
+  return tree::mirrorSign(mirror, componentParities(k));
 }
 
 /// One team's shift product. Column c of `in` (n x 8 in team scratch) is `input` component k
@@ -168,11 +166,14 @@ struct ShiftProductKernel
     int const n = realCoefficientCount(order);
     Columns columns(team.team_scratch(0), n);
     auto *own = reinterpret_cast<Real *>(&expansions(cell, 0));
-    auto const child = [&](int c) { return reinterpret_cast<Real *>(&expansions(first + c, 0)); };
+    auto const child = [&](int c) {
+      return reinterpret_cast<Real *>(&expansions(first + c, 0));
+    };
     if (shift == 0)
       shiftProduct<Real>(
           team, matrices, 0, n, mirrors, children, columns,
-          [&](int k, int c) { return child(c)[k]; }, [&](int i, int, Real value) { own[i] += value; });
+          [&](int k, int c) { return child(c)[k]; },
+          [&](int i, int, Real value) { own[i] += value; });
     else
       shiftProduct<Real>(
           team, matrices, 1, n, mirrors, children, columns, [&](int k, int) { return own[k]; },
