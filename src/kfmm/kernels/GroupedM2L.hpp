@@ -20,7 +20,12 @@
 // of the sorted entries: no atomics, and the result is the same bit for bit from run to
 // run. Entries outside the dense classes (class -1) are translated one pair at a time with
 // m2lTeam, as the per-pair M2L does.
+// The loops over a product's (column, component) pairs split their flattened index with a
+// SmallDivisor and take each target's inverse length unit from a table made once per team:
+// on the host the integer and floating-point divisions they replace cost more than the
+// product itself (perf/RESULTS.md, 2026-11-23).
 
+#include <kfmm/detail/Math.hpp>
 #include <kfmm/detail/Tuning.hpp>
 #include <kfmm/expansions/TeamOperators.hpp>
 #include <kfmm/kernels/M2LMatrices.hpp>
@@ -45,6 +50,8 @@ struct GroupedM2LKernel
                                      Kokkos::MemoryUnmanaged>;
   using ScratchParities = Kokkos::View<int *, typename ExecutionSpace::scratch_memory_space,
                                        Kokkos::MemoryUnmanaged>;
+  using ScratchDoubles = Kokkos::View<double *, typename ExecutionSpace::scratch_memory_space,
+                                      Kokkos::MemoryUnmanaged>;
 
   CellView<Memory> target_cells;
   CellView<Memory> source_cells;
@@ -89,13 +96,14 @@ struct GroupedM2LKernel
   static constexpr int min_product_columns = 8;
 
   /// Team scratch besides the product's two matrices and the block's locals: the staged
-  /// class matrix, the components' mirror parities and the per-pair operator's work array.
-  static std::size_t operandScratchBytes(int p)
+  /// class matrix, the components' mirror parities, the block's inverse length units and
+  /// the per-pair operator's work array.
+  static std::size_t operandScratchBytes(int p, int block_rows)
   {
     int const n = realCoefficientCount(p);
     std::size_t const matrix =
         stagesMatrix(p) ? ScratchMatrix::shmem_size(n, paddedRealCount(p)) : 0;
-    return matrix + ScratchParities::shmem_size(n) +
+    return matrix + ScratchParities::shmem_size(n) + ScratchDoubles::shmem_size(block_rows) +
            scratchCoefficientBytes<Real, ExecutionSpace>(expansions::m2lTeamScratchSize(p)) +
            2 * ScratchMatrix::shmem_size(0, 0);
   }
@@ -110,13 +118,13 @@ struct GroupedM2LKernel
   static bool accumulatesInScratch(int p, int block_rows)
   {
     std::size_t const product = 2 * min_product_columns * realCoefficientCount(p) * sizeof(Real);
-    return operandScratchBytes(p) + localsScratchBytes(p, block_rows) + product <=
+    return operandScratchBytes(p, block_rows) + localsScratchBytes(p, block_rows) + product <=
            Tune::m2l_scratch_bytes;
   }
 
   static std::size_t fixedScratchBytes(int p, int block_rows)
   {
-    return operandScratchBytes(p) +
+    return operandScratchBytes(p, block_rows) +
            (accumulatesInScratch(p, block_rows) ? localsScratchBytes(p, block_rows) : 0);
   }
 
@@ -167,9 +175,12 @@ struct GroupedM2LKernel
       static_assert(m2l_row_padding % row_tile == 0, "row tiles must divide the padding");
       int const row_tiles = padded / row_tile;
       int const column_tiles = (count + column_tile - 1) / column_tile;
+      // Exact: item * column_tiles < row_tiles * column_tiles^2, far below 2^32.
+      SmallDivisor const by_column_tiles(column_tiles);
       Kokkos::parallel_for(Kokkos::TeamThreadRange(team, row_tiles * column_tiles), [&](int item) {
-        int const first_row = item / column_tiles * row_tile;
-        int const first_column = item % column_tiles * column_tile;
+        int const row_tile_index = by_column_tiles.quotient(item);
+        int const first_row = row_tile_index * row_tile;
+        int const first_column = (item - row_tile_index * column_tiles) * column_tile;
         int column[column_tile];
         for (int c = 0; c < column_tile; ++c)
           column[c] = first_column + c < count ? first_column + c : count - 1;
@@ -202,7 +213,13 @@ struct GroupedM2LKernel
     ScratchMatrix gathered(team.team_scratch(0), n, columns);
     ScratchMatrix product(team.team_scratch(0), n, columns);
     ScratchMatrix staged(team.team_scratch(0), stage_matrix ? n : 0, stage_matrix ? padded : 0);
+    // Exact on the flattened (column, component) indices: they stay below columns * n, and
+    // m2l_max_product_columns * n * n < 2^32 up to order 24 (n <= 650).
+    SmallDivisor const by_n(n);
     ScratchParities component_parities(team.team_scratch(0), n);
+    // inverse_units(r): 1 / the length unit of target row first_row + r, in double as the
+    // class matrices' scaling is computed (a power of two away from the pair's).
+    ScratchDoubles inverse_units(team.team_scratch(0), groups.block_rows);
     ScratchCoefficients<Real, ExecutionSpace> work(team.team_scratch(0),
                                                    expansions::m2lTeamScratchSize(order));
     // The block's local expansions accumulate in team scratch and are written once, or in
@@ -216,11 +233,15 @@ struct GroupedM2LKernel
                          [&](int i) { accumulated[i] = Real(0); });
     Kokkos::parallel_for(Kokkos::TeamThreadRange(team, n),
                          [&](int i) { component_parities(i) = componentParities(i); });
-    // The first chunk's gather reads every component's parity and the per-pair operator
-    // adds to locals that other threads have just zeroed.
+    Kokkos::parallel_for(Kokkos::TeamThreadRange(team, rows), [&](int r) {
+      inverse_units(r) =
+          1 / cellScale<double>(target_cells.side, target_cells.level(first_row + r));
+    });
+    // The first chunk's gather reads every component's parity, its sum every unit, and the
+    // per-pair operator adds to locals that other threads have just zeroed.
     team.team_barrier();
     auto const sign = [&](std::int64_t entry, int i) {
-      return static_cast<Real>(tree::mirrorSign(groups.classes(entry) % 8, component_parities(i)));
+      return static_cast<Real>(tree::mirrorSign(groups.classes(entry) & 7, component_parities(i)));
     };
 
     for (auto chunk = groups.block_chunks(block); chunk < groups.block_chunks(block + 1); ++chunk)
@@ -254,14 +275,19 @@ struct GroupedM2LKernel
                              [&](int i) { staged.data()[i] = matrix[i]; });
         matrix = staged.data();
       }
+      // The pair's unit is the finer cell's: the target's, or 2^-delta times smaller when the
+      // source is finer (delta < 0): a power of two, so the product is exactly the double
+      // that the quotient 1 / unit gave before it was computed once per row.
+      double const finer_factor = delta >= 0 ? 1.0 : static_cast<double>(1ULL << -delta);
       for (auto first = begin; first < end; first += columns)
       {
         int const count = end - first < columns ? static_cast<int>(end - first) : columns;
         Kokkos::parallel_for(Kokkos::TeamThreadRange(team, count * n), [&](int item) {
-          int const column = item / n;
-          int const i = item % n;
-          auto const *M = reinterpret_cast<Real const *>(&multipoles(groups.sources(first + column), 0));
-          gathered(i, column) = M[i] * sign(first + column, i);
+          int const column = by_n.quotient(item);
+          int const i = item - column * n;
+          auto const entry = first + column;
+          auto const *M = reinterpret_cast<Real const *>(&multipoles(groups.sources(entry), 0));
+          gathered(i, column) = M[i] * sign(entry, i);
         });
         team.team_barrier();
         multiply(team, matrix, gathered, product, count);
@@ -269,16 +295,15 @@ struct GroupedM2LKernel
         // Mirror images of one class can share a target; the stable sort kept each target's
         // entries adjacent, so the first column of a target adds them all, in order.
         Kokkos::parallel_for(Kokkos::TeamThreadRange(team, count * n), [&](int item) {
-          int const column = item / n;
-          int const i = item % n;
+          int const column = by_n.quotient(item);
+          int const i = item - column * n;
           int const t = groups.targets(first + column);
           if (column > 0 && groups.targets(first + column - 1) == t)
             return;
           Real sum = Real(0);
           for (int c = column; c < count && groups.targets(first + c) == t; ++c)
             sum += product(i, c) * sign(first + c, i);
-          int const finer = delta >= 0 ? target_cells.level(t) : target_cells.level(t) - delta;
-          Real const inv_unit = static_cast<Real>(1 / cellScale<double>(target_cells.side, finer));
+          Real const inv_unit = static_cast<Real>(inverse_units(t - first_row) * finer_factor);
           accumulated[(t - first_row) * n + i] += sum * inv_unit;
         });
         team.team_barrier();
