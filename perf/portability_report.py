@@ -103,6 +103,9 @@ def read_runs(runs, path):
         where = f"{path}: run {index}"
         key = (require(run, ["distribution"], where), require(run, ["precision"], where),
                require_number(run, ["n"], where))
+        if run.get("tolerance") is not None:
+            raise SweepFileError(f"{where}: a sweep over tolerances (sweep.py --tolerances) "
+                                 "has several runs per case; perf/sweep_table.py tabulates it")
         if not require(run, ["ok"], where):
             failures.append((key, run.get("error", "no error recorded")))
             continue

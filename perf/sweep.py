@@ -2,9 +2,10 @@
 # SPDX-License-Identifier: BSD-3-Clause
 """Run a built kfmm program over a sweep of problems and write one JSON file.
 
-For each (distribution, precision, N) the program runs once with --json; its report is kept
-as it is. The all-pairs direct sum is measured with kfmm_bench_direct when it sits beside the
-program's build (build/<preset>/perf/), for N up to --direct-max-n. The file starts with a
+For each (distribution, precision, N), and each tolerance where --tolerances gives some, the
+program runs once with --json; its report is kept as it is. The all-pairs direct sum is
+measured with kfmm_bench_direct when it sits beside the program's build
+(build/<preset>/perf/), for N up to --direct-max-n. The file starts with a
 header describing the machine (no host name), the date, the Kokkos configuration and the
 commands, so that two sweeps from two builds can be compared by portability_report.py.
 """
@@ -54,6 +55,20 @@ def count_list(text):
     return [parse_count(item) for item in text.split(",") if item]
 
 
+def tolerance_list(text):
+    """'1e-4,2e-6' -> [0.0001, 2e-06]: positive field errors below 1."""
+    values = []
+    for item in (item for item in text.split(",") if item):
+        try:
+            value = float(item)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"'{item}' is not a number")
+        if not 0 < value < 1:
+            raise argparse.ArgumentTypeError(f"tolerance '{item}' is not in (0, 1)")
+        values.append(value)
+    return values
+
+
 def choice_list(choices):
     def parse(text):
         items = [item for item in text.split(",") if item]
@@ -84,6 +99,10 @@ def parse_arguments(argv):
     parser.add_argument("--precisions", type=choice_list(PRECISIONS),
                         default=["float", "double"],
                         help="comma-separated precisions (default float,double)")
+    parser.add_argument("--tolerances", type=tolerance_list, default=[None],
+                        help="comma-separated field errors to ask for (kfmm --tolerance): "
+                             "each case runs once per tolerance; by default the program's "
+                             "defaults run once")
     parser.add_argument("--repeat", type=int, default=3,
                         help="warm runs after the first, whose medians the reports give "
                              "(kfmm --repeat; default 3)")
@@ -95,8 +114,9 @@ def parse_arguments(argv):
     args = parser.parse_args(argv)
     if not 0 <= args.repeat <= 1000:
         parser.error("--repeat must be from 0 to 1000")
-    if not (args.n and args.distributions and args.precisions):
-        parser.error("--n, --distributions and --precisions need at least one value each")
+    if not (args.n and args.distributions and args.precisions and args.tolerances):
+        parser.error("--n, --distributions, --precisions and --tolerances need at least one "
+                     "value each")
     if not os.access(args.program, os.X_OK):
         parser.error(f"--program '{args.program}' is not an executable file")
     return args
@@ -177,15 +197,20 @@ def last_lines(text, count=3):
     return " | ".join(line for line in text.strip().splitlines()[-count:])
 
 
-def run_kfmm(program, distribution, precision, n, repeat, scratch, check=1000, options=()):
+def run_kfmm(program, distribution, precision, n, repeat, scratch, check=1000, options=(),
+             tolerance=None):
     """One kfmm run, its error checked at min(check, n) particles, with further program
-    options; returns the run's record: its command and its report or its failure."""
+    options and the field error asked for (None: none asked); returns the run's record: its
+    command and its report or its failure."""
+    asked = ["--tolerance", repr(tolerance)] if tolerance is not None else []
     arguments = ["--n", str(n), "--distribution", distribution, "--precision", precision,
-                 "--repeat", str(repeat), "--check", str(min(check, n)), *options, "--quiet"]
+                 *asked, "--repeat", str(repeat), "--check", str(min(check, n)), *options,
+                 "--quiet"]
     report_path = os.path.join(scratch, "report.json")
     if os.path.exists(report_path):
         os.remove(report_path)
     record = {"distribution": distribution, "precision": precision, "n": n,
+              "tolerance": tolerance,
               # The report's temporary path is not part of the experiment.
               "command": shlex.join([program] + arguments + ["--json", "FILE"])}
     result = subprocess.run([program] + arguments + ["--json", report_path],
@@ -281,7 +306,8 @@ def sweep_header(args):
     return {
         **run_header(SWEEP_FORMAT, SWEEP_FORMAT_VERSION, args.program),
         "sweep": {"n": args.n, "distributions": args.distributions,
-                  "precisions": args.precisions, "repeat": args.repeat,
+                  "precisions": args.precisions, "tolerances": args.tolerances,
+                  "repeat": args.repeat,
                   "direct_max_n": args.direct_max_n},
         # Filled from the first report that the program wrote.
         "kfmm_version": None,
@@ -312,17 +338,21 @@ def run_sweep(args):
     sweep = sweep_header(args)
     runs = []
     progress = Progress(args.quiet)
-    cases = [(d, p, n) for d in args.distributions for p in args.precisions for n in args.n]
+    cases = [(d, p, n, t) for d in args.distributions for p in args.precisions for n in args.n
+             for t in args.tolerances]
     steps = len(cases) + 1
     with tempfile.TemporaryDirectory(prefix="kfmm-sweep-") as scratch:
-        for step, (distribution, precision, n) in enumerate(cases, start=1):
-            progress.show(f"sweep {step}/{steps}: {distribution} {precision} N={short_count(n)}")
-            record = run_kfmm(args.program, distribution, precision, n, args.repeat, scratch)
+        for step, (distribution, precision, n, tolerance) in enumerate(cases, start=1):
+            asked = f" tolerance {tolerance:g}" if tolerance is not None else ""
+            progress.show(f"sweep {step}/{steps}: {distribution} {precision} "
+                          f"N={short_count(n)}{asked}")
+            record = run_kfmm(args.program, distribution, precision, n, args.repeat, scratch,
+                              tolerance=tolerance)
             if record["ok"] and sweep["kokkos"] is None:
                 sweep["kokkos"] = record["report"].get("kokkos")
                 sweep["kfmm_version"] = record["report"].get("version")
             if not record["ok"]:
-                progress.report_failure(f"{distribution} {precision} N={n} failed: "
+                progress.report_failure(f"{distribution} {precision} N={n}{asked} failed: "
                                         f"{record['error']}")
             runs.append(record)
     progress.show(f"sweep {steps}/{steps}: direct sum")

@@ -1,8 +1,10 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: BSD-3-Clause
 """Test of perf/sweep.py: a one-point sweep of this build's program writes the documented file
-(with the direct sum where kfmm_bench_direct is built), quietly; a program that fails is
-recorded as failed, the sweep goes on, and the exit status says so."""
+(with the direct sum where kfmm_bench_direct is built), quietly; a sweep over tolerances runs
+each case once per tolerance, records a tolerance float does not reach as a failed run, and
+perf/sweep_table.py tabulates every run; a program that fails is recorded as failed, the
+sweep goes on, and the exit status says so."""
 
 import argparse
 import json
@@ -17,11 +19,11 @@ def fail(message):
     sys.exit(f"CheckSweep: FAILED: {message}")
 
 
-def run_sweep(scripts, program, out):
+def run_sweep(scripts, program, out, extra=()):
     return subprocess.run([sys.executable, os.path.join(scripts, "sweep.py"), "--program",
                            program, "--out", out, "--n", "1e3", "--distributions", "uniform",
                            "--precisions", "float", "--repeat", "0", "--direct-max-n", "1e3",
-                           "--quiet"], capture_output=True, text=True)
+                           "--quiet", *extra], capture_output=True, text=True)
 
 
 def load(path):
@@ -54,6 +56,30 @@ def check_real_sweep(scripts, program, direct, work):
             fail(f"direct sum results {sorted(sizes)}")
 
 
+def check_tolerance_sweep(scripts, program, work):
+    """--tolerances: one run per tolerance with its report's tolerance, the one below what
+    float reaches recorded as failed (exit status 1), and a table row for each run."""
+    out = os.path.join(work, "tolerances.json")
+    result = run_sweep(scripts, program, out, ["--tolerances", "1e-3,1e-9"])
+    if result.returncode != 1 or "below what float reaches" not in result.stderr:
+        fail(f"a tolerance float does not reach: exit status {result.returncode}, stderr "
+             f"{result.stderr!r}")
+    sweep = load(out)
+    reached, refused = sweep["runs"]
+    if sweep["sweep"]["tolerances"] != [1e-3, 1e-9] or reached["tolerance"] != 1e-3 \
+            or not reached["ok"] or reached["report"]["configuration"]["tolerance"] != 1e-3 \
+            or reached["report"]["errors"]["field"] > 1e-3:
+        fail("the run at tolerance 1e-3 differs from the request: " + json.dumps(reached))
+    if refused["ok"] or refused["tolerance"] != 1e-9:
+        fail("the run at tolerance 1e-9 in float is not recorded as failed: " + json.dumps(refused))
+    table = subprocess.run([sys.executable, os.path.join(scripts, "sweep_table.py"), out],
+                           capture_output=True, text=True)
+    rows = [line for line in table.stdout.splitlines() if line.startswith("| uniform")]
+    if table.returncode != 0 or len(rows) != 2 or "1e-03" not in rows[0] \
+            or "not run" not in rows[1]:
+        fail(f"sweep_table.py: exit status {table.returncode}, printed {table.stdout!r}")
+
+
 def check_failing_program(scripts, work):
     """A stand-in program that fails: recorded, reported on stderr, exit status 1."""
     program = os.path.join(work, "failing-kfmm")
@@ -81,8 +107,10 @@ def main():
     shutil.rmtree(args.work, ignore_errors=True)
     os.makedirs(args.work)
     check_real_sweep(args.scripts, args.program, args.direct, args.work)
+    check_tolerance_sweep(args.scripts, args.program, args.work)
     check_failing_program(args.scripts, args.work)
-    print("CheckSweep: the sweep file as documented; a failed run recorded")
+    print("CheckSweep: the sweep file as documented; a sweep over tolerances and its table; "
+          "a failed run recorded")
 
 
 if __name__ == "__main__":
