@@ -5,7 +5,10 @@
 // The all-pairs direct sum over particles spread across MPI ranks: the reference the
 // distributed FMM is checked against. Every rank gathers all positions and charges (through
 // host buffers, so no GPU-aware MPI is needed) and evaluates its own particles against them.
-// O(N) memory per rank: meant for checks, not for production sizes.
+// O(N) memory per rank: meant for checks, not for production sizes. It works on its own
+// duplicate of the caller's communicator, and its messages have 64-bit sizes
+// (detail/Collectives.hpp). Collective calls, in order: MPI_Comm_dup; MPI_Allreduce (the
+// arguments' checks); MPI_Allgather and MPI_Bcast (positions, then charges); MPI_Comm_free.
 
 #include <kfmm/Config.hpp>
 
@@ -15,12 +18,14 @@
 #include <kfmm/detail/ScopedRegion.hpp>
 #include <kfmm/detail/StaticChecks.hpp>
 #include <kfmm/detail/Validation.hpp>
+#include <kfmm/distributed/detail/Collectives.hpp>
 #include <kfmm/kernels/DirectSum.hpp>
 
 #include <Kokkos_Core.hpp>
 
 #include <mpi.h>
 
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -29,13 +34,12 @@ namespace kfmm::distributed
 namespace detail
 {
 
-/// Gathers every rank's rows of `local` (N_local x C) into one host array, in rank order.
+/// Gathers every rank's rows of `local` (N_local x C) into one host array, in rank order
+/// (collective: allGatherv).
 template <class Real, class View>
 Kokkos::View<Real **, Kokkos::LayoutRight, Kokkos::HostSpace>
 allGatherRows(MPI_Comm comm, View const &local, int columns)
 {
-  int ranks = 0;
-  MPI_Comm_size(comm, &ranks);
   // Packed on the host in the View's own layout-independent (row, column) order.
   auto const local_host = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, local);
   std::vector<Real> send(local.extent(0) * columns);
@@ -47,16 +51,11 @@ allGatherRows(MPI_Comm comm, View const &local, int columns)
       else
         send[i] = local_host(i);
     }
-  int const bytes = static_cast<int>(send.size() * sizeof(Real));
-  std::vector<int> counts(ranks), offsets(ranks, 0);
-  MPI_Allgather(&bytes, 1, MPI_INT, counts.data(), 1, MPI_INT, comm);
-  for (int r = 1; r < ranks; ++r)
-    offsets[r] = offsets[r - 1] + counts[r - 1];
-  std::size_t const total_rows = (offsets[ranks - 1] + counts[ranks - 1]) / sizeof(Real) / columns;
+  std::vector<Real> const gathered = allGatherv(comm, send);
   Kokkos::View<Real **, Kokkos::LayoutRight, Kokkos::HostSpace> all(
-      "kfmm::distributed::gathered", total_rows, columns);
-  MPI_Allgatherv(send.data(), bytes, MPI_BYTE, all.data(), counts.data(), offsets.data(),
-                 MPI_BYTE, comm);
+      Kokkos::view_alloc(Kokkos::WithoutInitializing, "kfmm::distributed::gathered"),
+      gathered.size() / columns, columns);
+  std::copy(gathered.begin(), gathered.end(), all.data());
   return all;
 }
 
@@ -86,12 +85,14 @@ void requireOnAllRanks(MPI_Comm comm, std::string const &where, Check const &che
 
 /// distributed::directSum on Views whose types it checked.
 template <class ExecutionSpace, class Positions, class Charges, class Potential, class Field>
-void directSumOfRanks(MPI_Comm comm, ExecutionSpace const &space, Positions const &positions,
+void directSumOfRanks(MPI_Comm user_comm, ExecutionSpace const &space, Positions const &positions,
                       Charges const &charges, Potential const &potential, Field const &field,
                       double softening)
 {
   kfmm::detail::EntryPoint const caller{"kfmm::distributed::directSum"};
   kfmm::detail::ScopedRegion region(caller.name);
+  Communicator const own(user_comm);
+  MPI_Comm const comm = own.get();
   // This rank's arguments, checked before any rank gathers: kfmm::directSum's checks of all
   // but the other ranks' particles, which their ranks check.
   requireOnAllRanks(comm, caller.name, [&] {

@@ -1,0 +1,64 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// kfmm's MPI helpers on 1, 2 and 4 ranks: allGatherv returns every rank's elements in rank
+// order on every rank, whole or cut into pieces of any size (down to a few bytes, which is
+// how messages over 2 GiB are cut into 1 GiB ones), with ranks that send nothing; the
+// Communicator is a duplicate of the caller's, not the caller's itself.
+#include <kfmm/distributed/detail/Collectives.hpp>
+
+#include <catch2/catch_test_macros.hpp>
+
+#include <mpi.h>
+
+#include <cstdint>
+#include <vector>
+
+namespace
+{
+// Rank r sends (r * 3) % 5 elements (rank 0 none); element i of rank r is 1000 r + i + 0.5.
+std::vector<double> elementsOf(int r)
+{
+  std::vector<double> elements(static_cast<std::size_t>((r * 3) % 5));
+  for (std::size_t i = 0; i < elements.size(); ++i)
+    elements[i] = 1000.0 * r + static_cast<double>(i) + 0.5;
+  return elements;
+}
+} // namespace
+
+TEST_CASE("allGatherv gathers every rank's elements in rank order, in pieces of any size",
+          "[mpi][collectives]")
+{
+  int rank = 0, ranks = 1;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &ranks);
+  std::vector<double> expected;
+  for (int r = 0; r < ranks; ++r)
+    for (double x : elementsOf(r))
+      expected.push_back(x);
+
+  // Whole messages, pieces of 8 bytes (one element) and of 7 bytes (pieces that split
+  // elements, as 1 GiB pieces split nothing but bytes).
+  for (std::size_t piece : {kfmm::distributed::detail::max_piece_bytes, std::size_t(8),
+                            std::size_t(7)})
+  {
+    std::vector<double> const all =
+        kfmm::distributed::detail::allGatherv(MPI_COMM_WORLD, elementsOf(rank), piece);
+    CHECK(all == expected);
+  }
+  CHECK_THROWS_AS(kfmm::distributed::detail::allGatherv(MPI_COMM_WORLD, elementsOf(rank), 0),
+                  kfmm::Exception);
+}
+
+TEST_CASE("the Communicator is kfmm's own duplicate of the caller's", "[mpi][collectives]")
+{
+  kfmm::distributed::detail::Communicator const own(MPI_COMM_WORLD);
+  int comparison = MPI_UNEQUAL;
+  MPI_Comm_compare(MPI_COMM_WORLD, own.get(), &comparison);
+  // Congruent: the same ranks in the same order, but another context (not MPI_IDENT).
+  CHECK(comparison == MPI_CONGRUENT);
+  int sum = 0;
+  int const one = 1;
+  MPI_Allreduce(&one, &sum, 1, MPI_INT, MPI_SUM, own.get());
+  int ranks = 0;
+  MPI_Comm_size(MPI_COMM_WORLD, &ranks);
+  CHECK(sum == ranks);
+}
