@@ -56,16 +56,13 @@ KOKKOS_INLINE_FUNCTION constexpr T max(T a, T b)
 class SmallDivisor
 {
 public:
-  /// The largest x d for which quotient(x) is exact.
-  static constexpr std::uint64_t exact_below = std::uint64_t(1) << 32;
-
   KOKKOS_INLINE_FUNCTION explicit SmallDivisor(int divisor)
       : _multiplier(((std::uint64_t(1) << 32) + static_cast<std::uint64_t>(divisor) - 1) /
                     static_cast<std::uint64_t>(divisor))
   {
   }
 
-  /// floor(x / divisor) for 0 <= x with x * divisor < exact_below.
+  /// floor(x / divisor) for 0 <= x with x * divisor < 2^32.
   KOKKOS_INLINE_FUNCTION int quotient(int x) const
   {
     return static_cast<int>((static_cast<std::uint64_t>(x) * _multiplier) >> 32);

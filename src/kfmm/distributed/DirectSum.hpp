@@ -25,7 +25,6 @@
 
 #include <mpi.h>
 
-#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -34,11 +33,10 @@ namespace kfmm::distributed
 namespace detail
 {
 
-/// Gathers every rank's rows of `local` (N_local x C) into one host array, in rank order
+/// Every rank's rows of `local` (N_local x C) on the host, in rank order, row by row
 /// (collective: allGatherv).
 template <class Real, class View>
-Kokkos::View<Real **, Kokkos::LayoutRight, Kokkos::HostSpace>
-allGatherRows(MPI_Comm comm, View const &local, int columns)
+std::vector<Real> allGatherRows(MPI_Comm comm, View const &local, int columns)
 {
   // Packed on the host in the View's own layout-independent (row, column) order.
   auto const local_host = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, local);
@@ -51,12 +49,7 @@ allGatherRows(MPI_Comm comm, View const &local, int columns)
       else
         send[i] = local_host(i);
     }
-  std::vector<Real> const gathered = allGatherv(comm, send);
-  Kokkos::View<Real **, Kokkos::LayoutRight, Kokkos::HostSpace> all(
-      Kokkos::view_alloc(Kokkos::WithoutInitializing, "kfmm::distributed::gathered"),
-      gathered.size() / columns, columns);
-  std::copy(gathered.begin(), gathered.end(), all.data());
-  return all;
+  return allGatherv(comm, send);
 }
 
 /// Runs `check` on every rank and throws on all of them when it threw on any: its message
@@ -101,21 +94,21 @@ void directSumOfRanks(MPI_Comm user_comm, ExecutionSpace const &space, Positions
   });
   using Real = typename Potential::value_type;
   using Memory = typename ExecutionSpace::memory_space;
-  auto const all_x = detail::allGatherRows<Real>(comm, positions, 3);
-  auto const all_q = detail::allGatherRows<Real>(comm, charges, 1);
+  std::vector<Real> const all_x = detail::allGatherRows<Real>(comm, positions, 3);
+  std::vector<Real> const all_q = detail::allGatherRows<Real>(comm, charges, 1);
   Kokkos::View<Real *[3], Memory> sources(
       Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "kfmm::distributed::sources"),
-      all_x.extent(0));
+      all_q.size());
   Kokkos::View<Real *, Memory> source_charges(
       Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "kfmm::distributed::charges"),
-      all_q.extent(0));
+      all_q.size());
   auto sources_host = Kokkos::create_mirror_view(sources);
   auto charges_host = Kokkos::create_mirror_view(source_charges);
-  for (std::size_t i = 0; i < all_x.extent(0); ++i)
+  for (std::size_t i = 0; i < all_q.size(); ++i)
   {
     for (int c = 0; c < 3; ++c)
-      sources_host(i, c) = all_x(i, c);
-    charges_host(i) = all_q(i, 0);
+      sources_host(i, c) = all_x[3 * i + c];
+    charges_host(i) = all_q[i];
   }
   Kokkos::deep_copy(space, sources, sources_host);
   Kokkos::deep_copy(space, source_charges, charges_host);
