@@ -660,6 +660,19 @@ private:
     _m2l_variant = M2LVariant::grouped;
   }
 
+  /// The grouped M2L kernel, one team per block of target rows, under `LaunchBounds`.
+  template <class LaunchBounds, class ExecutionSpace, class Kernel>
+  void launchGroupedM2L(ExecutionSpace const &space, Kernel const &kernel)
+  {
+    Kokkos::parallel_for(
+        "kfmm::Fmm::M2L_grouped",
+        Kokkos::TeamPolicy<ExecutionSpace, Kokkos::Schedule<Kokkos::Dynamic>, LaunchBounds>(
+            space, _m2l_groups.num_blocks,
+            detail::Tuning<ExecutionSpace>::m2lGroupedTeamSize(order()))
+            .set_scratch_size(0, Kokkos::PerTeam(kernel.scratchBytes())),
+        kernel);
+  }
+
   template <class ExecutionSpace>
   void farFieldM2L(ExecutionSpace const &space)
   {
@@ -668,12 +681,11 @@ private:
       detail::GroupedM2LKernel<ExecutionSpace, Real> const kernel(
           targetCells(), sourceCells(), _m2l_groups, _m2l_matrices, _multipoles, _locals,
           order(), _lists.m2l.numRows());
-      Kokkos::parallel_for(
-          "kfmm::Fmm::M2L_grouped",
-          Policy<ExecutionSpace>(space, _m2l_groups.num_blocks,
-                                 detail::Tuning<ExecutionSpace>::m2lGroupedTeamSize(order()))
-              .set_scratch_size(0, Kokkos::PerTeam(kernel.scratchBytes())),
-          kernel);
+      using Tune = detail::Tuning<ExecutionSpace>;
+      if (kernel.scratchBytes() <= Tune::m2l_capped_scratch_bytes)
+        launchGroupedM2L<typename Tune::M2LGroupedLaunchBounds>(space, kernel);
+      else
+        launchGroupedM2L<Kokkos::LaunchBounds<>>(space, kernel);
       return;
     }
     // The per-pair and the rotation M2L share a kernel; without rotation tables

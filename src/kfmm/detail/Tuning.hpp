@@ -74,6 +74,10 @@ struct Tuning : HostLeafSizes
   /// 1.92 s), where its O(p^3) begins to win.
   static constexpr int m2l_block_rows = 64;
   static constexpr int m2lGroupedTeamSize(int /*p*/) { return 1; }
+  /// The grouped M2L kernel's Kokkos::LaunchBounds (a register cap on GPUs) for teams whose
+  /// scratch takes at most m2l_capped_scratch_bytes; larger teams launch without: none here.
+  using M2LGroupedLaunchBounds = Kokkos::LaunchBounds<>;
+  static constexpr std::size_t m2l_capped_scratch_bytes = 0;
   static constexpr std::size_t m2l_scratch_bytes = 256 * 1024;
   static constexpr int m2l_max_product_columns = 64;
   static constexpr bool m2l_kokkos_kernels_gemm = false;

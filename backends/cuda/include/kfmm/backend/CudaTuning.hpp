@@ -66,6 +66,13 @@ struct Tuning<Kokkos::Cuda> : CudaLeafSizes
   // against 67), so the grouped M2L keeps order 8 (kfmm_bench_m2l, 1e6 uniform, theta 0.5).
   static constexpr int m2l_block_rows = 16;
   static constexpr int m2lGroupedTeamSize(int /*p*/) { return 128; }
+  // At most 64 registers per thread, so that 8 blocks of 128 threads fit on a multiprocessor,
+  // when 8 blocks' scratch fits too (8 x 24 KiB of the 228 KiB). Uncapped, ptxas gave the
+  // kernel 99 (fp32) and 130 (fp64) registers once its index splitting lost its divisions,
+  // and occupancy fell from 56 to 25 % (Nsight Compute, fp32 p 4, H100; perf/RESULTS.md,
+  // 2026-11-23); capped, fp32 needs no spills and fp64 20 bytes.
+  using M2LGroupedLaunchBounds = Kokkos::LaunchBounds<128, 8>;
+  static constexpr std::size_t m2l_capped_scratch_bytes = 24 * 1024;
   static constexpr std::size_t m2l_scratch_bytes = 40 * 1024;
   static constexpr int m2l_max_product_columns = 64;
   static constexpr bool m2l_kokkos_kernels_gemm = false;
