@@ -52,30 +52,6 @@ std::vector<Real> allGatherRows(MPI_Comm comm, View const &local, int columns)
   return allGatherv(comm, send);
 }
 
-/// Runs `check` on every rank and throws on all of them when it threw on any: its message
-/// where it threw, elsewhere one that points there. A rank that threw alone would leave the
-/// others waiting in the next collective call.
-template <class Check>
-void requireOnAllRanks(MPI_Comm comm, std::string const &where, Check const &check)
-{
-  std::string failure;
-  try
-  {
-    check();
-  }
-  catch (kfmm::Exception const &e)
-  {
-    failure = e.what();
-  }
-  int const failed_here = failure.empty() ? 0 : 1;
-  int failed_anywhere = 0;
-  MPI_Allreduce(&failed_here, &failed_anywhere, 1, MPI_INT, MPI_MAX, comm);
-  if (failed_anywhere)
-    throw kfmm::Exception(failed_here ? failure
-                                      : where + ": invalid arguments on another rank (its "
-                                                "exception says which)");
-}
-
 /// distributed::directSum on Views whose types it checked.
 template <class ExecutionSpace, class Positions, class Charges, class Potential, class Field>
 void directSumOfRanks(MPI_Comm user_comm, ExecutionSpace const &space, Positions const &positions,

@@ -9,6 +9,11 @@
 //   are ints, so one message holds at most 2^31 - 1 elements: the arrays are sent as bytes in
 //   pieces of at most `piece_bytes`, each rank's in turn (MPI_Bcast from that rank), after one
 //   MPI_Allgather of the 64-bit sizes. Any total size works, including ranks with nothing.
+// - exchange: what MPI_Alltoallv does (rank r's block d goes to rank d, and arrives in rank
+//   order), with 64-bit counts: the blocks travel as bytes in pieces of at most `piece_bytes`,
+//   as non-blocking point-to-point messages (MPI keeps the order of messages between two
+//   ranks on one communicator and tag, so the pieces arrive in order).
+// - requireOnAllRanks: an argument check that throws on every rank when it fails on any.
 // Every function here is collective over its communicator: all its ranks must call it, in the
 // same order.
 
@@ -86,6 +91,84 @@ std::vector<T> allGatherv(MPI_Comm comm, std::vector<T> const &local,
     }
   }
   return all;
+}
+
+/// The counts each rank receives from every rank, given the counts this rank sends to each
+/// (collective: MPI_Alltoall of 64-bit counts).
+inline std::vector<std::int64_t> receiveCounts(MPI_Comm comm,
+                                               std::vector<std::int64_t> const &send_counts)
+{
+  std::vector<std::int64_t> recv_counts(send_counts.size());
+  MPI_Alltoall(send_counts.data(), 1, MPI_INT64_T, recv_counts.data(), 1, MPI_INT64_T, comm);
+  return recv_counts;
+}
+
+/// Rank r's `send` holds send_counts[d] elements for each rank d, in rank order; the result
+/// holds recv_counts[s] elements from each rank s, in rank order (collective; recv_counts as
+/// receiveCounts gives them). Trivially copyable elements, 64-bit counts, messages of at most
+/// `piece_bytes` bytes.
+template <class T>
+std::vector<T> exchange(MPI_Comm comm, T const *send, std::vector<std::int64_t> const &send_counts,
+                        std::vector<std::int64_t> const &recv_counts,
+                        std::size_t piece_bytes = max_piece_bytes)
+{
+  static_assert(std::is_trivially_copyable<T>::value,
+                "kfmm::distributed::detail::exchange: elements are sent as bytes");
+  if (piece_bytes == 0 || piece_bytes > max_piece_bytes)
+    throw kfmm::Exception("kfmm::distributed::detail::exchange: piece_bytes must be in [1, "
+                          "2^30], got " + std::to_string(piece_bytes));
+  int const ranks = static_cast<int>(send_counts.size());
+  std::vector<std::size_t> send_first(ranks + 1, 0), recv_first(ranks + 1, 0);
+  for (int r = 0; r < ranks; ++r)
+  {
+    send_first[r + 1] = send_first[r] + static_cast<std::size_t>(send_counts[r]) * sizeof(T);
+    recv_first[r + 1] = recv_first[r] + static_cast<std::size_t>(recv_counts[r]) * sizeof(T);
+  }
+  std::vector<T> received(recv_first[ranks] / sizeof(T));
+  auto *const in = reinterpret_cast<unsigned char *>(received.data());
+  auto const *const out = reinterpret_cast<unsigned char const *>(send);
+  std::vector<MPI_Request> requests;
+  auto const post = [&](std::size_t begin, std::size_t end, int peer, bool receiving) {
+    for (; begin < end; begin += piece_bytes)
+    {
+      int const size = static_cast<int>(end - begin < piece_bytes ? end - begin : piece_bytes);
+      requests.emplace_back();
+      if (receiving)
+        MPI_Irecv(in + begin, size, MPI_BYTE, peer, 0, comm, &requests.back());
+      else
+        MPI_Isend(out + begin, size, MPI_BYTE, peer, 0, comm, &requests.back());
+    }
+  };
+  for (int r = 0; r < ranks; ++r)
+    post(recv_first[r], recv_first[r + 1], r, true);
+  for (int r = 0; r < ranks; ++r)
+    post(send_first[r], send_first[r + 1], r, false);
+  MPI_Waitall(static_cast<int>(requests.size()), requests.data(), MPI_STATUSES_IGNORE);
+  return received;
+}
+
+/// Runs `check` on every rank and throws on all of them when it threw on any: its message
+/// where it threw, elsewhere one that points there. A rank that threw alone would leave the
+/// others waiting in the next collective call.
+template <class Check>
+void requireOnAllRanks(MPI_Comm comm, std::string const &where, Check const &check)
+{
+  std::string failure;
+  try
+  {
+    check();
+  }
+  catch (kfmm::Exception const &e)
+  {
+    failure = e.what();
+  }
+  int const failed_here = failure.empty() ? 0 : 1;
+  int failed_anywhere = 0;
+  MPI_Allreduce(&failed_here, &failed_anywhere, 1, MPI_INT, MPI_MAX, comm);
+  if (failed_anywhere)
+    throw kfmm::Exception(failed_here ? failure
+                                      : where + ": invalid arguments on another rank (its "
+                                                "exception says which)");
 }
 
 } // namespace kfmm::distributed::detail

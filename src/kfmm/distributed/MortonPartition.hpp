@@ -1,0 +1,415 @@
+// SPDX-License-Identifier: BSD-3-Clause
+#ifndef KFMM_DISTRIBUTED_MORTON_PARTITION_HPP
+#define KFMM_DISTRIBUTED_MORTON_PARTITION_HPP
+
+// The particles of all ranks divided into contiguous ranges of Morton keys, one range per
+// rank in rank order, each holding about the same number of particles (seed 002: Morton-order
+// partition, the domain decomposition of its distributed kernel-independent FMM). Ranks own
+// whole octree cells but for the few cells a range boundary cuts, so a rank's tree and lists
+// are mostly its own.
+//
+// Steps, all collective over kfmm's duplicate of the caller's communicator:
+// 1. the global bounding cube: every rank's box, united by MPI_Allreduce (min, max);
+// 2. each rank's keys in that cube (tree::computeMortonKeys), sorted with the particles'
+//    indices by kfmm's radix sort;
+// 3. splitters by sampling: each rank offers `samples` keys evenly spaced in its sorted keys,
+//    each standing for its share of the rank's particles; all ranks gather them
+//    (allGatherv), order them, and cut the cumulative weight into equal parts. Every rank
+//    computes the same splitters from the same samples;
+// 4. each rank's sorted particles, cut at the splitters, go to their owners (exchange, the
+//    64-bit Alltoallv of detail/Collectives.hpp), through host buffers.
+// Values per particle then travel the same way (toOwners), and results back, in reverse
+// (toCallers), into the caller's order.
+//
+// Particles with equal keys (coincident particles, or closer than the key grid resolves) are
+// never split between ranks, so one rank can own more than its share when many particles share
+// a key. The splitters balance particle counts; balancing by measured work is the next step.
+
+#include <kfmm/Config.hpp>
+
+#if defined(KFMM_ENABLE_MPI)
+
+#include <kfmm/Exception.hpp>
+#include <kfmm/detail/ScopedRegion.hpp>
+#include <kfmm/detail/Validation.hpp>
+#include <kfmm/distributed/detail/Collectives.hpp>
+#include <kfmm/tree/Morton.hpp>
+#include <kfmm/tree/RadixSort.hpp>
+
+#include <Kokkos_Core.hpp>
+
+#include <mpi.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <limits>
+#include <string>
+#include <vector>
+
+namespace kfmm::distributed
+{
+namespace detail
+{
+
+/// One sampled key and the number of particles it stands for.
+struct KeySample
+{
+  tree::MortonKey key;
+  double weight;
+};
+
+/// order(i) = i: the particles' indices before the sort permutes them.
+template <class Order>
+struct IdentityOrder
+{
+  Order order;
+
+  KOKKOS_INLINE_FUNCTION void operator()(std::int64_t i) const
+  {
+    order(i) = static_cast<std::uint32_t>(i);
+  }
+};
+
+/// samples(j) = sorted_keys at the middle of the j-th of `count` equal parts.
+template <class Keys, class Samples>
+struct SampleKeys
+{
+  Keys sorted_keys;
+  Samples samples;
+  std::int64_t n;
+  std::int64_t count;
+
+  KOKKOS_INLINE_FUNCTION void operator()(std::int64_t j) const
+  {
+    samples(j) = sorted_keys((2 * j + 1) * n / (2 * count));
+  }
+};
+
+/// bounds(r) = the first index of sorted_keys whose key is at least splitters(r).
+template <class Keys, class Splitters, class Bounds>
+struct LowerBounds
+{
+  Keys sorted_keys;
+  Splitters splitters;
+  Bounds bounds;
+
+  KOKKOS_INLINE_FUNCTION void operator()(int r) const
+  {
+    std::int64_t lo = 0, hi = static_cast<std::int64_t>(sorted_keys.extent(0));
+    while (lo < hi)
+    {
+      std::int64_t const mid = lo + (hi - lo) / 2;
+      if (sorted_keys(mid) < splitters(r))
+        lo = mid + 1;
+      else
+        hi = mid;
+    }
+    bounds(r) = lo;
+  }
+};
+
+/// packed(j, c) = values(i, c) with i = order(j) when `by_order`, else j; `values` of rank 1
+/// (one column) or 2.
+template <class Values, class Order, class Packed>
+struct PackRows
+{
+  Values values;
+  Order order;
+  Packed packed;
+  bool by_order;
+
+  KOKKOS_INLINE_FUNCTION void operator()(std::int64_t j) const
+  {
+    std::int64_t const i = by_order ? static_cast<std::int64_t>(order(j)) : j;
+    if constexpr (Values::rank == 1)
+      packed(j, 0) = values(i);
+    else
+      for (std::size_t c = 0; c < packed.extent(1); ++c)
+        packed(j, c) = values(i, c);
+  }
+};
+
+/// values(i, c) = packed(j, c) with i = order(j) when `by_order`, else j: PackRows undone.
+template <class Packed, class Order, class Values>
+struct UnpackRows
+{
+  Packed packed;
+  Order order;
+  Values values;
+  bool by_order;
+
+  KOKKOS_INLINE_FUNCTION void operator()(std::int64_t j) const
+  {
+    std::int64_t const i = by_order ? static_cast<std::int64_t>(order(j)) : j;
+    if constexpr (Values::rank == 1)
+      values(i) = packed(j, 0);
+    else
+      for (std::size_t c = 0; c < packed.extent(1); ++c)
+        values(i, c) = packed(j, c);
+  }
+};
+
+/// Columns of a View of per-particle values: 1 for rank 1, extent(1) for rank 2.
+template <class View>
+std::size_t columnsOf(View const &values)
+{
+  static_assert(View::rank == 1 || View::rank == 2,
+                "kfmm::distributed::MortonPartition: per-particle values must be a View of "
+                "rank 1 (N) or 2 (N x C)");
+  return View::rank == 1 ? 1 : values.extent(1);
+}
+
+} // namespace detail
+
+/// The particles of all ranks in `comm`, divided into contiguous Morton-key ranges, one per
+/// rank (see the top of this file). Construction and the transfers are collective.
+template <class Real, class MemorySpace>
+class MortonPartition
+{
+public:
+  using Positions = Kokkos::View<Real *[3], MemorySpace>;
+
+  /// Partitions every rank's `positions` (N_local x 3, any N_local including 0). Collective;
+  /// when any rank's positions hold a NaN or an infinity, every rank throws kfmm::Exception.
+  /// `samples` keys per rank choose the splitters (more: better balance, larger gather).
+  template <class ExecutionSpace, class CallerPositions>
+  MortonPartition(MPI_Comm comm, ExecutionSpace const &space, CallerPositions const &positions,
+                  int samples = 1024)
+      : _comm(comm)
+  {
+    static_assert(Kokkos::is_execution_space<ExecutionSpace>::value,
+                  "kfmm::distributed::MortonPartition: the second argument must be a Kokkos "
+                  "execution space");
+    static_assert(CallerPositions::rank == 2,
+                  "kfmm::distributed::MortonPartition: positions must be a View of rank 2 "
+                  "(N x 3)");
+    std::string const where = "kfmm::distributed::MortonPartition";
+    kfmm::detail::ScopedRegion region(where);
+    MPI_Comm const own = _comm.get();
+    MPI_Comm_size(own, &_ranks);
+    detail::requireOnAllRanks(own, where, [&] {
+      kfmm::detail::require(positions.extent(1) == 3, where,
+                            "argument 'positions' must be N x 3, got N x " +
+                                std::to_string(positions.extent(1)));
+      kfmm::detail::require(samples > 0, where,
+                            "argument 'samples' must be positive, got " +
+                                std::to_string(samples));
+      // The radix sort orders at most 2^32 - 1 particles per call.
+      kfmm::detail::require(positions.extent(0) < (std::uint64_t(1) << 32), where,
+                            "at most 2^32 - 1 particles per rank, got " +
+                                std::to_string(positions.extent(0)));
+      kfmm::detail::requireFinite(space, where, "positions", positions);
+    });
+    _cube = globalCube(space, positions);
+    std::int64_t const n = static_cast<std::int64_t>(positions.extent(0));
+    Kokkos::View<tree::MortonKey *, MemorySpace> keys(
+        Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "kfmm::distributed::keys"), n);
+    Kokkos::View<std::uint32_t *, MemorySpace> order(
+        Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "kfmm::distributed::order"), n);
+    tree::computeMortonKeys(space, _cube, positions, keys);
+    Kokkos::parallel_for("kfmm::distributed::identity",
+                         Kokkos::RangePolicy<ExecutionSpace>(space, 0, n),
+                         detail::IdentityOrder<decltype(order)>{order});
+    tree::sortPairs(space, keys, order, 3 * tree::max_level);
+    _order = order;
+    chooseSplitters(space, keys, samples);
+    _send_counts = sendCounts(space, keys);
+    _recv_counts = detail::receiveCounts(own, _send_counts);
+    _owned = Positions(Kokkos::view_alloc(space, Kokkos::WithoutInitializing,
+                                          "kfmm::distributed::owned_positions"),
+                       ownedCount());
+    toOwners(space, positions, _owned);
+  }
+
+  /// The cube around every rank's particles: the same on every rank.
+  tree::Cube const &cube() const { return _cube; }
+  /// The particles this rank owns, in the order of the ranks they came from (each rank's in
+  /// its key order).
+  Positions const &positions() const { return _owned; }
+  /// Number of particles this rank owns.
+  std::size_t ownedCount() const
+  {
+    std::int64_t total = 0;
+    for (auto c : _recv_counts)
+      total += c;
+    return static_cast<std::size_t>(total);
+  }
+  /// Number of the caller's particles on this rank.
+  std::size_t callerCount() const { return _order.extent(0); }
+  /// Rank r owns the keys in [splitters()[r], splitters()[r + 1]); ranks + 1 entries, the last
+  /// past every key.
+  std::vector<tree::MortonKey> const &splitters() const { return _splitters; }
+
+  /// Per-particle values given in the caller's order (`in`: callerCount() rows) to the rows
+  /// of the owned particles (`out`: ownedCount() rows, as many columns). Collective.
+  template <class ExecutionSpace, class In, class Out>
+  void toOwners(ExecutionSpace const &space, In const &in, Out const &out) const
+  {
+    transfer(space, in, out, _send_counts, _recv_counts, true);
+  }
+
+  /// Per-particle values of the owned particles (`in`: ownedCount() rows) back to the
+  /// caller's particles, in the caller's order (`out`: callerCount() rows). Collective.
+  template <class ExecutionSpace, class In, class Out>
+  void toCallers(ExecutionSpace const &space, In const &in, Out const &out) const
+  {
+    transfer(space, in, out, _recv_counts, _send_counts, false);
+  }
+
+private:
+  /// Step 1: the union of every rank's bounding box (MPI_Allreduce), as a cube.
+  template <class ExecutionSpace, class CallerPositions>
+  tree::Cube globalCube(ExecutionSpace const &space, CallerPositions const &positions) const
+  {
+    tree::Box const box = tree::boundingBox(space, positions);
+    // One reduction: the minimum of lo and of -hi; an empty rank offers +inf for both.
+    double bounds[6];
+    for (int d = 0; d < 3; ++d)
+    {
+      bounds[d] = box.empty ? std::numeric_limits<double>::infinity() : box.lo[d];
+      bounds[3 + d] = box.empty ? std::numeric_limits<double>::infinity() : -box.hi[d];
+    }
+    MPI_Allreduce(MPI_IN_PLACE, bounds, 6, MPI_DOUBLE, MPI_MIN, _comm.get());
+    tree::Box global{};
+    global.empty = bounds[0] > -bounds[3];
+    for (int d = 0; d < 3; ++d)
+    {
+      global.lo[d] = bounds[d];
+      global.hi[d] = -bounds[3 + d];
+    }
+    return tree::cubeAround(global);
+  }
+
+  /// Step 3: splitters from every rank's samples of its sorted keys.
+  template <class ExecutionSpace, class Keys>
+  void chooseSplitters(ExecutionSpace const &space, Keys const &sorted_keys, int samples)
+  {
+    std::int64_t const n = static_cast<std::int64_t>(sorted_keys.extent(0));
+    std::int64_t const count = n < samples ? n : samples;
+    Kokkos::View<tree::MortonKey *, MemorySpace> picked(
+        Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "kfmm::distributed::samples"),
+        count);
+    Kokkos::parallel_for("kfmm::distributed::sample_keys",
+                         Kokkos::RangePolicy<ExecutionSpace>(space, 0, count),
+                         detail::SampleKeys<Keys, decltype(picked)>{sorted_keys, picked, n, count});
+    auto const picked_host = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, picked);
+    std::vector<detail::KeySample> mine(static_cast<std::size_t>(count));
+    for (std::int64_t j = 0; j < count; ++j)
+      mine[j] = {picked_host(j), static_cast<double>(n) / static_cast<double>(count)};
+    std::vector<detail::KeySample> all = detail::allGatherv(_comm.get(), mine);
+    std::stable_sort(all.begin(), all.end(),
+                     [](auto const &a, auto const &b) { return a.key < b.key; });
+    double total = 0;
+    for (auto const &s : all)
+      total += s.weight;
+    // Rank r starts at the first sample by which r / ranks of the weight lies before it.
+    _splitters.assign(static_cast<std::size_t>(_ranks) + 1, 0);
+    _splitters[_ranks] = std::numeric_limits<tree::MortonKey>::max();
+    double before = 0;
+    std::size_t s = 0;
+    for (int r = 1; r < _ranks; ++r)
+    {
+      double const share = total * r / _ranks;
+      while (s < all.size() && before + 0.5 * all[s].weight < share)
+        before += all[s++].weight;
+      _splitters[r] = s < all.size() ? all[s].key : _splitters[_ranks];
+    }
+  }
+
+  /// Step 4's counts: how many of this rank's sorted particles each rank owns.
+  template <class ExecutionSpace, class Keys>
+  std::vector<std::int64_t> sendCounts(ExecutionSpace const &space, Keys const &sorted_keys) const
+  {
+    Kokkos::View<tree::MortonKey *, MemorySpace> splitters(
+        Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "kfmm::distributed::splitters"),
+        _ranks + 1);
+    Kokkos::View<tree::MortonKey const *, Kokkos::HostSpace, Kokkos::MemoryUnmanaged> const
+        splitters_host(_splitters.data(), _splitters.size());
+    Kokkos::deep_copy(space, splitters, splitters_host);
+    Kokkos::View<std::int64_t *, MemorySpace> bounds(
+        Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "kfmm::distributed::bounds"),
+        _ranks);
+    Kokkos::parallel_for(
+        "kfmm::distributed::lower_bounds", Kokkos::RangePolicy<ExecutionSpace>(space, 0, _ranks),
+        detail::LowerBounds<Keys, decltype(splitters), decltype(bounds)>{sorted_keys, splitters,
+                                                                          bounds});
+    auto const bounds_host = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, bounds);
+    std::vector<std::int64_t> counts(static_cast<std::size_t>(_ranks));
+    std::int64_t const n = static_cast<std::int64_t>(sorted_keys.extent(0));
+    for (int r = 0; r < _ranks; ++r)
+      counts[r] = (r + 1 < _ranks ? bounds_host(r + 1) : n) - bounds_host(r);
+    return counts;
+  }
+
+  /// Moves rows from `in` to `out` through host buffers: `send` and `recv` count them per
+  /// rank. From the callers, rows are packed in key order (_order) and arrive in the owned
+  /// order; to the callers, they leave in the owned order and are put back by _order.
+  template <class ExecutionSpace, class In, class Out>
+  void transfer(ExecutionSpace const &space, In const &in, Out const &out,
+                std::vector<std::int64_t> const &send, std::vector<std::int64_t> const &recv,
+                bool from_callers) const
+  {
+    std::string const where = from_callers ? "kfmm::distributed::MortonPartition::toOwners"
+                                           : "kfmm::distributed::MortonPartition::toCallers";
+    kfmm::detail::ScopedRegion region(where);
+    std::size_t const columns = detail::columnsOf(in);
+    std::size_t const in_rows = from_callers ? callerCount() : ownedCount();
+    std::size_t const out_rows = from_callers ? ownedCount() : callerCount();
+    // Shapes are each rank's own business, but a rank that threw alone would leave the others
+    // waiting in the exchange: all ranks learn of it.
+    detail::requireOnAllRanks(_comm.get(), where, [&] {
+      kfmm::detail::require(in.extent(0) == in_rows && out.extent(0) == out_rows &&
+                                detail::columnsOf(out) == columns,
+                            where,
+                            "expected " + std::to_string(in_rows) + " rows in and " +
+                                std::to_string(out_rows) + " out, with as many columns; got " +
+                                std::to_string(in.extent(0)) + " x " + std::to_string(columns) +
+                                " and " + std::to_string(out.extent(0)) + " x " +
+                                std::to_string(detail::columnsOf(out)));
+    });
+    using Value = typename Out::non_const_value_type;
+    using Rows = Kokkos::View<Value **, Kokkos::LayoutRight, MemorySpace>;
+    Rows sent(Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "kfmm::distributed::sent"),
+              in_rows, columns);
+    Kokkos::parallel_for(
+        "kfmm::distributed::pack", Kokkos::RangePolicy<ExecutionSpace>(space, 0, in_rows),
+        detail::PackRows<In, Order, Rows>{in, _order, sent, from_callers});
+    auto const sent_host = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, sent);
+    std::vector<std::int64_t> send_values(send.size()), recv_values(recv.size());
+    for (std::size_t r = 0; r < send.size(); ++r)
+    {
+      send_values[r] = send[r] * static_cast<std::int64_t>(columns);
+      recv_values[r] = recv[r] * static_cast<std::int64_t>(columns);
+    }
+    std::vector<Value> const arrived =
+        detail::exchange(_comm.get(), sent_host.data(), send_values, recv_values);
+    Kokkos::View<Value const **, Kokkos::LayoutRight, Kokkos::HostSpace, Kokkos::MemoryUnmanaged>
+        const arrived_host(arrived.data(), out_rows, columns);
+    Rows received(
+        Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "kfmm::distributed::received"),
+        out_rows, columns);
+    Kokkos::deep_copy(space, received, arrived_host);
+    Kokkos::parallel_for(
+        "kfmm::distributed::unpack", Kokkos::RangePolicy<ExecutionSpace>(space, 0, out_rows),
+        detail::UnpackRows<Rows, Order, Out>{received, _order, out, !from_callers});
+    // `arrived` is freed on return; the copy from it must be done by then.
+    space.fence();
+  }
+
+  detail::Communicator _comm;
+  int _ranks = 1;
+  tree::Cube _cube{};
+  std::vector<tree::MortonKey> _splitters;
+  using Order = Kokkos::View<std::uint32_t *, MemorySpace>;
+  Order _order; ///< caller index of each sorted particle
+  std::vector<std::int64_t> _send_counts;            ///< of the caller's particles, per rank
+  std::vector<std::int64_t> _recv_counts;            ///< of the owned particles, per rank
+  Positions _owned;
+};
+
+} // namespace kfmm::distributed
+
+#else
+#error "kfmm/distributed needs a kfmm built with KFMM_ENABLE_MPI=ON, used through the kfmm::mpi target"
+#endif
+#endif

@@ -1,0 +1,219 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// The Morton-range partition on 1 to 4 ranks: every particle is owned by exactly one rank,
+// whose key range holds its key; ranges are in rank order and the same on every rank; counts
+// are balanced when keys are distinct; values travel to the owners and back into the
+// caller's order unchanged, to the bit. Also with ranks that start empty, with all particles
+// on one rank, with the same particles on every rank, and with no particles at all. Bad input
+// on one rank makes every rank throw.
+#include <kfmm/distributed/MortonPartition.hpp>
+#include <kfmm/io/Generators.hpp>
+
+#include <Kokkos_Core.hpp>
+
+#include <catch2/catch_template_test_macros.hpp>
+#include <catch2/catch_test_macros.hpp>
+#include <catch2/matchers/catch_matchers_string.hpp>
+
+#include <mpi.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <limits>
+#include <string>
+
+#include "TestTypes.hpp"
+
+namespace
+{
+
+enum class Scenario
+{
+  uneven,         ///< every rank its own particles, 700 + 337 r of them
+  all_on_rank_0,  ///< 3000 particles on rank 0, none elsewhere
+  same_everywhere, ///< the same 500 particles on every rank (coincident across ranks)
+  none            ///< no particles anywhere
+};
+
+std::size_t countOn(Scenario scenario, int rank)
+{
+  switch (scenario)
+  {
+  case Scenario::uneven:
+    return 700 + 337 * static_cast<std::size_t>(rank);
+  case Scenario::all_on_rank_0:
+    return rank == 0 ? 3000 : 0;
+  case Scenario::same_everywhere:
+    return 500;
+  case Scenario::none:
+    break;
+  }
+  return 0;
+}
+
+std::int64_t sumOverRanks(std::int64_t value)
+{
+  std::int64_t sum = 0;
+  MPI_Allreduce(&value, &sum, 1, MPI_INT64_T, MPI_SUM, MPI_COMM_WORLD);
+  return sum;
+}
+
+std::int64_t maxOverRanks(std::int64_t value)
+{
+  std::int64_t max = 0;
+  MPI_Allreduce(&value, &max, 1, MPI_INT64_T, MPI_MAX, MPI_COMM_WORLD);
+  return max;
+}
+
+} // namespace
+
+TEMPLATE_LIST_TEST_CASE("Morton partition: owned once, in key order, balanced, and back",
+                        "[mpi][partition]", kfmm::test::Configs)
+{
+  using Real = typename TestType::real_type;
+  using Memory = typename TestType::memory_space;
+  using Space = typename TestType::execution_space;
+  Space space;
+  int rank = 0, ranks = 1;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &ranks);
+
+  for (Scenario scenario : {Scenario::uneven, Scenario::all_on_rank_0, Scenario::same_everywhere,
+                            Scenario::none})
+  {
+    CAPTURE(rank, ranks, static_cast<int>(scenario));
+    std::size_t const n = countOn(scenario, rank);
+    Kokkos::View<Real *[3], Memory> x("kfmm::test::x", n);
+    Kokkos::View<Real *, Memory> q("kfmm::test::q", n);
+    int const seed = scenario == Scenario::same_everywhere ? 11 : 11 + rank;
+    kfmm::generate(space, kfmm::Distribution::plummer, seed, x, q);
+
+    kfmm::distributed::MortonPartition<Real, Memory> const partition(MPI_COMM_WORLD, space, x);
+    REQUIRE(partition.callerCount() == n);
+    std::int64_t const owned = static_cast<std::int64_t>(partition.ownedCount());
+    REQUIRE(partition.positions().extent(0) == partition.ownedCount());
+    CHECK(sumOverRanks(owned) == sumOverRanks(static_cast<std::int64_t>(n)));
+
+    // Splitters: ranks + 1, non-decreasing, from 0 to past every key, the same on every rank.
+    auto const &splitters = partition.splitters();
+    REQUIRE(splitters.size() == static_cast<std::size_t>(ranks) + 1);
+    CHECK(splitters.front() == 0);
+    CHECK(splitters.back() == std::numeric_limits<kfmm::tree::MortonKey>::max());
+    CHECK(std::is_sorted(splitters.begin(), splitters.end()));
+    for (auto splitter : splitters)
+    {
+      auto const signed_splitter = static_cast<std::int64_t>(splitter >> 1);
+      CHECK(maxOverRanks(signed_splitter) == -maxOverRanks(-signed_splitter));
+    }
+
+    // Every owned particle's key lies in this rank's range.
+    auto const owned_x =
+        Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, partition.positions());
+    std::size_t outside = 0;
+    for (std::size_t i = 0; i < owned_x.extent(0); ++i)
+    {
+      auto const key = kfmm::tree::mortonKey(partition.cube(), owned_x(i, 0), owned_x(i, 1),
+                                             owned_x(i, 2));
+      outside += key < splitters[rank] || key >= splitters[rank + 1] ? 1 : 0;
+    }
+    CHECK(outside == 0);
+
+    // Distinct keys: every rank within 10 % of the mean (1024 samples per rank).
+    if (scenario == Scenario::uneven || scenario == Scenario::all_on_rank_0)
+    {
+      double const mean =
+          static_cast<double>(sumOverRanks(static_cast<std::int64_t>(n))) / ranks;
+      CHECK(static_cast<double>(maxOverRanks(owned)) <= 1.1 * mean);
+    }
+
+    // Values to the owners and back: the same, to the bit, in the caller's order. The owned
+    // positions come back as the caller's positions.
+    Kokkos::View<double *[2], Memory> ids("kfmm::test::ids", n);
+    Kokkos::parallel_for(
+        "kfmm::test::ids", Kokkos::RangePolicy<Space>(space, 0, n), KOKKOS_LAMBDA(std::size_t i) {
+          ids(i, 0) = 1e7 * rank + static_cast<double>(i);
+          ids(i, 1) = -0.5 * static_cast<double>(i);
+        });
+    Kokkos::View<double *[2], Memory> at_owners("kfmm::test::at_owners", partition.ownedCount());
+    Kokkos::View<double *[2], Memory> back("kfmm::test::back", n);
+    partition.toOwners(space, ids, at_owners);
+    partition.toCallers(space, at_owners, back);
+    Kokkos::View<Real *[3], Memory> x_back("kfmm::test::x_back", n);
+    partition.toCallers(space, partition.positions(), x_back);
+    Kokkos::View<Real *, Memory> q_owned("kfmm::test::q_owned", partition.ownedCount());
+    Kokkos::View<Real *, Memory> q_back("kfmm::test::q_back", n);
+    partition.toOwners(space, q, q_owned);
+    partition.toCallers(space, q_owned, q_back);
+    auto const ids_h = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, ids);
+    auto const back_h = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, back);
+    auto const x_h = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, x);
+    auto const x_back_h = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, x_back);
+    auto const q_h = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, q);
+    auto const q_back_h = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, q_back);
+    std::size_t differ = 0;
+    for (std::size_t i = 0; i < n; ++i)
+    {
+      differ += ids_h(i, 0) != back_h(i, 0) || ids_h(i, 1) != back_h(i, 1) ? 1 : 0;
+      differ += q_h(i) != q_back_h(i) ? 1 : 0;
+      for (int d = 0; d < 3; ++d)
+        differ += x_h(i, d) != x_back_h(i, d) ? 1 : 0;
+    }
+    CHECK(differ == 0);
+    // Each owned id names a particle of some rank once: the ids at the owners sum to the
+    // sum of all ids.
+    auto const at_owners_h = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, at_owners);
+    double owned_sum = 0, caller_sum = 0;
+    for (std::size_t i = 0; i < at_owners_h.extent(0); ++i)
+      owned_sum += at_owners_h(i, 0);
+    for (std::size_t i = 0; i < n; ++i)
+      caller_sum += ids_h(i, 0);
+    double sums[2] = {owned_sum, caller_sum};
+    MPI_Allreduce(MPI_IN_PLACE, sums, 2, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+    CHECK(sums[0] == sums[1]);
+  }
+}
+
+TEMPLATE_LIST_TEST_CASE("Morton partition: bad input on one rank stops every rank",
+                        "[mpi][partition][validation]", kfmm::test::Spaces)
+{
+  using Real = typename TestType::real_type;
+  using Memory = typename TestType::memory_space;
+  typename TestType::execution_space space;
+  int rank = 0, ranks = 1;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &ranks);
+  int const bad_rank = ranks - 1;
+  CAPTURE(rank);
+
+  // A NaN in the last rank's positions.
+  std::size_t const n = 6;
+  Kokkos::View<Real *[3], Memory> x("kfmm::test::x", n);
+  Kokkos::View<Real *, Memory> q("kfmm::test::q", n);
+  kfmm::generate(space, kfmm::Distribution::uniform, 5 + rank, x, q);
+  Kokkos::View<Real *[3], Memory> nan_x("kfmm::test::nan_x", n);
+  Kokkos::deep_copy(nan_x, x);
+  if (rank == bad_rank)
+  {
+    auto host = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, nan_x);
+    host(4, 2) = std::numeric_limits<Real>::quiet_NaN();
+    Kokkos::deep_copy(nan_x, host);
+  }
+  std::string const elsewhere = "invalid arguments on another rank (its exception says which)";
+  CHECK_THROWS_WITH(
+      (kfmm::distributed::MortonPartition<Real, Memory>(MPI_COMM_WORLD, space, nan_x)),
+      Catch::Matchers::Equals(
+          rank == bad_rank ? "kfmm::distributed::MortonPartition: argument 'positions' holds "
+                             "a NaN or infinite value at index 4"
+                           : "kfmm::distributed::MortonPartition: " + elsewhere));
+
+  // Results of the wrong length on the last rank.
+  kfmm::distributed::MortonPartition<Real, Memory> const partition(MPI_COMM_WORLD, space, x);
+  Kokkos::View<Real *, Memory> owned_q("kfmm::test::owned_q", partition.ownedCount());
+  partition.toOwners(space, q, owned_q);
+  Kokkos::View<Real *, Memory> back("kfmm::test::back", rank == bad_rank ? n + 1 : n);
+  CHECK_THROWS_WITH(partition.toCallers(space, owned_q, back),
+                    Catch::Matchers::StartsWith(
+                        rank == bad_rank
+                            ? "kfmm::distributed::MortonPartition::toCallers: expected "
+                            : "kfmm::distributed::MortonPartition::toCallers: invalid arguments "
+                              "on another rank"));
+}
