@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: BSD-3-Clause
-// kfmm's MPI helpers on 1, 2 and 4 ranks: allGatherv returns every rank's elements in rank
-// order on every rank, whole or cut into pieces of any size (down to a few bytes, which is
-// how messages over 2 GiB are cut into 1 GiB ones), with ranks that send nothing; the
-// Communicator is a duplicate of the caller's, not the caller's itself.
+// kfmm's MPI helpers on 1 to 4 ranks: allGatherv returns every rank's elements in rank
+// order on every rank, and exchange each rank's block to its rank, whole or cut into pieces
+// of any size (down to a few bytes, which is how messages over 2 GiB are cut into 1 GiB
+// ones), with ranks that send nothing; the Communicator is a duplicate of the caller's, not
+// the caller's itself.
 #include <kfmm/distributed/detail/Collectives.hpp>
 
 #include <catch2/catch_test_macros.hpp>
@@ -46,6 +47,39 @@ TEST_CASE("allGatherv gathers every rank's elements in rank order, in pieces of 
   }
   CHECK_THROWS_AS(kfmm::distributed::detail::allGatherv(MPI_COMM_WORLD, elementsOf(rank), 0),
                   kfmm::Exception);
+}
+
+TEST_CASE("exchange sends each rank its block, in rank order, in pieces of any size",
+          "[mpi][collectives]")
+{
+  int rank = 0, ranks = 1;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &ranks);
+  // Rank s sends (s + 2 d) % 4 elements to rank d (some none, one to itself); element i of
+  // that block is 1000 s + 10 d + i.
+  auto const blockSize = [](int s, int d) { return static_cast<std::int64_t>((s + 2 * d) % 4); };
+  std::vector<double> send;
+  std::vector<std::int64_t> send_counts;
+  std::vector<double> expected;
+  for (int d = 0; d < ranks; ++d)
+  {
+    send_counts.push_back(blockSize(rank, d));
+    for (std::int64_t i = 0; i < blockSize(rank, d); ++i)
+      send.push_back(1000.0 * rank + 10.0 * d + static_cast<double>(i));
+  }
+  for (int s = 0; s < ranks; ++s)
+    for (std::int64_t i = 0; i < blockSize(s, rank); ++i)
+      expected.push_back(1000.0 * s + 10.0 * rank + static_cast<double>(i));
+  auto const recv_counts = kfmm::distributed::detail::receiveCounts(MPI_COMM_WORLD, send_counts);
+  for (int s = 0; s < ranks; ++s)
+    CHECK(recv_counts[s] == blockSize(s, rank));
+  for (std::size_t piece : {kfmm::distributed::detail::max_piece_bytes, std::size_t(8),
+                            std::size_t(7)})
+  {
+    std::vector<double> const received = kfmm::distributed::detail::exchange(
+        MPI_COMM_WORLD, send.data(), send_counts, recv_counts, piece);
+    CHECK(received == expected);
+  }
 }
 
 TEST_CASE("the Communicator is kfmm's own duplicate of the caller's", "[mpi][collectives]")

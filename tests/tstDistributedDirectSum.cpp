@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: BSD-3-Clause
-// The distributed direct sum on 1, 2 and 4 ranks equals, on every rank, the single-process
+// The distributed direct sum on 1 to 4 ranks equals, on every rank, the single-process
 // direct sum of the whole problem at that rank's particles, to rounding; bad input on one
 // rank makes every rank throw.
 #include <kfmm/Accuracy.hpp>
