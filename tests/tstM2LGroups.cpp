@@ -63,52 +63,66 @@ TEMPLATE_LIST_TEST_CASE("grouped M2L list holds the same pairs, one class per ch
 
   auto const offsets = onHost(lists.m2l.offsets);
   auto const list_sources = onHost(lists.m2l.sources);
-  auto const targets = onHost(groups.targets);
   auto const sources = onHost(groups.sources);
-  auto const classes = onHost(groups.classes);
+  auto const entry_rows = onHost(groups.rows);
   auto const class_keys = onHost(groups.class_keys);
   auto const chunk_begin = onHost(groups.chunk_begin);
+  auto const chunk_classes = onHost(groups.chunk_classes);
   auto const block_chunks = onHost(groups.block_chunks);
   auto const centre = onHost(tree.centre);
   auto const level = onHost(tree.level);
   int const rows = lists.m2l.numRows();
   REQUIRE(lists.m2l.size > 0);
-  REQUIRE(static_cast<std::int64_t>(targets.extent(0)) == lists.m2l.size);
+  REQUIRE(static_cast<std::int64_t>(sources.extent(0)) == lists.m2l.size);
+  REQUIRE(static_cast<std::int64_t>(entry_rows.extent(0)) == lists.m2l.size);
   CHECK(groups.num_blocks == (rows + block_rows - 1) / block_rows);
+  CHECK(block_chunks(0) == 0);
+  CHECK(block_chunks(groups.num_blocks) == groups.num_chunks);
+  CHECK(chunk_begin(groups.num_chunks) == lists.m2l.size);
+
+  // Each entry's target cell and class * 8 + mirror bits (-1 per pair), from its block, its
+  // row in the block and its chunk's class. Per-entry checks are counted, not asserted one
+  // by one (millions of entries).
+  using Groups = kfmm::tree::M2LGroups<typename TestType::memory_space>;
+  std::vector<int> targets(sources.extent(0), -1), classes(sources.extent(0), -1);
+  std::int64_t bad_row = 0, per_pair_mirror = 0;
+  for (int b = 0; b < groups.num_blocks; ++b)
+    for (auto c = block_chunks(b); c < block_chunks(b + 1); ++c)
+      for (auto e = chunk_begin(c); e < chunk_begin(c + 1); ++e)
+      {
+        int const row = Groups::targetRow(entry_rows(e));
+        int const mirror = Groups::mirrorBits(entry_rows(e));
+        bad_row += row < block_rows && b * block_rows + row < rows ? 0 : 1;
+        per_pair_mirror += chunk_classes(c) < 0 && mirror != 0 ? 1 : 0;
+        targets[e] = b * block_rows + row;
+        classes[e] = chunk_classes(c) < 0 ? -1 : chunk_classes(c) * 8 + mirror;
+      }
+  CHECK(bad_row == 0);
+  CHECK(per_pair_mirror == 0);
 
   // The same (target, source) pairs.
   std::vector<std::pair<int, int>> original, grouped;
   for (int r = 0; r < rows; ++r)
     for (auto e = offsets(r); e < offsets(r + 1); ++e)
       original.emplace_back(r, list_sources(e));
-  for (std::size_t e = 0; e < targets.extent(0); ++e)
-    grouped.emplace_back(targets(e), sources(e));
+  for (std::size_t e = 0; e < targets.size(); ++e)
+    grouped.emplace_back(targets[e], sources(e));
   std::sort(original.begin(), original.end());
   std::sort(grouped.begin(), grouped.end());
   CHECK(original == grouped);
 
-  // Blocks own consecutive chunks that cover the entries in order; a chunk is one class of
-  // one block, its targets in the list's order.
-  CHECK(block_chunks(0) == 0);
-  CHECK(block_chunks(groups.num_blocks) == groups.num_chunks);
-  CHECK(chunk_begin(groups.num_chunks) == lists.m2l.size);
-  // Per-entry checks are counted, not asserted one by one (millions of entries).
-  std::int64_t per_pair = 0, empty_chunks = 0, wrong_block = 0, mixed_class = 0, unordered = 0;
+  // Blocks own consecutive chunks that cover the entries in order (so every entry got its
+  // target above); a chunk is one class of one block (by construction), its targets in the
+  // list's order.
+  std::int64_t per_pair = 0, empty_chunks = 0, unordered = 0;
   for (int b = 0; b < groups.num_blocks; ++b)
     for (auto c = block_chunks(b); c < block_chunks(b + 1); ++c)
     {
       empty_chunks += chunk_begin(c) < chunk_begin(c + 1) ? 0 : 1;
-      int const cls = classes(chunk_begin(c)) < 0 ? -1 : classes(chunk_begin(c)) / 8;
       for (auto e = chunk_begin(c); e < chunk_begin(c + 1); ++e)
-      {
-        wrong_block += targets(e) / block_rows == b ? 0 : 1;
-        mixed_class += (classes(e) < 0 ? -1 : classes(e) / 8) == cls ? 0 : 1;
-        unordered += e > chunk_begin(c) && targets(e - 1) > targets(e) ? 1 : 0;
-      }
+        unordered += e > chunk_begin(c) && targets[e - 1] > targets[e] ? 1 : 0;
     }
   CHECK(empty_chunks == 0);
-  CHECK(wrong_block == 0);
-  CHECK(mixed_class == 0);
   CHECK(unordered == 0);
 
   // Each entry's class and mirror bits give back its offset in units of the finer scale;
@@ -116,7 +130,7 @@ TEMPLATE_LIST_TEST_CASE("grouped M2L list holds the same pairs, one class per ch
   // than min_class_entries pairs.
   double const side = tree.cube.side;
   auto const keyOf = [&](std::size_t e) {
-    int const t = targets(e), s = sources(e);
+    int const t = targets[e], s = sources(e);
     int const finer = std::max(level(t), level(s));
     double const unit = side / static_cast<double>(2ULL << finer);
     int o[3];
@@ -125,12 +139,12 @@ TEMPLATE_LIST_TEST_CASE("grouped M2L list holds the same pairs, one class per ch
     return Bounds::key(level(t) - level(s), o[0], o[1], o[2]);
   };
   std::map<int, int> class_sizes;
-  for (std::size_t e = 0; e < targets.extent(0); ++e)
+  for (std::size_t e = 0; e < targets.size(); ++e)
     ++class_sizes[keyOf(e)];
   std::int64_t wrong_grouping = 0, wrong_offset = 0;
-  for (std::size_t e = 0; e < targets.extent(0); ++e)
+  for (std::size_t e = 0; e < targets.size(); ++e)
   {
-    int const t = targets(e), s = sources(e);
+    int const t = targets[e], s = sources(e);
     int const delta = level(t) - level(s);
     int const finer = std::max(level(t), level(s));
     double const unit = side / static_cast<double>(2ULL << finer);
@@ -141,15 +155,15 @@ TEMPLATE_LIST_TEST_CASE("grouped M2L list holds the same pairs, one class per ch
                         std::abs(o[0]) <= Bounds::max_offset &&
                         std::abs(o[1]) <= Bounds::max_offset && std::abs(o[2]) <= Bounds::max_offset;
     bool const grouped = inside && class_sizes[keyOf(e)] >= min_class_entries;
-    wrong_grouping += inside == (keyOf(e) >= 0) && (classes(e) >= 0) == grouped ? 0 : 1;
-    if (classes(e) < 0)
+    wrong_grouping += inside == (keyOf(e) >= 0) && (classes[e] >= 0) == grouped ? 0 : 1;
+    if (classes[e] < 0)
     {
       ++per_pair;
       continue;
     }
     int key_delta, ox, oy, oz;
-    Bounds::decode(class_keys(classes(e) / 8), key_delta, ox, oy, oz);
-    int const mirror = classes(e) % 8;
+    Bounds::decode(class_keys(classes[e] / 8), key_delta, ox, oy, oz);
+    int const mirror = classes[e] % 8;
     bool const same = key_delta == delta && ((mirror & 1) ? -ox : ox) == o[0] &&
                       ((mirror & 2) ? -oy : oy) == o[1] && ((mirror & 4) ? -oz : oz) == o[2];
     wrong_offset += same ? 0 : 1;

@@ -240,20 +240,24 @@ struct GroupedM2LKernel
     // The first chunk's gather reads every component's parity, its sum every unit, and the
     // per-pair operator adds to locals that other threads have just zeroed.
     team.team_barrier();
+    using Groups = tree::M2LGroups<Memory>;
     auto const sign = [&](std::int64_t entry, int i) {
-      return static_cast<Real>(tree::mirrorSign(groups.classes(entry) & 7, component_parities(i)));
+      return static_cast<Real>(
+          tree::mirrorSign(Groups::mirrorBits(groups.rows(entry)), component_parities(i)));
     };
+    // The block-relative target row of an entry.
+    auto const row_of = [&](std::int64_t entry) { return Groups::targetRow(groups.rows(entry)); };
 
     for (auto chunk = groups.block_chunks(block); chunk < groups.block_chunks(block + 1); ++chunk)
     {
       auto const begin = groups.chunk_begin(chunk);
       auto const end = groups.chunk_begin(chunk + 1);
-      int const cls = groups.classes(begin) < 0 ? -1 : groups.classes(begin) / 8;
+      int const cls = groups.chunk_classes(chunk);
       if (cls < 0)
       {
         for (auto e = begin; e < end; ++e)
         {
-          int const t = groups.targets(e);
+          int const t = first_row + row_of(e);
           int const s = groups.sources(e);
           expansions::m2lTeam(team, order, centreOffset<Real>(target_cells, t, source_cells, s, 0),
                               centreOffset<Real>(target_cells, t, source_cells, s, 1),
@@ -297,14 +301,14 @@ struct GroupedM2LKernel
         Kokkos::parallel_for(Kokkos::TeamThreadRange(team, count * n), [&](int item) {
           int const column = by_n.quotient(item);
           int const i = item - column * n;
-          int const t = groups.targets(first + column);
-          if (column > 0 && groups.targets(first + column - 1) == t)
+          int const r = row_of(first + column);
+          if (column > 0 && row_of(first + column - 1) == r)
             return;
           Real sum = Real(0);
-          for (int c = column; c < count && groups.targets(first + c) == t; ++c)
+          for (int c = column; c < count && row_of(first + c) == r; ++c)
             sum += product(i, c) * sign(first + c, i);
-          Real const inv_unit = static_cast<Real>(inverse_units(t - first_row) * finer_factor);
-          accumulated[(t - first_row) * n + i] += sum * inv_unit;
+          Real const inv_unit = static_cast<Real>(inverse_units(r) * finer_factor);
+          accumulated[r * n + i] += sum * inv_unit;
         });
         team.team_barrier();
       }

@@ -27,7 +27,9 @@
 // class with the stable radix sort, so each run of one class keeps the list's target order
 // (a target has at most one entry per mirror image of the class, and they are adjacent) and
 // becomes one matrix product. Runs are "chunks"; each block owns a contiguous range of
-// chunks.
+// chunks. An entry keeps only what varies inside a chunk, in six bytes: its source cell and
+// its target's row in the block with the mirror bits of its offset (a chunk's class is
+// stored once per chunk), so the groups cost less than the list they replace.
 
 #include <kfmm/detail/ScopedRegion.hpp>
 #include <kfmm/detail/Validation.hpp>
@@ -110,22 +112,31 @@ struct M2LGroups
   int num_classes = 0;
   /// Dense key (TranslationClassBounds::key) of each class.
   Kokkos::View<int *, MemorySpace> class_keys;
-  /// Entries, sorted by (block, class): target cell, source cell, and class * 8 + mirror
-  /// bits (mirrorSign), or -1 for a pair translated on its own.
-  Kokkos::View<int *, MemorySpace> targets;
+  /// Entries, sorted by (block, class), six bytes each: the source cell, and the target as
+  /// its row in the block (target - block * block_rows) times 8 plus the mirror bits of the
+  /// pair's offset (mirrorSign; 0 for a pair translated on its own): targetRow, mirrorBits.
   Kokkos::View<int *, MemorySpace> sources;
-  Kokkos::View<int *, MemorySpace> classes;
-  /// Chunk c is the entries chunk_begin(c) .. chunk_begin(c + 1) - 1 (one class); block b
-  /// owns chunks block_chunks(b) .. block_chunks(b + 1) - 1.
+  Kokkos::View<std::uint16_t *, MemorySpace> rows;
+  /// Chunk c is the entries chunk_begin(c) .. chunk_begin(c + 1) - 1, all of the class
+  /// chunk_classes(c), or -1 for pairs translated on their own; block b owns chunks
+  /// block_chunks(b) .. block_chunks(b + 1) - 1.
   Kokkos::View<std::int64_t *, MemorySpace> chunk_begin;
+  Kokkos::View<int *, MemorySpace> chunk_classes;
   Kokkos::View<std::int64_t *, MemorySpace> block_chunks;
   std::int64_t num_chunks = 0;
   std::int64_t per_pair_entries = 0; ///< entries of class -1
 
+  /// The most rows a block can have: a row times 8 plus the mirror bits fits 16 bits.
+  static constexpr int max_block_rows = 1 << 13;
+
+  /// An entry's target row in its block, and the mirror bits of its offset.
+  KOKKOS_INLINE_FUNCTION static int targetRow(std::uint16_t row) { return row >> 3; }
+  KOKKOS_INLINE_FUNCTION static int mirrorBits(std::uint16_t row) { return row & 7; }
+
   std::size_t bytes() const
   {
-    return class_keys.span() * sizeof(int) +
-           (targets.span() + sources.span() + classes.span()) * sizeof(int) +
+    return (class_keys.span() + sources.span() + chunk_classes.span()) * sizeof(int) +
+           rows.span() * sizeof(std::uint16_t) +
            (chunk_begin.span() + block_chunks.span()) * sizeof(std::int64_t);
   }
 };
@@ -248,20 +259,20 @@ struct GatherEntries
   Kokkos::View<int *, MemorySpace> list_sources;
   Kokkos::View<std::uint64_t *, MemorySpace> sort_keys;
   std::uint64_t slot_mask;
-  Kokkos::View<int *, MemorySpace> targets;
+  int block_rows;
   Kokkos::View<int *, MemorySpace> sources;
-  Kokkos::View<int *, MemorySpace> classes;
+  Kokkos::View<std::uint16_t *, MemorySpace> rows;
   Kokkos::View<std::int64_t *, MemorySpace> chunk_of;
 
   KOKKOS_INLINE_FUNCTION void operator()(std::int64_t e, std::int64_t &fallback) const
   {
     std::uint32_t const from = order(e);
-    targets(e) = entry_targets(from);
     sources(e) = list_sources(from);
-    int const slot = static_cast<int>(sort_keys(e) & slot_mask);
-    classes(e) = slot == 0 ? -1 : (slot - 1) * 8 + entry_keys(from) % 8;
+    bool const per_pair = (sort_keys(e) & slot_mask) == 0;
+    int const mirror = per_pair ? 0 : entry_keys(from) % 8;
+    rows(e) = static_cast<std::uint16_t>((entry_targets(from) % block_rows) * 8 + mirror);
     chunk_of(e) = (e == 0 || sort_keys(e) != sort_keys(e - 1)) ? 1 : 0;
-    fallback += slot == 0 ? 1 : 0;
+    fallback += per_pair ? 1 : 0;
   }
 };
 
@@ -281,12 +292,16 @@ struct NumberChunks
   }
 };
 
-/// chunk_begin(chunk_of(e)) = e where a chunk starts at entry e; chunk_begin(num_chunks) = size.
+/// chunk_begin(chunk_of(e)) = e where a chunk starts at entry e, and that chunk's class
+/// (its sort keys' class slot - 1); chunk_begin(num_chunks) = size.
 template <class MemorySpace>
 struct ChunkBegin
 {
   Kokkos::View<std::int64_t *, MemorySpace> chunk_of;
+  Kokkos::View<std::uint64_t *, MemorySpace> sort_keys;
+  std::uint64_t slot_mask;
   Kokkos::View<std::int64_t *, MemorySpace> chunk_begin;
+  Kokkos::View<int *, MemorySpace> chunk_classes;
   std::int64_t num_chunks;
   std::int64_t size;
 
@@ -295,7 +310,10 @@ struct ChunkBegin
     if (e == size)
       chunk_begin(num_chunks) = size;
     else if (chunk_of(e + 1) != chunk_of(e))
+    {
       chunk_begin(chunk_of(e)) = e;
+      chunk_classes(chunk_of(e)) = static_cast<int>(sort_keys(e) & slot_mask) - 1;
+    }
   }
 };
 
@@ -337,6 +355,9 @@ M2LGroups<MemorySpace> groupM2L(ExecutionSpace const &space,
   M2LGroups<MemorySpace> groups;
   int const num_rows = m2l.numRows();
   std::int64_t const size = m2l.size;
+  kfmm::detail::require(block_rows > 0 && block_rows <= M2LGroups<MemorySpace>::max_block_rows,
+                        "kfmm::tree::groupM2L",
+                        "block_rows must be in [1, 8192], got " + std::to_string(block_rows));
   groups.block_rows = block_rows;
   groups.num_blocks = (num_rows + block_rows - 1) / block_rows;
 
@@ -390,17 +411,17 @@ M2LGroups<MemorySpace> groupM2L(ExecutionSpace const &space,
   if (size > 0)
     kfmm::tree::sortPairs(space, sort_keys, order, key_bits);
 
-  groups.targets = Kokkos::View<int *, MemorySpace>(alloc("targets"), size);
   groups.sources = Kokkos::View<int *, MemorySpace>(alloc("sources"), size);
-  groups.classes = Kokkos::View<int *, MemorySpace>(alloc("classes"), size);
+  groups.rows = Kokkos::View<std::uint16_t *, MemorySpace>(alloc("rows"), size);
   std::uint64_t const slot_mask = (std::uint64_t(1) << class_bits) - 1;
   // A chunk starts where the (block, class) key changes.
   std::int64_t per_pair = 0;
   Kokkos::parallel_reduce(
       "kfmm::m2l_groups::gather", Kokkos::RangePolicy<ExecutionSpace>(space, 0, size),
-      detail::GatherEntries<MemorySpace>{order, entry_targets, entry_keys, list_sources,
-                                         sort_keys, slot_mask, groups.targets, groups.sources,
-                                         groups.classes, chunk_of},
+      detail::GatherEntries<MemorySpace>{order,     entry_targets, entry_keys,
+                                         list_sources, sort_keys, slot_mask,
+                                         block_rows, groups.sources, groups.rows,
+                                         chunk_of},
       per_pair);
   groups.per_pair_entries = per_pair;
   Kokkos::parallel_scan(
@@ -409,11 +430,13 @@ M2LGroups<MemorySpace> groupM2L(ExecutionSpace const &space,
   Kokkos::deep_copy(groups.num_chunks, Kokkos::subview(chunk_of, size));
   std::int64_t const num_chunks = groups.num_chunks;
   groups.chunk_begin = Kokkos::View<std::int64_t *, MemorySpace>(alloc("chunk_begin"), num_chunks + 1);
+  groups.chunk_classes = Kokkos::View<int *, MemorySpace>(alloc("chunk_classes"), num_chunks);
   groups.block_chunks =
       Kokkos::View<std::int64_t *, MemorySpace>(alloc("block_chunks"), groups.num_blocks + 1);
   Kokkos::parallel_for(
       "kfmm::m2l_groups::chunk_begin", Kokkos::RangePolicy<ExecutionSpace>(space, 0, size + 1),
-      detail::ChunkBegin<MemorySpace>{chunk_of, groups.chunk_begin, num_chunks, size});
+      detail::ChunkBegin<MemorySpace>{chunk_of, sort_keys, slot_mask, groups.chunk_begin,
+                                      groups.chunk_classes, num_chunks, size});
   // A block's entries start at the list offset of its first row, which is a chunk start
   // when the block has entries (and the next block's first chunk when it has none).
   int const num_blocks = groups.num_blocks;

@@ -106,7 +106,8 @@ struct Octree
   int depth() const { return numLevels() - 1; }
   int numCells() const { return level_offsets.back(); }
   int numLeaves() const { return static_cast<int>(leaves.extent(0)); }
-  std::size_t numParticles() const { return keys.extent(0); }
+  /// Number of particles (the solver may release `keys` once the tree is built).
+  std::size_t numParticles() const { return permutation.extent(0); }
 };
 
 namespace detail
