@@ -418,11 +418,13 @@ void reserve(ExecutionSpace const &space, View &view, std::size_t n, std::string
 /// allocations, 1e6 particles). Measured at 1e6 particles and the tuned leaf size: the
 /// largest frontier held 38 pairs per target cell (uniform) and 74 (Plummer), the M2L list
 /// 103 and 30 entries per cell, the P2P list 27 and 12 per leaf. Pairs grow about as
-/// theta^-3; a larger need grows the arrays (reserve, PairBuffer::append).
+/// theta^-3; a larger need grows the arrays (reserve, PairBuffer::append). The M2L list's
+/// arrays start at 128 per cell, what they grew to from 64 on uniform particles anyway (the
+/// growth cost two allocations, two copies and two releases per build).
 struct ExpectedSizes
 {
   static constexpr double frontier_per_cell = 64;
-  static constexpr double far_per_cell = 64;
+  static constexpr double far_per_cell = 128;
   static constexpr double near_per_leaf = 32;
 
   double scale; ///< (0.7 / theta)^3

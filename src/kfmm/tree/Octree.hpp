@@ -87,7 +87,8 @@ struct Octree
   View<MortonKey *> keys;            ///< sorted Morton keys
   View<std::uint32_t *> permutation; ///< sorted position -> original particle index
 
-  // Cells (numCells() entries).
+  // Cells (numCells() entries), all nine arrays views of one allocation (cell_storage).
+  View<double *> cell_storage;
   View<MortonKey *> cell_keys; ///< Morton prefix of the cell at its level
   View<int *> level;           ///< 0 = root
   View<double *[3]> centre;    ///< geometric centre of the cell
@@ -578,23 +579,27 @@ Octree<MemorySpace> buildCells(ExecutionSpace const &space, Positions const &pos
   }
   tree.level_offsets = offsets;
 
-  // Assembly into the final arrays, one launch per level.
+  // Assembly into the final arrays, one launch per level. The nine arrays share one
+  // allocation, as LevelCells' do (each allocation and release synchronises): 8-byte
+  // entries first (centre, radius, keys: 5 doubles' worth per cell), then the six int
+  // arrays (3 doubles' worth per cell, rounded up).
+  std::size_t const cells = static_cast<std::size_t>(offsets.back());
   int const num_cells = offsets.back();
-  auto alloc = [&](char const *label) {
-    return Kokkos::view_alloc(space, Kokkos::WithoutInitializing, std::string(label));
-  };
-  tree.cell_keys =
-      Kokkos::View<MortonKey *, MemorySpace>(alloc("kfmm::tree::cell_keys"), num_cells);
-  tree.level = Kokkos::View<int *, MemorySpace>(alloc("kfmm::tree::level"), num_cells);
-  tree.centre = Kokkos::View<double *[3], MemorySpace>(alloc("kfmm::tree::centre"), num_cells);
-  tree.radius = Kokkos::View<double *, MemorySpace>(alloc("kfmm::tree::radius"), num_cells);
-  tree.particle_begin =
-      Kokkos::View<int *, MemorySpace>(alloc("kfmm::tree::particle_begin"), num_cells);
-  tree.particle_end =
-      Kokkos::View<int *, MemorySpace>(alloc("kfmm::tree::particle_end"), num_cells);
-  tree.first_child = Kokkos::View<int *, MemorySpace>(alloc("kfmm::tree::first_child"), num_cells);
-  tree.child_count = Kokkos::View<int *, MemorySpace>(alloc("kfmm::tree::child_count"), num_cells);
-  tree.parent = Kokkos::View<int *, MemorySpace>(alloc("kfmm::tree::parent"), num_cells);
+  tree.cell_storage = Kokkos::View<double *, MemorySpace>(
+      Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "kfmm::tree::cells"),
+      5 * cells + (6 * cells + 1) / 2);
+  double *const doubles = tree.cell_storage.data();
+  int *const ints = reinterpret_cast<int *>(doubles + 5 * cells);
+  tree.centre = Kokkos::View<double *[3], MemorySpace>(doubles, cells);
+  tree.radius = Kokkos::View<double *, MemorySpace>(doubles + 3 * cells, cells);
+  tree.cell_keys = Kokkos::View<MortonKey *, MemorySpace>(
+      reinterpret_cast<MortonKey *>(doubles + 4 * cells), cells);
+  tree.level = Kokkos::View<int *, MemorySpace>(ints, cells);
+  tree.particle_begin = Kokkos::View<int *, MemorySpace>(ints + cells, cells);
+  tree.particle_end = Kokkos::View<int *, MemorySpace>(ints + 2 * cells, cells);
+  tree.first_child = Kokkos::View<int *, MemorySpace>(ints + 3 * cells, cells);
+  tree.child_count = Kokkos::View<int *, MemorySpace>(ints + 4 * cells, cells);
+  tree.parent = Kokkos::View<int *, MemorySpace>(ints + 5 * cells, cells);
   for (int l = 0; l < static_cast<int>(levels.size()); ++l)
   {
     Kokkos::parallel_for(
