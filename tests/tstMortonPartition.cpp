@@ -3,8 +3,8 @@
 // whose key range holds its key; ranges are in rank order and the same on every rank; counts
 // are balanced when keys are distinct; values travel to the owners and back into the
 // caller's order unchanged, to the bit. Also with ranks that start empty, with all particles
-// on one rank, with the same particles on every rank, and with no particles at all. Bad input
-// on one rank makes every rank throw.
+// on one rank, with the same particles on every rank, and with no particles at all; and
+// balanced by per-particle weights. Bad input on one rank makes every rank throw.
 #include <kfmm/distributed/MortonPartition.hpp>
 #include <kfmm/io/Generators.hpp>
 
@@ -172,6 +172,52 @@ TEMPLATE_LIST_TEST_CASE("Morton partition: owned once, in key order, balanced, a
   }
 }
 
+TEMPLATE_LIST_TEST_CASE("Morton partition by weight: every rank within 10 % of the mean work",
+                        "[mpi][partition]", kfmm::test::Configs)
+{
+  using Real = typename TestType::real_type;
+  using Memory = typename TestType::memory_space;
+  using Space = typename TestType::execution_space;
+  Space space;
+  int rank = 0, ranks = 1;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &ranks);
+  CAPTURE(rank, ranks);
+
+  // Particles of x > 0 weigh 9, the others 1: balanced by weight, the ranges differ from
+  // those of equal counts. All zero weights balance counts.
+  std::size_t const n = countOn(Scenario::uneven, rank);
+  Kokkos::View<Real *[3], Memory> x("kfmm::test::x", n);
+  Kokkos::View<Real *, Memory> q("kfmm::test::q", n);
+  kfmm::generate(space, kfmm::Distribution::plummer, 21 + rank, x, q);
+  Kokkos::View<double *, Memory> work("kfmm::test::work", n);
+  Kokkos::parallel_for(
+      "kfmm::test::work", Kokkos::RangePolicy<Space>(space, 0, n),
+      KOKKOS_LAMBDA(std::size_t i) { work(i) = x(i, 0) > 0 ? 9.0 : 1.0; });
+  kfmm::distributed::MortonPartition<Real, Memory> const partition(MPI_COMM_WORLD, space, x,
+                                                                   work);
+  Kokkos::View<double *, Memory> owned_work("kfmm::test::owned_work", partition.ownedCount());
+  partition.toOwners(space, work, owned_work);
+  auto const owned_h = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, owned_work);
+  auto const work_h = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, work);
+  double sums[2] = {0, 0}; // this rank's owned work; its callers' work
+  for (std::size_t i = 0; i < owned_h.extent(0); ++i)
+    sums[0] += owned_h(i);
+  for (std::size_t i = 0; i < n; ++i)
+    sums[1] += work_h(i);
+  double most = sums[0];
+  MPI_Allreduce(MPI_IN_PLACE, &most, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+  MPI_Allreduce(MPI_IN_PLACE, sums, 2, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+  CHECK(sums[0] == sums[1]);
+  CHECK(most <= 1.1 * sums[1] / ranks);
+
+  Kokkos::View<double *, Memory> none("kfmm::test::none", n);
+  kfmm::distributed::MortonPartition<Real, Memory> const by_count(MPI_COMM_WORLD, space, x, none);
+  double const mean = static_cast<double>(sumOverRanks(static_cast<std::int64_t>(n))) / ranks;
+  CHECK(static_cast<double>(maxOverRanks(static_cast<std::int64_t>(by_count.ownedCount()))) <=
+        1.1 * mean);
+}
+
 TEMPLATE_LIST_TEST_CASE("Morton partition: bad input on one rank stops every rank",
                         "[mpi][partition][validation]", kfmm::test::Spaces)
 {
@@ -203,6 +249,18 @@ TEMPLATE_LIST_TEST_CASE("Morton partition: bad input on one rank stops every ran
       Catch::Matchers::Equals(
           rank == bad_rank ? "kfmm::distributed::MortonPartition: argument 'positions' holds "
                              "a NaN or infinite value at index 4"
+                           : "kfmm::distributed::MortonPartition: " + elsewhere));
+
+  // A negative weight on the last rank.
+  Kokkos::View<double *, Memory> weights("kfmm::test::weights", n);
+  Kokkos::deep_copy(weights, 1.0);
+  if (rank == bad_rank)
+    Kokkos::deep_copy(Kokkos::subview(weights, 3), -1.0);
+  CHECK_THROWS_WITH(
+      (kfmm::distributed::MortonPartition<Real, Memory>(MPI_COMM_WORLD, space, x, weights)),
+      Catch::Matchers::Equals(
+          rank == bad_rank ? "kfmm::distributed::MortonPartition: argument 'weights' holds a "
+                             "negative value at index 3"
                            : "kfmm::distributed::MortonPartition: " + elsewhere));
 
   // Results of the wrong length on the last rank.

@@ -13,9 +13,11 @@
 // 2. each rank's keys in that cube (tree::computeMortonKeys), sorted with the particles'
 //    indices by kfmm's radix sort;
 // 3. splitters by sampling: each rank offers `samples` keys evenly spaced in its sorted keys,
-//    each standing for its share of the rank's particles; all ranks gather them
-//    (allGatherv), order them, and cut the cumulative weight into equal parts. Every rank
-//    computes the same splitters from the same samples;
+//    each standing for its share of the rank's particles and weighing their work (their
+//    count, or the sum of the caller's per-particle weights, e.g. the interactions each
+//    particle had in the previous evaluation); all ranks gather them (allGatherv), order
+//    them, and cut the cumulative weight into equal parts. Every rank computes the same
+//    splitters from the same samples;
 // 4. each rank's sorted particles, cut at the splitters, go to their owners (exchange, the
 //    64-bit Alltoallv of detail/Collectives.hpp), through host buffers.
 // Values per particle then travel the same way (toOwners), and results back, in reverse
@@ -23,7 +25,8 @@
 //
 // Particles with equal keys (coincident particles, or closer than the key grid resolves) are
 // never split between ranks, so one rank can own more than its share when many particles share
-// a key. The splitters balance particle counts; balancing by measured work is the next step.
+// a key. Balance is as good as the samples resolve the weight: a sample stands for about
+// N_local / samples particles.
 
 #include <kfmm/Config.hpp>
 
@@ -44,6 +47,7 @@
 #include <cstdint>
 #include <limits>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 namespace kfmm::distributed
@@ -51,11 +55,50 @@ namespace kfmm::distributed
 namespace detail
 {
 
-/// One sampled key and the number of particles it stands for.
+/// One sampled key, the number of particles it stands for, and their weight.
 struct KeySample
 {
   tree::MortonKey key;
+  double particles;
   double weight;
+};
+
+/// weights(j) = the sum of `particle_weights` over the j-th of `count` equal parts of the
+/// sorted particles (the part sample j stands for): one team per part.
+template <class ExecutionSpace, class Weights, class Order, class Sums>
+struct SampleWeights
+{
+  using TeamMember = typename Kokkos::TeamPolicy<ExecutionSpace>::member_type;
+
+  Weights particle_weights;
+  Order order;
+  Sums weights;
+  std::int64_t n;
+  std::int64_t count;
+
+  KOKKOS_INLINE_FUNCTION void operator()(TeamMember const &team) const
+  {
+    std::int64_t const j = team.league_rank();
+    std::int64_t const begin = j * n / count;
+    std::int64_t const end = (j + 1) * n / count;
+    double sum = 0;
+    Kokkos::parallel_reduce(
+        Kokkos::TeamThreadRange(team, begin, end),
+        [&](std::int64_t i, double &partial) {
+          partial += static_cast<double>(particle_weights(order(i)));
+        },
+        sum);
+    Kokkos::single(Kokkos::PerTeam(team), [&] { weights(j) = sum; });
+  }
+};
+
+/// Whether weights(i) is negative (NaN and infinities are found by requireFinite).
+template <class Weights>
+struct NegativeWeight
+{
+  Weights weights;
+
+  KOKKOS_INLINE_FUNCTION bool operator()(std::int64_t i) const { return weights(i) < 0; }
 };
 
 /// order(i) = i: the particles' indices before the sort permutes them.
@@ -169,56 +212,32 @@ class MortonPartition
 public:
   using Positions = Kokkos::View<Real *[3], MemorySpace>;
 
-  /// Partitions every rank's `positions` (N_local x 3, any N_local including 0). Collective;
-  /// when any rank's positions hold a NaN or an infinity, every rank throws kfmm::Exception.
-  /// `samples` keys per rank choose the splitters (more: better balance, larger gather).
+  /// Partitions every rank's `positions` (N_local x 3, any N_local including 0) into ranges
+  /// of about equal particle counts. Collective; when any rank's positions hold a NaN or an
+  /// infinity, every rank throws kfmm::Exception. `samples` keys per rank choose the
+  /// splitters (more: better balance, a larger gather).
   template <class ExecutionSpace, class CallerPositions>
   MortonPartition(MPI_Comm comm, ExecutionSpace const &space, CallerPositions const &positions,
                   int samples = 1024)
       : _comm(comm)
   {
-    static_assert(Kokkos::is_execution_space<ExecutionSpace>::value,
-                  "kfmm::distributed::MortonPartition: the second argument must be a Kokkos "
-                  "execution space");
-    static_assert(CallerPositions::rank == 2,
-                  "kfmm::distributed::MortonPartition: positions must be a View of rank 2 "
-                  "(N x 3)");
-    std::string const where = "kfmm::distributed::MortonPartition";
-    kfmm::detail::ScopedRegion region(where);
-    MPI_Comm const own = _comm.get();
-    MPI_Comm_size(own, &_ranks);
-    detail::requireOnAllRanks(own, where, [&] {
-      kfmm::detail::require(positions.extent(1) == 3, where,
-                            "argument 'positions' must be N x 3, got N x " +
-                                std::to_string(positions.extent(1)));
-      kfmm::detail::require(samples > 0, where,
-                            "argument 'samples' must be positive, got " +
-                                std::to_string(samples));
-      // The radix sort orders at most 2^32 - 1 particles per call.
-      kfmm::detail::require(positions.extent(0) < (std::uint64_t(1) << 32), where,
-                            "at most 2^32 - 1 particles per rank, got " +
-                                std::to_string(positions.extent(0)));
-      kfmm::detail::requireFinite(space, where, "positions", positions);
-    });
-    _cube = globalCube(space, positions);
-    std::int64_t const n = static_cast<std::int64_t>(positions.extent(0));
-    Kokkos::View<tree::MortonKey *, MemorySpace> keys(
-        Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "kfmm::distributed::keys"), n);
-    Kokkos::View<std::uint32_t *, MemorySpace> order(
-        Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "kfmm::distributed::order"), n);
-    tree::computeMortonKeys(space, _cube, positions, keys);
-    Kokkos::parallel_for("kfmm::distributed::identity",
-                         Kokkos::RangePolicy<ExecutionSpace>(space, 0, n),
-                         detail::IdentityOrder<decltype(order)>{order});
-    tree::sortPairs(space, keys, order, 3 * tree::max_level);
-    _order = order;
-    chooseSplitters(space, keys, samples);
-    _send_counts = sendCounts(space, keys);
-    _recv_counts = detail::receiveCounts(own, _send_counts);
-    _owned = Positions(Kokkos::view_alloc(space, Kokkos::WithoutInitializing,
-                                          "kfmm::distributed::owned_positions"),
-                       ownedCount());
-    toOwners(space, positions, _owned);
+    partition(space, positions, static_cast<Kokkos::View<double *, MemorySpace> *>(nullptr),
+              samples);
+  }
+
+  /// As above, into ranges of about equal total weight: `weights` (N_local, non-negative and
+  /// finite, any arithmetic type) is each particle's expected work. Where every rank's
+  /// weights are all zero, the ranges balance counts. Bad weights on any rank (a negative,
+  /// NaN or infinite one, or N_local entries not matching) make every rank throw.
+  template <class ExecutionSpace, class CallerPositions, class Weights,
+            std::enable_if_t<Kokkos::is_view<Weights>::value, int> = 0>
+  MortonPartition(MPI_Comm comm, ExecutionSpace const &space, CallerPositions const &positions,
+                  Weights const &weights, int samples = 1024)
+      : _comm(comm)
+  {
+    static_assert(Weights::rank == 1, "kfmm::distributed::MortonPartition: weights must be a "
+                                      "View of rank 1 (N)");
+    partition(space, positions, &weights, samples);
   }
 
   /// The cube around every rank's particles: the same on every rank.
@@ -257,6 +276,68 @@ public:
   }
 
 private:
+  /// Steps 1 to 4 of the file comment; `weights` null: balance counts.
+  template <class ExecutionSpace, class CallerPositions, class Weights>
+  void partition(ExecutionSpace const &space, CallerPositions const &positions,
+                 Weights const *weights, int samples)
+  {
+    static_assert(Kokkos::is_execution_space<ExecutionSpace>::value,
+                  "kfmm::distributed::MortonPartition: the second argument must be a Kokkos "
+                  "execution space");
+    static_assert(CallerPositions::rank == 2,
+                  "kfmm::distributed::MortonPartition: positions must be a View of rank 2 "
+                  "(N x 3)");
+    std::string const where = "kfmm::distributed::MortonPartition";
+    kfmm::detail::ScopedRegion region(where);
+    MPI_Comm const own = _comm.get();
+    MPI_Comm_size(own, &_ranks);
+    detail::requireOnAllRanks(own, where, [&] {
+      kfmm::detail::require(positions.extent(1) == 3, where,
+                            "argument 'positions' must be N x 3, got N x " +
+                                std::to_string(positions.extent(1)));
+      kfmm::detail::require(samples > 0, where,
+                            "argument 'samples' must be positive, got " +
+                                std::to_string(samples));
+      // The radix sort orders at most 2^32 - 1 particles per call.
+      kfmm::detail::require(positions.extent(0) < (std::uint64_t(1) << 32), where,
+                            "at most 2^32 - 1 particles per rank, got " +
+                                std::to_string(positions.extent(0)));
+      kfmm::detail::requireFinite(space, where, "positions", positions);
+      if (weights == nullptr)
+        return;
+      kfmm::detail::require(weights->extent(0) == positions.extent(0), where,
+                            "argument 'weights' must have one entry per particle (" +
+                                std::to_string(positions.extent(0)) + "), got " +
+                                std::to_string(weights->extent(0)));
+      kfmm::detail::requireFinite(space, where, "weights", *weights);
+      std::int64_t const negative = kfmm::detail::firstIndexWhere(
+          space, static_cast<std::int64_t>(weights->extent(0)),
+          detail::NegativeWeight<Weights>{*weights});
+      kfmm::detail::require(negative < 0, where,
+                            "argument 'weights' holds a negative value at index " +
+                                std::to_string(negative));
+    });
+    _cube = globalCube(space, positions);
+    std::int64_t const n = static_cast<std::int64_t>(positions.extent(0));
+    Kokkos::View<tree::MortonKey *, MemorySpace> keys(
+        Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "kfmm::distributed::keys"), n);
+    Kokkos::View<std::uint32_t *, MemorySpace> order(
+        Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "kfmm::distributed::order"), n);
+    tree::computeMortonKeys(space, _cube, positions, keys);
+    Kokkos::parallel_for("kfmm::distributed::identity",
+                         Kokkos::RangePolicy<ExecutionSpace>(space, 0, n),
+                         detail::IdentityOrder<decltype(order)>{order});
+    tree::sortPairs(space, keys, order, 3 * tree::max_level);
+    _order = order;
+    chooseSplitters(space, keys, weights, samples);
+    _send_counts = sendCounts(space, keys);
+    _recv_counts = detail::receiveCounts(own, _send_counts);
+    _owned = Positions(Kokkos::view_alloc(space, Kokkos::WithoutInitializing,
+                                          "kfmm::distributed::owned_positions"),
+                       ownedCount());
+    toOwners(space, positions, _owned);
+  }
+
   /// Step 1: the union of every rank's bounding box (MPI_Allreduce), as a cube.
   template <class ExecutionSpace, class CallerPositions>
   tree::Cube globalCube(ExecutionSpace const &space, CallerPositions const &positions) const
@@ -280,9 +361,11 @@ private:
     return tree::cubeAround(global);
   }
 
-  /// Step 3: splitters from every rank's samples of its sorted keys.
-  template <class ExecutionSpace, class Keys>
-  void chooseSplitters(ExecutionSpace const &space, Keys const &sorted_keys, int samples)
+  /// Step 3: splitters from every rank's samples of its sorted keys, weighted by `weights`
+  /// (null: by particle counts).
+  template <class ExecutionSpace, class Keys, class Weights>
+  void chooseSplitters(ExecutionSpace const &space, Keys const &sorted_keys,
+                       Weights const *weights, int samples)
   {
     std::int64_t const n = static_cast<std::int64_t>(sorted_keys.extent(0));
     std::int64_t const count = n < samples ? n : samples;
@@ -292,16 +375,36 @@ private:
     Kokkos::parallel_for("kfmm::distributed::sample_keys",
                          Kokkos::RangePolicy<ExecutionSpace>(space, 0, count),
                          detail::SampleKeys<Keys, decltype(picked)>{sorted_keys, picked, n, count});
+    Kokkos::View<double *, MemorySpace> sums(
+        Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "kfmm::distributed::sample_weights"),
+        weights ? count : 0);
+    if (weights)
+      Kokkos::parallel_for(
+          "kfmm::distributed::sample_weights",
+          Kokkos::TeamPolicy<ExecutionSpace>(space, count, Kokkos::AUTO),
+          detail::SampleWeights<ExecutionSpace, Weights, Order, decltype(sums)>{
+              *weights, _order, sums, n, count});
     auto const picked_host = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, picked);
+    auto const sums_host = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, sums);
     std::vector<detail::KeySample> mine(static_cast<std::size_t>(count));
     for (std::int64_t j = 0; j < count; ++j)
-      mine[j] = {picked_host(j), static_cast<double>(n) / static_cast<double>(count)};
+    {
+      // Part j holds (j + 1) n / count - j n / count particles.
+      double const particles = static_cast<double>((j + 1) * n / count - j * n / count);
+      mine[j] = {picked_host(j), particles, weights ? sums_host(j) : particles};
+    }
     std::vector<detail::KeySample> all = detail::allGatherv(_comm.get(), mine);
     std::stable_sort(all.begin(), all.end(),
                      [](auto const &a, auto const &b) { return a.key < b.key; });
     double total = 0;
     for (auto const &s : all)
       total += s.weight;
+    if (total == 0) // no work anywhere: balance counts
+      for (auto &s : all)
+      {
+        s.weight = s.particles;
+        total += s.weight;
+      }
     // Rank r starts at the first sample by which r / ranks of the weight lies before it.
     _splitters.assign(static_cast<std::size_t>(_ranks) + 1, 0);
     _splitters[_ranks] = std::numeric_limits<tree::MortonKey>::max();
