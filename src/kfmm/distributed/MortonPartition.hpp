@@ -151,44 +151,34 @@ struct LowerBounds
   }
 };
 
-/// packed(j, c) = values(i, c) with i = order(j) when `by_order`, else j; `values` of rank 1
-/// (one column) or 2.
-template <class Values, class Order, class Packed>
-struct PackRows
+/// Element (i, c) of a View of rank 1 (c is 0) or 2.
+template <class View>
+KOKKOS_INLINE_FUNCTION decltype(auto) element(View const &values, std::int64_t i, std::size_t c)
 {
-  Values values;
+  if constexpr (View::rank == 1)
+    return values(i);
+  else
+    return values(i, c);
+}
+
+/// Row j moved: to(t, c) = from(f, c) for every column, where f and t are order(j) or j as
+/// `from_by_order` and `to_by_order` say. Views of rank 1 (one column) or 2.
+template <class From, class To, class Order>
+struct MoveRows
+{
+  From from;
+  To to;
   Order order;
-  Packed packed;
-  bool by_order;
+  bool from_by_order;
+  bool to_by_order;
+  std::size_t columns;
 
   KOKKOS_INLINE_FUNCTION void operator()(std::int64_t j) const
   {
-    std::int64_t const i = by_order ? static_cast<std::int64_t>(order(j)) : j;
-    if constexpr (Values::rank == 1)
-      packed(j, 0) = values(i);
-    else
-      for (std::size_t c = 0; c < packed.extent(1); ++c)
-        packed(j, c) = values(i, c);
-  }
-};
-
-/// values(i, c) = packed(j, c) with i = order(j) when `by_order`, else j: PackRows undone.
-template <class Packed, class Order, class Values>
-struct UnpackRows
-{
-  Packed packed;
-  Order order;
-  Values values;
-  bool by_order;
-
-  KOKKOS_INLINE_FUNCTION void operator()(std::int64_t j) const
-  {
-    std::int64_t const i = by_order ? static_cast<std::int64_t>(order(j)) : j;
-    if constexpr (Values::rank == 1)
-      values(i) = packed(j, 0);
-    else
-      for (std::size_t c = 0; c < packed.extent(1); ++c)
-        values(i, c) = packed(j, c);
+    std::int64_t const f = from_by_order ? static_cast<std::int64_t>(order(j)) : j;
+    std::int64_t const t = to_by_order ? static_cast<std::int64_t>(order(j)) : j;
+    for (std::size_t c = 0; c < columns; ++c)
+      element(to, t, c) = element(from, f, c);
   }
 };
 
@@ -476,7 +466,7 @@ private:
               in_rows, columns);
     Kokkos::parallel_for(
         "kfmm::distributed::pack", Kokkos::RangePolicy<ExecutionSpace>(space, 0, in_rows),
-        detail::PackRows<In, Order, Rows>{in, _order, sent, from_callers});
+        detail::MoveRows<In, Rows, Order>{in, sent, _order, from_callers, false, columns});
     auto const sent_host = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, sent);
     std::vector<std::int64_t> send_values(send.size()), recv_values(recv.size());
     for (std::size_t r = 0; r < send.size(); ++r)
@@ -494,7 +484,7 @@ private:
     Kokkos::deep_copy(space, received, arrived_host);
     Kokkos::parallel_for(
         "kfmm::distributed::unpack", Kokkos::RangePolicy<ExecutionSpace>(space, 0, out_rows),
-        detail::UnpackRows<Rows, Order, Out>{received, _order, out, !from_callers});
+        detail::MoveRows<Rows, Out, Order>{received, out, _order, false, !from_callers, columns});
     // `arrived` is freed on return; the copy from it must be done by then.
     space.fence();
   }
