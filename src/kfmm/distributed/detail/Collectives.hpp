@@ -56,6 +56,14 @@ private:
 /// The largest piece one message carries: 1 GiB, well within MPI's int count of bytes.
 constexpr std::size_t max_piece_bytes = std::size_t(1) << 30;
 
+/// Throws unless piece_bytes is in [1, max_piece_bytes]; `where` names the caller.
+inline void requirePieceBytes(char const *where, std::size_t piece_bytes)
+{
+  if (piece_bytes == 0 || piece_bytes > max_piece_bytes)
+    throw kfmm::Exception(std::string(where) + ": piece_bytes must be in [1, 2^30], got " +
+                          std::to_string(piece_bytes));
+}
+
 /// Every rank's `local` elements, in rank order, on every rank (collective). Trivially
 /// copyable elements; sizes are 64-bit and messages are cut into pieces of at most
 /// `piece_bytes` bytes (positive; smaller values serve tests of the cutting).
@@ -65,9 +73,7 @@ std::vector<T> allGatherv(MPI_Comm comm, std::vector<T> const &local,
 {
   static_assert(std::is_trivially_copyable<T>::value,
                 "kfmm::distributed::detail::allGatherv: elements are sent as bytes");
-  if (piece_bytes == 0 || piece_bytes > max_piece_bytes)
-    throw kfmm::Exception("kfmm::distributed::detail::allGatherv: piece_bytes must be in [1, "
-                          "2^30], got " + std::to_string(piece_bytes));
+  requirePieceBytes("kfmm::distributed::detail::allGatherv", piece_bytes);
   int ranks = 0, rank = 0;
   MPI_Comm_size(comm, &ranks);
   MPI_Comm_rank(comm, &rank);
@@ -114,9 +120,7 @@ std::vector<T> exchange(MPI_Comm comm, T const *send, std::vector<std::int64_t> 
 {
   static_assert(std::is_trivially_copyable<T>::value,
                 "kfmm::distributed::detail::exchange: elements are sent as bytes");
-  if (piece_bytes == 0 || piece_bytes > max_piece_bytes)
-    throw kfmm::Exception("kfmm::distributed::detail::exchange: piece_bytes must be in [1, "
-                          "2^30], got " + std::to_string(piece_bytes));
+  requirePieceBytes("kfmm::distributed::detail::exchange", piece_bytes);
   int const ranks = static_cast<int>(send_counts.size());
   std::vector<std::size_t> send_first(ranks + 1, 0), recv_first(ranks + 1, 0);
   for (int r = 0; r < ranks; ++r)
