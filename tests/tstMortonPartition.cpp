@@ -20,6 +20,7 @@
 #include <cstdint>
 #include <limits>
 #include <string>
+#include <vector>
 
 #include "TestTypes.hpp"
 
@@ -99,11 +100,10 @@ TEMPLATE_LIST_TEST_CASE("Morton partition: owned once, in key order, balanced, a
     CHECK(splitters.front() == 0);
     CHECK(splitters.back() == std::numeric_limits<kfmm::tree::MortonKey>::max());
     CHECK(std::is_sorted(splitters.begin(), splitters.end()));
-    for (auto splitter : splitters)
-    {
-      auto const signed_splitter = static_cast<std::int64_t>(splitter >> 1);
-      CHECK(maxOverRanks(signed_splitter) == -maxOverRanks(-signed_splitter));
-    }
+    std::vector<kfmm::tree::MortonKey> lowest(splitters), highest(splitters);
+    MPI_Allreduce(MPI_IN_PLACE, lowest.data(), ranks + 1, MPI_UINT64_T, MPI_MIN, MPI_COMM_WORLD);
+    MPI_Allreduce(MPI_IN_PLACE, highest.data(), ranks + 1, MPI_UINT64_T, MPI_MAX, MPI_COMM_WORLD);
+    CHECK(lowest == highest);
 
     // Every owned particle's key lies in this rank's range.
     auto const owned_x =
@@ -274,4 +274,18 @@ TEMPLATE_LIST_TEST_CASE("Morton partition: bad input on one rank stops every ran
                             ? "kfmm::distributed::MortonPartition::toCallers: expected "
                             : "kfmm::distributed::MortonPartition::toCallers: invalid arguments "
                               "on another rank"));
+
+  // Two columns on the last rank, one elsewhere: shapes each rank accepts on its own, rows
+  // whose sizes the ranks' messages cannot agree on (with one rank there is nothing to
+  // disagree with).
+  int const columns = rank == bad_rank && ranks > 1 ? 2 : 1;
+  Kokkos::View<Real **, Memory> in("kfmm::test::in", n, columns);
+  Kokkos::View<Real **, Memory> out("kfmm::test::out", partition.ownedCount(), columns);
+  if (ranks > 1)
+    CHECK_THROWS_WITH(partition.toOwners(space, in, out),
+                      Catch::Matchers::StartsWith(
+                          "kfmm::distributed::MortonPartition::toOwners: the ranks' values "
+                          "differ in columns or type"));
+  else
+    CHECK_NOTHROW(partition.toOwners(space, in, out));
 }

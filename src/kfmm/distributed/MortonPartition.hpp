@@ -3,7 +3,8 @@
 #define KFMM_DISTRIBUTED_MORTON_PARTITION_HPP
 
 // The particles of all ranks divided into contiguous ranges of Morton keys, one range per
-// rank in rank order, each holding about the same number of particles (seed 002: Morton-order
+// rank in rank order, each holding about the same number of particles or the same weight
+// (seed 002: Morton-order
 // partition, the domain decomposition of its distributed kernel-independent FMM). Ranks own
 // whole octree cells but for the few cells a range boundary cuts, so a rank's tree and lists
 // are mostly its own.
@@ -34,6 +35,7 @@
 
 #include <kfmm/Exception.hpp>
 #include <kfmm/detail/ScopedRegion.hpp>
+#include <kfmm/detail/StaticChecks.hpp>
 #include <kfmm/detail/Validation.hpp>
 #include <kfmm/distributed/detail/Collectives.hpp>
 #include <kfmm/tree/Morton.hpp>
@@ -211,6 +213,11 @@ public:
                   int samples = 1024)
       : _comm(comm)
   {
+    static_assert(Kokkos::is_execution_space<ExecutionSpace>::value,
+                  "kfmm::distributed::MortonPartition: the second argument must be a Kokkos "
+                  "execution space");
+    KFMM_STATIC_REQUIRE_VIEW("kfmm::distributed::MortonPartition", "positions", CallerPositions,
+                             2, "N x 3", ExecutionSpace);
     partition(space, positions, static_cast<Kokkos::View<double *, MemorySpace> *>(nullptr),
               samples);
   }
@@ -225,8 +232,13 @@ public:
                   Weights const &weights, int samples = 1024)
       : _comm(comm)
   {
-    static_assert(Weights::rank == 1, "kfmm::distributed::MortonPartition: weights must be a "
-                                      "View of rank 1 (N)");
+    static_assert(Kokkos::is_execution_space<ExecutionSpace>::value,
+                  "kfmm::distributed::MortonPartition: the second argument must be a Kokkos "
+                  "execution space");
+    KFMM_STATIC_REQUIRE_VIEW("kfmm::distributed::MortonPartition", "positions", CallerPositions,
+                             2, "N x 3", ExecutionSpace);
+    KFMM_STATIC_REQUIRE_VIEW("kfmm::distributed::MortonPartition", "weights", Weights, 1, "N",
+                             ExecutionSpace);
     partition(space, positions, &weights, samples);
   }
 
@@ -254,6 +266,11 @@ public:
   template <class ExecutionSpace, class In, class Out>
   void toOwners(ExecutionSpace const &space, In const &in, Out const &out) const
   {
+    static_assert(kfmm::detail::isAccessibleFrom<ExecutionSpace, In>() &&
+                      kfmm::detail::isAccessibleFrom<ExecutionSpace, Out>() &&
+                      !std::is_const<typename Out::value_type>::value,
+                  "kfmm::distributed::MortonPartition::toOwners: 'in' and 'out' must be Views the "
+                  "execution space can access, 'out' of non-const values");
     transfer(space, in, out, _send_counts, _recv_counts, true);
   }
 
@@ -262,6 +279,11 @@ public:
   template <class ExecutionSpace, class In, class Out>
   void toCallers(ExecutionSpace const &space, In const &in, Out const &out) const
   {
+    static_assert(kfmm::detail::isAccessibleFrom<ExecutionSpace, In>() &&
+                      kfmm::detail::isAccessibleFrom<ExecutionSpace, Out>() &&
+                      !std::is_const<typename Out::value_type>::value,
+                  "kfmm::distributed::MortonPartition::toCallers: 'in' and 'out' must be Views the "
+                  "execution space can access, 'out' of non-const values");
     transfer(space, in, out, _recv_counts, _send_counts, false);
   }
 
@@ -271,12 +293,6 @@ private:
   void partition(ExecutionSpace const &space, CallerPositions const &positions,
                  Weights const *weights, int samples)
   {
-    static_assert(Kokkos::is_execution_space<ExecutionSpace>::value,
-                  "kfmm::distributed::MortonPartition: the second argument must be a Kokkos "
-                  "execution space");
-    static_assert(CallerPositions::rank == 2,
-                  "kfmm::distributed::MortonPartition: positions must be a View of rank 2 "
-                  "(N x 3)");
     std::string const where = "kfmm::distributed::MortonPartition";
     kfmm::detail::ScopedRegion region(where);
     MPI_Comm const own = _comm.get();
@@ -285,8 +301,9 @@ private:
       kfmm::detail::require(positions.extent(1) == 3, where,
                             "argument 'positions' must be N x 3, got N x " +
                                 std::to_string(positions.extent(1)));
-      kfmm::detail::require(samples > 0, where,
-                            "argument 'samples' must be positive, got " +
+      // At most 2^20, so that the sample positions j n / samples fit 64 bits.
+      kfmm::detail::require(samples > 0 && samples <= (1 << 20), where,
+                            "argument 'samples' must be in [1, 2^20], got " +
                                 std::to_string(samples));
       // The radix sort orders at most 2^32 - 1 particles per call.
       kfmm::detail::require(positions.extent(0) < (std::uint64_t(1) << 32), where,
@@ -461,6 +478,14 @@ private:
                                 std::to_string(detail::columnsOf(out)));
     });
     using Value = typename Out::non_const_value_type;
+    // Each rank sizes its messages by its own rows: all ranks must move rows of one size.
+    long long const row_bytes = static_cast<long long>(columns * sizeof(Value));
+    long long extremes[2] = {row_bytes, -row_bytes};
+    MPI_Allreduce(MPI_IN_PLACE, extremes, 2, MPI_LONG_LONG, MPI_MIN, _comm.get());
+    if (extremes[0] != -extremes[1])
+      throw kfmm::Exception(where + ": the ranks' values differ in columns or type (rows of " +
+                            std::to_string(extremes[0]) + " to " +
+                            std::to_string(-extremes[1]) + " bytes)");
     using Rows = Kokkos::View<Value **, Kokkos::LayoutRight, MemorySpace>;
     Rows sent(Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "kfmm::distributed::sent"),
               in_rows, columns);

@@ -248,8 +248,8 @@ struct EntrySortKeys
   }
 };
 
-/// Sorted entry e: its target, source and class, whether it starts a chunk, and into
-/// `fallback` whether it is translated on its own.
+/// Sorted entry e: its source, its target's row in the block with the mirror bits, whether
+/// it starts a chunk, and into `fallback` whether it is translated on its own.
 template <class MemorySpace>
 struct GatherEntries
 {

@@ -69,7 +69,9 @@ namespace kfmm::tree
 {
 
 /// An adaptive octree over N particles, cells stored level by level (see the file comment
-/// for the layout). Copies are shallow (Views).
+/// for the layout). Copies are shallow (Views). The cell arrays are unmanaged views of
+/// cell_storage: a copy of one of them alone does not keep the cells alive, a copy of the
+/// Octree does.
 template <class MemorySpace>
 struct Octree
 {
@@ -584,7 +586,6 @@ Octree<MemorySpace> buildCells(ExecutionSpace const &space, Positions const &pos
   // entries first (centre, radius, keys: 5 doubles' worth per cell), then the six int
   // arrays (3 doubles' worth per cell, rounded up).
   std::size_t const cells = static_cast<std::size_t>(offsets.back());
-  int const num_cells = offsets.back();
   tree.cell_storage = Kokkos::View<double *, MemorySpace>(
       Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "kfmm::tree::cells"),
       5 * cells + (6 * cells + 1) / 2);

@@ -112,7 +112,7 @@ inline std::vector<std::int64_t> receiveCounts(MPI_Comm comm,
 /// Rank r's `send` holds send_counts[d] elements for each rank d, in rank order; the result
 /// holds recv_counts[s] elements from each rank s, in rank order (collective; recv_counts as
 /// receiveCounts gives them). Trivially copyable elements, 64-bit counts, messages of at most
-/// `piece_bytes` bytes.
+/// `piece_bytes` bytes, which must be the same on every rank.
 template <class T>
 std::vector<T> exchange(MPI_Comm comm, T const *send, std::vector<std::int64_t> const &send_counts,
                         std::vector<std::int64_t> const &recv_counts,

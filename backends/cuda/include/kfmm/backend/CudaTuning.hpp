@@ -67,7 +67,8 @@ struct Tuning<Kokkos::Cuda> : CudaLeafSizes
   static constexpr int m2l_block_rows = 16;
   static constexpr int m2lGroupedTeamSize(int /*p*/) { return 128; }
   // At most 64 registers per thread, so that 8 blocks of 128 threads fit on a multiprocessor,
-  // when 8 blocks' scratch fits too (8 x 24 KiB of the 228 KiB). Uncapped, ptxas gave the
+  // when 8 blocks' scratch fits too (8 x 24 KiB of the 228 KiB of an H100 or H200; GPUs with
+  // less shared memory per multiprocessor need their own threshold). Uncapped, ptxas gave the
   // kernel 99 (fp32) and 130 (fp64) registers once its index splitting lost its divisions,
   // and occupancy fell from 56 to 25 % (Nsight Compute, fp32 p 4, H100; perf/RESULTS.md,
   // 2026-11-23); capped, fp32 needs no spills and fp64 20 bytes.
