@@ -39,6 +39,7 @@
 #include <kfmm/detail/Validation.hpp>
 #include <kfmm/distributed/detail/Collectives.hpp>
 #include <kfmm/tree/Morton.hpp>
+#include <kfmm/tree/Octree.hpp>
 #include <kfmm/tree/RadixSort.hpp>
 
 #include <Kokkos_Core.hpp>
@@ -101,18 +102,6 @@ struct NegativeWeight
   Weights weights;
 
   KOKKOS_INLINE_FUNCTION bool operator()(std::int64_t i) const { return weights(i) < 0; }
-};
-
-/// order(i) = i: the particles' indices before the sort permutes them.
-template <class Order>
-struct IdentityOrder
-{
-  Order order;
-
-  KOKKOS_INLINE_FUNCTION void operator()(std::int64_t i) const
-  {
-    order(i) = static_cast<std::uint32_t>(i);
-  }
 };
 
 /// samples(j) = sorted_keys at the middle of the j-th of `count` equal parts.
@@ -213,11 +202,6 @@ public:
                   int samples = 1024)
       : _comm(comm)
   {
-    static_assert(Kokkos::is_execution_space<ExecutionSpace>::value,
-                  "kfmm::distributed::MortonPartition: the second argument must be a Kokkos "
-                  "execution space");
-    KFMM_STATIC_REQUIRE_VIEW("kfmm::distributed::MortonPartition", "positions", CallerPositions,
-                             2, "N x 3", ExecutionSpace);
     partition(space, positions, static_cast<Kokkos::View<double *, MemorySpace> *>(nullptr),
               samples);
   }
@@ -232,11 +216,6 @@ public:
                   Weights const &weights, int samples = 1024)
       : _comm(comm)
   {
-    static_assert(Kokkos::is_execution_space<ExecutionSpace>::value,
-                  "kfmm::distributed::MortonPartition: the second argument must be a Kokkos "
-                  "execution space");
-    KFMM_STATIC_REQUIRE_VIEW("kfmm::distributed::MortonPartition", "positions", CallerPositions,
-                             2, "N x 3", ExecutionSpace);
     KFMM_STATIC_REQUIRE_VIEW("kfmm::distributed::MortonPartition", "weights", Weights, 1, "N",
                              ExecutionSpace);
     partition(space, positions, &weights, samples);
@@ -266,11 +245,6 @@ public:
   template <class ExecutionSpace, class In, class Out>
   void toOwners(ExecutionSpace const &space, In const &in, Out const &out) const
   {
-    static_assert(kfmm::detail::isAccessibleFrom<ExecutionSpace, In>() &&
-                      kfmm::detail::isAccessibleFrom<ExecutionSpace, Out>() &&
-                      !std::is_const<typename Out::value_type>::value,
-                  "kfmm::distributed::MortonPartition::toOwners: 'in' and 'out' must be Views the "
-                  "execution space can access, 'out' of non-const values");
     transfer(space, in, out, _send_counts, _recv_counts, true);
   }
 
@@ -279,11 +253,6 @@ public:
   template <class ExecutionSpace, class In, class Out>
   void toCallers(ExecutionSpace const &space, In const &in, Out const &out) const
   {
-    static_assert(kfmm::detail::isAccessibleFrom<ExecutionSpace, In>() &&
-                      kfmm::detail::isAccessibleFrom<ExecutionSpace, Out>() &&
-                      !std::is_const<typename Out::value_type>::value,
-                  "kfmm::distributed::MortonPartition::toCallers: 'in' and 'out' must be Views the "
-                  "execution space can access, 'out' of non-const values");
     transfer(space, in, out, _recv_counts, _send_counts, false);
   }
 
@@ -293,6 +262,11 @@ private:
   void partition(ExecutionSpace const &space, CallerPositions const &positions,
                  Weights const *weights, int samples)
   {
+    static_assert(Kokkos::is_execution_space<ExecutionSpace>::value,
+                  "kfmm::distributed::MortonPartition: the second argument must be a Kokkos "
+                  "execution space");
+    KFMM_STATIC_REQUIRE_VIEW("kfmm::distributed::MortonPartition", "positions", CallerPositions,
+                             2, "N x 3", ExecutionSpace);
     std::string const where = "kfmm::distributed::MortonPartition";
     kfmm::detail::ScopedRegion region(where);
     MPI_Comm const own = _comm.get();
@@ -333,7 +307,7 @@ private:
     tree::computeMortonKeys(space, _cube, positions, keys);
     Kokkos::parallel_for("kfmm::distributed::identity",
                          Kokkos::RangePolicy<ExecutionSpace>(space, 0, n),
-                         detail::IdentityOrder<decltype(order)>{order});
+                         tree::detail::IdentityPermutation<MemorySpace>{order});
     tree::sortPairs(space, keys, order, 3 * tree::max_level);
     _order = order;
     chooseSplitters(space, keys, weights, samples);
@@ -459,6 +433,11 @@ private:
                 std::vector<std::int64_t> const &send, std::vector<std::int64_t> const &recv,
                 bool from_callers) const
   {
+    static_assert(kfmm::detail::isAccessibleFrom<ExecutionSpace, In>() &&
+                      kfmm::detail::isAccessibleFrom<ExecutionSpace, Out>() &&
+                      !std::is_const<typename Out::value_type>::value,
+                  "kfmm::distributed::MortonPartition::toOwners and toCallers: 'in' and 'out' "
+                  "must be Views the execution space can access, 'out' of non-const values");
     std::string const where = from_callers ? "kfmm::distributed::MortonPartition::toOwners"
                                            : "kfmm::distributed::MortonPartition::toCallers";
     kfmm::detail::ScopedRegion region(where);
