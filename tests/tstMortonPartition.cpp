@@ -4,9 +4,11 @@
 // are balanced when keys are distinct; values travel to the owners and back into the
 // caller's order unchanged, to the bit. Also with ranks that start empty, with all particles
 // on one rank, with the same particles on every rank, and with no particles at all; and
-// balanced by per-particle weights. Bad input on one rank makes every rank throw.
+// balanced by per-particle weights; with a leaf size, no leaf of the tree of all particles is
+// cut between ranks. Bad input on one rank makes every rank throw.
 #include <kfmm/distributed/MortonPartition.hpp>
 #include <kfmm/io/Generators.hpp>
+#include <kfmm/tree/Octree.hpp>
 
 #include <Kokkos_Core.hpp>
 
@@ -216,6 +218,71 @@ TEMPLATE_LIST_TEST_CASE("Morton partition by weight: every rank within 10 % of t
   double const mean = static_cast<double>(sumOverRanks(static_cast<std::int64_t>(n))) / ranks;
   CHECK(static_cast<double>(maxOverRanks(static_cast<std::int64_t>(by_count.ownedCount()))) <=
         1.1 * mean);
+}
+
+TEMPLATE_LIST_TEST_CASE("Morton partition aligned to leaves: no leaf of the whole tree is cut",
+                        "[mpi][partition]", kfmm::test::Configs)
+{
+  using Real = typename TestType::real_type;
+  using Memory = typename TestType::memory_space;
+  using Space = typename TestType::execution_space;
+  Space space;
+  int rank = 0, ranks = 1;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &ranks);
+
+  // The whole problem on every rank (same seed); rank r passes the block r of it. Coincident
+  // particles (a tenth of them doubled) make leaves at the deepest level too.
+  for (int leaf_size : {1, 8, 40})
+  {
+    CAPTURE(rank, ranks, leaf_size);
+    std::size_t const base = 2000;
+    std::size_t const n = base + base / 10;
+    Kokkos::View<Real *[3], Memory> all_x("kfmm::test::all_x", n);
+    Kokkos::View<Real *, Memory> all_q("kfmm::test::all_q", n);
+    kfmm::generate(space, kfmm::Distribution::plummer, 31, all_x, all_q);
+    Kokkos::parallel_for(
+        "kfmm::test::coincident", Kokkos::RangePolicy<Space>(space, base, n),
+        KOKKOS_LAMBDA(std::size_t i) {
+          for (int c = 0; c < 3; ++c)
+            all_x(i, c) = all_x(i - base, c);
+        });
+    std::size_t const begin = n * rank / ranks;
+    std::size_t const end = n * (rank + 1) / ranks;
+    auto const block = Kokkos::subview(all_x, Kokkos::make_pair(begin, end), Kokkos::ALL);
+    kfmm::distributed::PartitionOptions options;
+    options.leaf_size = leaf_size;
+    kfmm::distributed::MortonPartition<Real, Memory> const partition(MPI_COMM_WORLD, space,
+                                                                     block, options);
+    auto const &splitters = partition.splitters();
+    CHECK(std::is_sorted(splitters.begin(), splitters.end()));
+
+    // Every leaf of the tree of all particles (built in the partition's cube, as one rank
+    // would) has all its keys in one rank's range.
+    auto const tree = kfmm::tree::buildOctree(space, all_x, leaf_size);
+    CHECK(tree.cube.side == partition.cube().side);
+    auto const keys = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, tree.keys);
+    auto const leaves = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, tree.leaves);
+    auto const begins =
+        Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, tree.particle_begin);
+    auto const ends = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, tree.particle_end);
+    auto const owner = [&](kfmm::tree::MortonKey key) {
+      return std::upper_bound(splitters.begin(), splitters.end(), key) - splitters.begin() - 1;
+    };
+    std::size_t cut = 0;
+    for (std::size_t j = 0; j < leaves.extent(0); ++j)
+    {
+      int const c = leaves(j);
+      cut += owner(keys(begins(c))) != owner(keys(ends(c) - 1)) ? 1 : 0;
+    }
+    CHECK(cut == 0);
+
+    // Balance: moving a splitter to a leaf's start moves at most leaf_size particles (or the
+    // coincident ones of one key).
+    double const mean = static_cast<double>(n) / ranks;
+    CHECK(static_cast<double>(maxOverRanks(static_cast<std::int64_t>(partition.ownedCount()))) <=
+          1.1 * mean + leaf_size + 2);
+  }
 }
 
 TEMPLATE_LIST_TEST_CASE("Morton partition: bad input on one rank stops every rank",

@@ -53,8 +53,19 @@
 
 namespace kfmm
 {
+namespace distributed
+{
+template <class Real, class MemorySpace>
+class DistributedFmm;
+} // namespace distributed
+
 namespace detail
 {
+
+/// Marks the constructor of a solver on trees its caller built (the distributed solver's).
+struct PrebuiltTrees
+{
+};
 
 /// Interactions of row `row` of a list whose rows are target leaves: for each target
 /// particle, the particles of its source leaves (`source_leaves`) or its source cells (else).
@@ -186,7 +197,34 @@ public:
     build(caller, space, sources, &targets);
   }
 
+  /// The solver of the distributed one (distributed/DistributedFmm.hpp) on trees it built on
+  /// one cube, in the caller's units: `source_tree` of `sources` and `target_tree` of
+  /// `targets` (positions in the trees' original order, already checked). The trees are
+  /// moved to the solver's frame in place.
+  template <class ExecutionSpace, class Sources, class Targets>
+  Fmm(detail::PrebuiltTrees, detail::EntryPoint caller, ExecutionSpace const &space,
+      tree::Octree<MemorySpace> const &source_tree, Sources const &sources,
+      tree::Octree<MemorySpace> const &target_tree, Targets const &targets,
+      Options const &options)
+      : _options(options)
+  {
+    checkSpace<ExecutionSpace>();
+    detail::ScopedRegion region("kfmm::Fmm::build");
+    detail::validate(_options, caller.name);
+    _options = detail::withTunedParameters<detail::Tuning<ExecutionSpace>, Real>(_options,
+                                                                                   caller.name);
+    stage(space, "tree", _build_stages, [&] {
+      _source_tree = source_tree;
+      _target_tree = target_tree;
+      moveTreesToFrame(space, true);
+    });
+    buildOnTrees(space, caller.name, sources, &targets);
+  }
+
 private:
+  template <class Real_, class MemorySpace_>
+  friend class distributed::DistributedFmm;
+
   /// The constructors' work: one set of particles acting on itself.
   template <class ExecutionSpace, class Positions>
   void build(detail::EntryPoint caller, ExecutionSpace const &space, Positions const &positions)
@@ -215,20 +253,36 @@ private:
         // Both trees on one cube, so that their cells lie on one grid (the lists' rule and
         // the M2L's translation classes compare cells of the two).
         tree::Cube const cube = tree::boundingCube(space, sources, *targets);
-        _source_tree =
-            tree::detail::buildOctreeOfValidInput(space, sources, cube, options.leaf_size);
-        _target_tree =
-            tree::detail::buildOctreeOfValidInput(space, *targets, cube, options.leaf_size);
+        tree::detail::SplitByCount const rule{options.leaf_size};
+        _source_tree = tree::detail::buildOctreeOfValidInput(space, sources, cube, rule);
+        _target_tree = tree::detail::buildOctreeOfValidInput(space, *targets, cube, rule);
       }
       else
         _source_tree = tree::detail::buildOctreeOfValidInput(space, sources, options.leaf_size);
-      _frame = detail::unitFrame(_source_tree.cube);
-      tree::moveToFrame(space, _source_tree, _frame);
-      if (targets)
-        tree::moveToFrame(space, _target_tree, _frame);
-      else
-        _target_tree = _source_tree;
+      moveTreesToFrame(space, targets != nullptr);
     });
+    buildOnTrees(space, where, sources, targets);
+  }
+
+  /// The trees into the solver's frame (detail/UnitFrame.hpp); one tree serves as both when
+  /// the targets are not a set of their own.
+  template <class ExecutionSpace>
+  void moveTreesToFrame(ExecutionSpace const &space, bool two_trees)
+  {
+    _frame = detail::unitFrame(_source_tree.cube);
+    tree::moveToFrame(space, _source_tree, _frame);
+    if (two_trees)
+      tree::moveToFrame(space, _target_tree, _frame);
+    else
+      _target_tree = _source_tree;
+  }
+
+  /// The build after the trees: lists, M2L operators, sorted positions and the work counts.
+  template <class ExecutionSpace, class Sources, class Targets>
+  void buildOnTrees(ExecutionSpace const &space, std::string const &where, Sources const &sources,
+                    Targets const *targets)
+  {
+    Options const &options = _options;
     stage(space, "lists", _build_stages, [&] {
       _lists = tree::buildInteractionLists(space, _target_tree, _source_tree, options.theta,
                                            options.method, options.acceptance);
@@ -319,29 +373,8 @@ public:
       });
     else
     {
-      stage(space, "sort charges", _stats.stage_seconds, [&] {
-        detail::sortCharges(space, _source_tree.permutation, charges,
-                            detail::PowerOfTwo<double>::of(-charge_exponent), _q);
-        // The stages add to the sorted results.
-        Kokkos::deep_copy(space, _phi, Real(0));
-        Kokkos::deep_copy(space, _field, Real(0));
-      });
-      stage(space, "P2M", _stats.stage_seconds, [&] { upwardP2M(space); });
-      stage(space, "M2M", _stats.stage_seconds, [&] { upwardM2M(space); });
-      if (_options.method == Method::fmm)
-      {
-        stage(space, "M2L", _stats.stage_seconds, [&] { farFieldM2L(space); });
-        stage(space, "L2L", _stats.stage_seconds, [&] { downwardL2L(space); });
-        stage(space, "L2P", _stats.stage_seconds, [&] { downwardL2P(space); });
-      }
-      else
-        stage(space, "M2P", _stats.stage_seconds, [&] { farFieldM2P(space); });
-      stage(space, "P2P", _stats.stage_seconds, [&] { nearField(space); });
-      stage(space, "unsort results", _stats.stage_seconds, [&] {
-        detail::unsortResults(space, _target_tree.permutation, _phi, _field,
-                              detail::ResultScale<Real>::of(_frame, charge_exponent), potential,
-                              field);
-      });
+      upward(space, charges, charge_exponent);
+      downward(space, potential, field, charge_exponent);
     }
     if (_options.check_results)
     {
@@ -361,6 +394,44 @@ public:
   std::size_t numTargets() const { return _target_tree.numParticles(); }
 
 private:
+  /// An evaluation's first part: the charges in sorted order, in units of
+  /// 2^charge_exponent; the sorted results zeroed; P2M and M2M.
+  template <class ExecutionSpace, class Charges>
+  void upward(ExecutionSpace const &space, Charges const &charges, int charge_exponent)
+  {
+    stage(space, "sort charges", _stats.stage_seconds, [&] {
+      detail::sortCharges(space, _source_tree.permutation, charges,
+                          detail::PowerOfTwo<double>::of(-charge_exponent), _q);
+      // The stages add to the sorted results.
+      Kokkos::deep_copy(space, _phi, Real(0));
+      Kokkos::deep_copy(space, _field, Real(0));
+    });
+    stage(space, "P2M", _stats.stage_seconds, [&] { upwardP2M(space); });
+    stage(space, "M2M", _stats.stage_seconds, [&] { upwardM2M(space); });
+  }
+
+  /// An evaluation's second part: far field, near field, and the results in the caller's
+  /// order and units.
+  template <class ExecutionSpace, class Potential, class Field>
+  void downward(ExecutionSpace const &space, Potential const &potential, Field const &field,
+                int charge_exponent)
+  {
+    if (_options.method == Method::fmm)
+    {
+      stage(space, "M2L", _stats.stage_seconds, [&] { farFieldM2L(space); });
+      stage(space, "L2L", _stats.stage_seconds, [&] { downwardL2L(space); });
+      stage(space, "L2P", _stats.stage_seconds, [&] { downwardL2P(space); });
+    }
+    else
+      stage(space, "M2P", _stats.stage_seconds, [&] { farFieldM2P(space); });
+    stage(space, "P2P", _stats.stage_seconds, [&] { nearField(space); });
+    stage(space, "unsort results", _stats.stage_seconds, [&] {
+      detail::unsortResults(space, _target_tree.permutation, _phi, _field,
+                            detail::ResultScale<Real>::of(_frame, charge_exponent), potential,
+                            field);
+    });
+  }
+
   /// The solver's team kernels. Dynamic scheduling: on the host a thread takes the next team
   /// when it is done, since teams (cells, blocks of the grouped M2L, leaves) differ in work by
   /// their lists' lengths; GPUs schedule blocks so anyway and ignore it.

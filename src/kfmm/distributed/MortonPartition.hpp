@@ -19,6 +19,9 @@
 //    particle had in the previous evaluation); all ranks gather them (allGatherv), order
 //    them, and cut the cumulative weight into equal parts. Every rank computes the same
 //    splitters from the same samples;
+// 3b. optionally (PartitionOptions::leaf_size), splitters moved to boundaries between the
+//    leaves of the octree of all ranks' particles, so that every leaf has one owner: the
+//    distributed solver's ranks then hold whole leaves (distributed/LocalEssentialTree.hpp);
 // 4. each rank's sorted particles, cut at the splitters, go to their owners (exchange, the
 //    64-bit Alltoallv of detail/Collectives.hpp), through host buffers.
 // Values per particle then travel the same way (toOwners), and results back, in reverse
@@ -119,6 +122,22 @@ struct SampleKeys
   }
 };
 
+/// The first index of sorted_keys whose key is at least `key`.
+template <class Keys>
+KOKKOS_INLINE_FUNCTION std::int64_t lowerBound(Keys const &sorted_keys, tree::MortonKey key)
+{
+  std::int64_t lo = 0, hi = static_cast<std::int64_t>(sorted_keys.extent(0));
+  while (lo < hi)
+  {
+    std::int64_t const mid = lo + (hi - lo) / 2;
+    if (sorted_keys(mid) < key)
+      lo = mid + 1;
+    else
+      hi = mid;
+  }
+  return lo;
+}
+
 /// bounds(r) = the first index of sorted_keys whose key is at least splitters(r).
 template <class Keys, class Splitters, class Bounds>
 struct LowerBounds
@@ -129,16 +148,38 @@ struct LowerBounds
 
   KOKKOS_INLINE_FUNCTION void operator()(int r) const
   {
-    std::int64_t lo = 0, hi = static_cast<std::int64_t>(sorted_keys.extent(0));
-    while (lo < hi)
+    bounds(r) = lowerBound(sorted_keys, splitters(r));
+  }
+};
+
+/// Levels whose cells a splitter can cut: 0 to max_level - 1 (a cell of the deepest level
+/// holds one key).
+constexpr int cut_levels = tree::max_level;
+
+/// For query q = (r - 1) cut_levels + l: how many of this rank's sorted keys lie in the cell
+/// of level l that holds splitters(r), before the splitter (counts(2 q)) and from it on
+/// (counts(2 q + 1)).
+template <class Keys, class Splitters, class Counts>
+struct CutCounts
+{
+  Keys sorted_keys;
+  Splitters splitters;
+  Counts counts;
+
+  KOKKOS_INLINE_FUNCTION void operator()(int q) const
+  {
+    tree::MortonKey const s = splitters(q / cut_levels + 1);
+    int const shift = 3 * (tree::max_level - q % cut_levels);
+    std::int64_t below = 0, above = 0;
+    if (s < (tree::MortonKey(1) << (3 * tree::max_level))) // not the end marker
     {
-      std::int64_t const mid = lo + (hi - lo) / 2;
-      if (sorted_keys(mid) < splitters(r))
-        lo = mid + 1;
-      else
-        hi = mid;
+      tree::MortonKey const first = (s >> shift) << shift;
+      std::int64_t const at = lowerBound(sorted_keys, s);
+      below = at - lowerBound(sorted_keys, first);
+      above = lowerBound(sorted_keys, first + (tree::MortonKey(1) << shift)) - at;
     }
-    bounds(r) = lo;
+    counts(2 * q) = below;
+    counts(2 * q + 1) = above;
   }
 };
 
@@ -185,6 +226,18 @@ std::size_t columnsOf(View const &values)
 
 } // namespace detail
 
+/// How MortonPartition chooses its ranges.
+struct PartitionOptions
+{
+  /// Keys each rank offers to choose the splitters (more: better balance, a larger gather);
+  /// 1 to 2^20.
+  int samples = 1024;
+  /// 0, or the leaf size of an octree (tree::buildOctree's split rule) of every rank's
+  /// particles in the partition's cube: then no range boundary cuts one of its leaves, each
+  /// splitter moved down to the start of the leaf it cut (step 3b of the file comment).
+  int leaf_size = 0;
+};
+
 /// The particles of all ranks in `comm`, divided into contiguous Morton-key ranges, one per
 /// rank (see the top of this file). Construction and the transfers are collective.
 template <class Real, class MemorySpace>
@@ -195,15 +248,14 @@ public:
 
   /// Partitions every rank's `positions` (N_local x 3, any N_local including 0) into ranges
   /// of about equal particle counts. Collective; when any rank's positions hold a NaN or an
-  /// infinity, every rank throws kfmm::Exception. `samples` keys per rank choose the
-  /// splitters (more: better balance, a larger gather).
+  /// infinity, every rank throws kfmm::Exception.
   template <class ExecutionSpace, class CallerPositions>
   MortonPartition(MPI_Comm comm, ExecutionSpace const &space, CallerPositions const &positions,
-                  int samples = 1024)
+                  PartitionOptions const &options = {})
       : _comm(comm)
   {
     partition(space, positions, static_cast<Kokkos::View<double *, MemorySpace> *>(nullptr),
-              samples);
+              options);
   }
 
   /// As above, into ranges of about equal total weight: `weights` (N_local, non-negative and
@@ -213,12 +265,12 @@ public:
   template <class ExecutionSpace, class CallerPositions, class Weights,
             std::enable_if_t<Kokkos::is_view<Weights>::value, int> = 0>
   MortonPartition(MPI_Comm comm, ExecutionSpace const &space, CallerPositions const &positions,
-                  Weights const &weights, int samples = 1024)
+                  Weights const &weights, PartitionOptions const &options = {})
       : _comm(comm)
   {
     KFMM_STATIC_REQUIRE_VIEW("kfmm::distributed::MortonPartition", "weights", Weights, 1, "N",
                              ExecutionSpace);
-    partition(space, positions, &weights, samples);
+    partition(space, positions, &weights, options);
   }
 
   /// The cube around every rank's particles: the same on every rank.
@@ -260,7 +312,7 @@ private:
   /// Steps 1 to 4 of the file comment; `weights` null: balance counts.
   template <class ExecutionSpace, class CallerPositions, class Weights>
   void partition(ExecutionSpace const &space, CallerPositions const &positions,
-                 Weights const *weights, int samples)
+                 Weights const *weights, PartitionOptions const &options)
   {
     static_assert(Kokkos::is_execution_space<ExecutionSpace>::value,
                   "kfmm::distributed::MortonPartition: the second argument must be a Kokkos "
@@ -276,9 +328,12 @@ private:
                             "argument 'positions' must be N x 3, got N x " +
                                 std::to_string(positions.extent(1)));
       // At most 2^20, so that the sample positions j n / samples fit 64 bits.
-      kfmm::detail::require(samples > 0 && samples <= (1 << 20), where,
-                            "argument 'samples' must be in [1, 2^20], got " +
-                                std::to_string(samples));
+      kfmm::detail::require(options.samples > 0 && options.samples <= (1 << 20), where,
+                            "option 'samples' must be in [1, 2^20], got " +
+                                std::to_string(options.samples));
+      kfmm::detail::require(options.leaf_size >= 0, where,
+                            "option 'leaf_size' must be >= 0, got " +
+                                std::to_string(options.leaf_size));
       // The radix sort orders at most 2^32 - 1 particles per call.
       kfmm::detail::require(positions.extent(0) < (std::uint64_t(1) << 32), where,
                             "at most 2^32 - 1 particles per rank, got " +
@@ -310,7 +365,9 @@ private:
                          tree::detail::IdentityPermutation<MemorySpace>{order});
     tree::sortPairs(space, keys, order, 3 * tree::max_level);
     _order = order;
-    chooseSplitters(space, keys, weights, samples);
+    chooseSplitters(space, keys, weights, options.samples);
+    if (options.leaf_size > 0)
+      alignSplitters(space, keys, options.leaf_size);
     _send_counts = sendCounts(space, keys);
     _recv_counts = detail::receiveCounts(own, _send_counts);
     _owned = Positions(Kokkos::view_alloc(space, Kokkos::WithoutInitializing,
@@ -397,6 +454,54 @@ private:
       while (s < all.size() && before + 0.5 * all[s].weight < share)
         before += all[s++].weight;
       _splitters[r] = s < all.size() ? all[s].key : _splitters[_ranks];
+    }
+  }
+
+  /// Step 3b: each splitter that cuts a leaf of the octree of all ranks' particles moves down
+  /// to the start of that leaf. A splitter s cuts the cell of level l that holds it when the
+  /// cell has particles on both sides of s; the tree splits it when it holds more than
+  /// leaf_size particles. The shallowest cut cell that does not split is the leaf s cuts (its
+  /// ancestors, which s also cuts, hold more particles and split), and from its first key no
+  /// cell with particles on both sides remains cut. Counts on both sides of every splitter in
+  /// every level's cell: one MPI_Allreduce. Splitters stay in order (a running maximum: a
+  /// splitter moved below the one before it takes that one's place, and its range is empty).
+  template <class ExecutionSpace, class Keys>
+  void alignSplitters(ExecutionSpace const &space, Keys const &sorted_keys, int leaf_size)
+  {
+    int const queries = (_ranks - 1) * detail::cut_levels;
+    if (queries == 0)
+      return;
+    Kokkos::View<tree::MortonKey *, MemorySpace> splitters(
+        Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "kfmm::distributed::splitters"),
+        _ranks + 1);
+    Kokkos::View<tree::MortonKey const *, Kokkos::HostSpace, Kokkos::MemoryUnmanaged> const
+        splitters_host(_splitters.data(), _splitters.size());
+    Kokkos::deep_copy(space, splitters, splitters_host);
+    Kokkos::View<std::int64_t *, MemorySpace> counts(
+        Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "kfmm::distributed::cut_counts"),
+        2 * queries);
+    Kokkos::parallel_for(
+        "kfmm::distributed::cut_counts", Kokkos::RangePolicy<ExecutionSpace>(space, 0, queries),
+        detail::CutCounts<Keys, decltype(splitters), decltype(counts)>{sorted_keys, splitters,
+                                                                        counts});
+    auto const counts_host = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, counts);
+    MPI_Allreduce(MPI_IN_PLACE, counts_host.data(), 2 * queries, MPI_INT64_T, MPI_SUM,
+                  _comm.get());
+    for (int r = 1; r < _ranks; ++r)
+    {
+      for (int l = 0; l < detail::cut_levels; ++l)
+      {
+        int const q = (r - 1) * detail::cut_levels + l;
+        std::int64_t const below = counts_host(2 * q);
+        std::int64_t const above = counts_host(2 * q + 1);
+        if (below > 0 && above > 0 && below + above <= leaf_size)
+        {
+          int const shift = 3 * (tree::max_level - l);
+          _splitters[r] = (_splitters[r] >> shift) << shift;
+          break;
+        }
+      }
+      _splitters[r] = std::max(_splitters[r], _splitters[r - 1]);
     }
   }
 

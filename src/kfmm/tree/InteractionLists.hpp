@@ -12,8 +12,8 @@
 //   - a near pair of two leaves: a P2P pair;
 //   - or split into the pairs of the children of one side, which form the next frontier:
 //     the self pair (A, A) of one tree into all child pairs (A_i, A_j); otherwise the cell
-//     with the larger radius, a leaf never, and of two equal cells the one of smaller index,
-//     so that the decision on (a, b) is the decision on (b, a) (the dual tree traversal of
+//     with the larger radius, a leaf never, and of two equal cells the first in (level, key)
+//     order, so that the decision on (a, b) is the decision on (b, a) (the dual tree traversal of
 //     Appel 1985 and Dehnen 2002, with the MAC of Yokota & Barba 2011's treecode/FMM
 //     comparison in its two-sided form).
 // With one tree in fmm mode pairs are mutual: (a, b) stands for both directions, because the
@@ -107,11 +107,12 @@ struct TraversalCells
   Kokkos::View<double *[3], MemorySpace> centre;
   Kokkos::View<double *, MemorySpace> radius;
   Kokkos::View<int *, MemorySpace> level;
+  Kokkos::View<MortonKey *, MemorySpace> cell_keys;
   Kokkos::View<int *, MemorySpace> first_child;
   Kokkos::View<int *, MemorySpace> child_count;
 
   explicit TraversalCells(Octree<MemorySpace> const &tree)
-      : centre(tree.centre), radius(tree.radius), level(tree.level),
+      : centre(tree.centre), radius(tree.radius), level(tree.level), cell_keys(tree.cell_keys),
         first_child(tree.first_child), child_count(tree.child_count)
   {
   }
@@ -161,15 +162,26 @@ struct PairRule
            theta * kfmm::detail::sqrt(dx * dx + dy * dy + dz * dz);
   }
 
+  /// Whether target cell t is or precedes source cell s in (level, key) order. In one tree
+  /// that is the order of the cells' indices; across trees on one grid it names the same cell
+  /// in both, so that trees holding parts of one set of particles (the distributed solver's)
+  /// decide ties as the tree of the whole set does.
+  KOKKOS_FUNCTION bool targetFirst(int t, int s) const
+  {
+    int const lt = target.level(t);
+    int const ls = source.level(s);
+    return lt < ls || (lt == ls && target.cell_keys(t) <= source.cell_keys(s));
+  }
+
   /// The cell to split of a pair that is neither accepted nor two leaves: the larger one,
   /// by radius (theta rule) or by box (classic rule, whose test is on boxes); of two equal
-  /// ones the one of smaller index, so that (a, b) and (b, a) split the same cell.
+  /// ones the first in (level, key) order, so that (a, b) and (b, a) split the same cell.
   KOKKOS_FUNCTION bool targetIsLarger(int t, int s) const
   {
     if (classic)
-      return target.level(t) < source.level(s) || (target.level(t) == source.level(s) && t <= s);
+      return targetFirst(t, s);
     return target.radius(t) > source.radius(s) ||
-           (target.radius(t) == source.radius(s) && t <= s);
+           (target.radius(t) == source.radius(s) && targetFirst(t, s));
   }
 
   KOKKOS_FUNCTION std::uint8_t action(int t, int s) const

@@ -145,11 +145,21 @@ KOKKOS_INLINE_FUNCTION void octantBounds(Keys const &keys, int begin, int end, i
     bounds[k] = firstOfOctant(keys, bounds[k - 1], end, shift, k);
 }
 
-/// Whether a cell of `level` holding `count` particles splits.
-KOKKOS_INLINE_FUNCTION bool splits(int count, int level, int leaf_size)
+/// The split rule of an ordinary tree: a cell of `level` splits while it holds more than
+/// `leaf_size` particles (its sorted range [begin, end)) and the level is below max_level.
+/// A rule is any type with this call operator and a leaf_size; the distributed solver's rules
+/// (distributed/LocalEssentialTree.hpp) reproduce on one rank the cells of the tree of all
+/// ranks' particles.
+struct SplitByCount
 {
-  return count > leaf_size && level < max_level;
-}
+  int leaf_size;
+
+  KOKKOS_INLINE_FUNCTION bool operator()(int begin, int end, MortonKey /*prefix*/,
+                                         int level) const
+  {
+    return end - begin > leaf_size && level < max_level;
+  }
+};
 
 /// The cells of one level while the tree is being built.
 template <class MemorySpace>
@@ -188,16 +198,17 @@ public:
 };
 
 /// Cell i's child count into the scan; the final pass stores it and the first child's index.
-template <class MemorySpace, class Keys>
+template <class MemorySpace, class Keys, class SplitRule>
 struct CountChildren
 {
   Keys keys;
+  Kokkos::View<MortonKey *, MemorySpace> prefix;
   Kokkos::View<int *, MemorySpace> begin;
   Kokkos::View<int *, MemorySpace> end;
   Kokkos::View<int *, MemorySpace> first_child;
   Kokkos::View<int *, MemorySpace> child_count;
   int level;
-  int leaf_size;
+  SplitRule rule;
   int shift;
   int next_offset;
 
@@ -206,7 +217,7 @@ struct CountChildren
     int const b = begin(i);
     int const e = end(i);
     int count = 0;
-    if (splits(e - b, level, leaf_size))
+    if (rule(b, e, prefix(i), level))
     {
       int bounds[9];
       octantBounds(keys, b, e, shift, bounds);
@@ -225,16 +236,18 @@ struct CountChildren
 /// Counts the children of every cell of level `level` (stored in `cells.child_count`),
 /// places them by an exclusive scan (`cells.first_child`, global indices starting at
 /// `next_offset`) and returns how many there are.
-template <class ExecutionSpace, class MemorySpace, class Keys>
+template <class ExecutionSpace, class MemorySpace, class Keys, class SplitRule>
 int countChildren(ExecutionSpace const &space, Keys const &keys,
-                  LevelCells<MemorySpace> const &cells, int level, int leaf_size, int next_offset)
+                  LevelCells<MemorySpace> const &cells, int level, SplitRule const &rule,
+                  int next_offset)
 {
   int const shift = 3 * (max_level - level - 1);
   int total = 0;
   Kokkos::parallel_scan(
       "kfmm::tree::count_children", Kokkos::RangePolicy<ExecutionSpace>(space, 0, cells.size()),
-      CountChildren<MemorySpace, Keys>{keys, cells.begin, cells.end, cells.first_child,
-                                       cells.child_count, level, leaf_size, shift, next_offset},
+      CountChildren<MemorySpace, Keys, SplitRule>{keys, cells.prefix, cells.begin, cells.end,
+                                                  cells.first_child, cells.child_count, level,
+                                                  rule, shift, next_offset},
       total);
   return total;
 }
@@ -542,18 +555,31 @@ struct AssembleLevel
   }
 };
 
-/// Steps 3 and 4 of the file comment on validated input.
-template <class ExecutionSpace, class Positions, class MemorySpace>
+/// Leaves the leaf radii as measured.
+struct KeepLeafRadii
+{
+  template <class Tree>
+  void operator()(Tree const &) const
+  {
+  }
+};
+
+/// Steps 3 and 4 of the file comment on validated input, cells split by `rule` (a
+/// SplitByCount for an ordinary tree). `fix_leaf_radii(tree)` runs between the leaves' radii
+/// and the inner cells', for leaves that stand for particles the tree does not hold (the
+/// distributed solver's local essential tree).
+template <class ExecutionSpace, class Positions, class MemorySpace, class SplitRule,
+          class FixLeafRadii = KeepLeafRadii>
 Octree<MemorySpace> buildCells(ExecutionSpace const &space, Positions const &positions,
                                Cube const &cube, Kokkos::View<MortonKey *, MemorySpace> const &keys,
                                Kokkos::View<std::uint32_t *, MemorySpace> const &permutation,
-                               int leaf_size)
+                               SplitRule const &rule, FixLeafRadii const &fix_leaf_radii = {})
 {
   kfmm::detail::ScopedRegion region("kfmm::tree::build_cells");
   int const n = static_cast<int>(positions.extent(0));
   Octree<MemorySpace> tree;
   tree.cube = cube;
-  tree.leaf_size = leaf_size;
+  tree.leaf_size = rule.leaf_size;
   tree.keys = keys;
   tree.permutation = permutation;
 
@@ -571,7 +597,7 @@ Octree<MemorySpace> buildCells(ExecutionSpace const &space, Positions const &pos
   for (int l = 0; l < static_cast<int>(levels.size()); ++l)
   {
     int const next_offset = offsets[l + 1];
-    int const count = countChildren(space, keys, levels[l], l, leaf_size, next_offset);
+    int const count = countChildren(space, keys, levels[l], l, rule, next_offset);
     if (count == 0)
       break;
     LevelCells<MemorySpace> next(space, count);
@@ -614,6 +640,7 @@ Octree<MemorySpace> buildCells(ExecutionSpace const &space, Positions const &pos
 
   collectLeaves(space, tree);
   leafRadii(space, tree, positions);
+  fix_leaf_radii(tree);
   innerRadii(space, tree);
   return tree;
 }
@@ -651,7 +678,8 @@ buildOctreeFromSortedKeys(ExecutionSpace const &space, Positions const &position
   detail::checkPositions(space, where, positions);
   kfmm::detail::requireExtent(where, "keys", keys.extent(0), positions.extent(0));
   kfmm::detail::requireExtent(where, "permutation", permutation.extent(0), positions.extent(0));
-  return detail::buildCells(space, positions, cube, keys, permutation, leaf_size);
+  return detail::buildCells(space, positions, cube, keys, permutation,
+                            detail::SplitByCount{leaf_size});
 }
 
 namespace detail
@@ -670,12 +698,13 @@ struct IdentityPermutation
 };
 
 /// Steps 1 to 4 of the file comment on positions that checkPositions accepted, in a given
-/// `cube` that holds them all (the common cube of a target and a source tree): the whole
-/// build, for an entry point that checked its arguments in its own name (kfmm::Fmm).
-template <class ExecutionSpace, class Positions>
+/// `cube` that holds them all (the common cube of a target and a source tree), cells split by
+/// `rule` (SplitByCount{leaf_size} for an ordinary tree): the whole build, for an entry point
+/// that checked its arguments in its own name (kfmm::Fmm).
+template <class ExecutionSpace, class Positions, class SplitRule>
 Octree<typename ExecutionSpace::memory_space>
 buildOctreeOfValidInput(ExecutionSpace const &space, Positions const &positions, Cube const &cube,
-                        int leaf_size)
+                        SplitRule const &rule)
 {
   using MemorySpace = typename ExecutionSpace::memory_space;
   kfmm::detail::ScopedRegion region("kfmm::tree::build");
@@ -695,15 +724,16 @@ buildOctreeOfValidInput(ExecutionSpace const &space, Positions const &positions,
   kfmm::tree::sortPairs(space, keys, permutation, 3 * max_level);
   Kokkos::Profiling::popRegion();
 
-  return buildCells(space, positions, cube, keys, permutation, leaf_size);
+  return buildCells(space, positions, cube, keys, permutation, rule);
 }
 
-/// buildOctreeOfValidInput in the bounding cube of `positions`.
+/// buildOctreeOfValidInput in the bounding cube of `positions`, split by count.
 template <class ExecutionSpace, class Positions>
 Octree<typename ExecutionSpace::memory_space>
 buildOctreeOfValidInput(ExecutionSpace const &space, Positions const &positions, int leaf_size)
 {
-  return buildOctreeOfValidInput(space, positions, boundingCube(space, positions), leaf_size);
+  return buildOctreeOfValidInput(space, positions, boundingCube(space, positions),
+                                 SplitByCount{leaf_size});
 }
 
 } // namespace detail

@@ -1,0 +1,477 @@
+// SPDX-License-Identifier: BSD-3-Clause
+#ifndef KFMM_DISTRIBUTED_DISTRIBUTED_FMM_HPP
+#define KFMM_DISTRIBUTED_DISTRIBUTED_FMM_HPP
+
+// The FMM over the particles of all MPI ranks (seed 002's distributed FMM, with seed 001's
+// operators): each rank passes its own particles and gets their results, in its own order.
+//
+// Build, collective over kfmm's duplicate of the caller's communicator:
+//  1. MortonPartition (MortonPartition.hpp): a global cube, and contiguous key ranges of
+//     about equal particle counts whose boundaries fall between leaves of the octree of all
+//     particles (PartitionOptions::leaf_size); each rank's particles move to their owner,
+//     as doubles, so that every rank computes the keys the single-rank solver computes;
+//  2. the owner's trees (LocalEssentialTree.hpp): its own tree (targets) and its local
+//     essential tree (sources: its particles, other ranks' ghost particles and pruned cells),
+//     both cells of the tree of all particles with that tree's radii;
+//  3. a kfmm::Fmm on the two trees: interaction lists, M2L operators.
+// Evaluation: the charges to their owners; the ghosts' charges to the ranks that hold them;
+// P2M and M2M; the pruned cells' multipoles to the ranks that hold them, then M2M again; M2L,
+// L2L, L2P, P2P on the own tree; the results back to the caller's order. Every rank uses the
+// largest charge of all ranks as the unit (one MPI_Allreduce), as the single-rank solver uses
+// the largest of its charges.
+//
+// The trees' cells, radii and so every interaction-list decision are those of the single-rank
+// solver on all particles, and the multipoles of every cell are its multipoles: the results
+// equal the single-rank solver's up to the order in which sums are formed
+// (tests/tstDistributedFmm.cpp requires a relative L2 difference of at most 2e-6 in float and
+// 1e-13 in double, far below the FMM's error, on 1 to 4 ranks).
+//
+// Data travels through host buffers (detail/Collectives.hpp: 64-bit counts, pieces of at most
+// 1 GiB), so no GPU-aware MPI is needed. Every public call is collective: all ranks call it, in
+// the same order; when the arguments fail a check on any rank, every rank throws the same
+// kfmm::Exception (detail/Collectives.hpp's requireOnAllRanks), with no hang.
+//
+// Not supported yet: Acceptance::classic (the selection of the local essential tree is derived
+// for the theta rule); ranges balanced by the previous evaluation's work (they balance
+// particle counts); overlap of the exchanges with local work.
+
+#include <kfmm/Config.hpp>
+
+#if defined(KFMM_ENABLE_MPI)
+
+#include <kfmm/Exception.hpp>
+#include <kfmm/Fmm.hpp>
+#include <kfmm/Options.hpp>
+#include <kfmm/Stats.hpp>
+#include <kfmm/detail/ScopedRegion.hpp>
+#include <kfmm/detail/StaticChecks.hpp>
+#include <kfmm/detail/UnitFrame.hpp>
+#include <kfmm/detail/Validation.hpp>
+#include <kfmm/distributed/LocalEssentialTree.hpp>
+#include <kfmm/distributed/MortonPartition.hpp>
+#include <kfmm/distributed/detail/Collectives.hpp>
+
+#include <Kokkos_Core.hpp>
+
+#include <mpi.h>
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace kfmm::distributed
+{
+
+/// What one rank of a DistributedFmm did: its solver's statistics (Stats: trees, lists,
+/// stages), how much of the tree of all particles it holds, and its wall times, of which the
+/// MPI calls (after the device's work before them is finished).
+struct RankStats
+{
+  Stats solver;
+  std::size_t particles = 0;    ///< owned after the partition
+  std::size_t ghosts = 0;       ///< other ranks' particles in its local essential tree
+  std::size_t pruned_cells = 0; ///< other ranks' cells whose multipoles it receives
+  double build_seconds = 0;
+  double build_communication_seconds = 0;
+  double evaluate_seconds = 0;
+  double evaluate_communication_seconds = 0;
+};
+
+namespace detail
+{
+
+/// Throws on every rank unless every rank passed the same options.
+inline void requireSameOptions(MPI_Comm comm, std::string const &where, Options const &options)
+{
+  double mine[7] = {double(options.order),       options.theta,
+                    double(options.leaf_size),   double(static_cast<int>(options.method)),
+                    options.softening,           options.tolerance,
+                    double(static_cast<int>(options.acceptance))};
+  double low[7], high[7];
+  MPI_Allreduce(mine, low, 7, MPI_DOUBLE, MPI_MIN, comm);
+  MPI_Allreduce(mine, high, 7, MPI_DOUBLE, MPI_MAX, comm);
+  bool same = true;
+  for (int k = 0; k < 7; ++k)
+    same = same && low[k] == high[k];
+  kfmm::detail::require(same, where,
+                        "every rank must pass the same options (order, theta, leaf_size, method, "
+                        "softening, tolerance, acceptance)");
+}
+
+/// |charges(i)| into the maximum.
+template <class Charges>
+struct LargestMagnitude
+{
+  Charges charges;
+
+  KOKKOS_INLINE_FUNCTION void operator()(std::int64_t i, double &largest) const
+  {
+    double const q = charges(i) < 0 ? -charges(i) : charges(i);
+    if (q > largest)
+      largest = q;
+  }
+};
+
+/// values(i) = from(index(i)).
+template <class Values, class From, class Index>
+struct Gather
+{
+  Values values;
+  From from;
+  Index index;
+
+  KOKKOS_INLINE_FUNCTION void operator()(std::int64_t i) const { values(i) = from(index(i)); }
+};
+
+/// Row j of `rows` = the multipole of cell cells(j), as (real, imaginary) pairs; or (`into`)
+/// the reverse.
+template <class Real, class MemorySpace>
+struct MoveMultipoles
+{
+  Kokkos::View<Kokkos::complex<Real> **, Kokkos::LayoutRight, MemorySpace> multipoles;
+  Kokkos::View<Real **, Kokkos::LayoutRight, MemorySpace> rows;
+  Kokkos::View<int *, MemorySpace> cells;
+  bool into;
+
+  KOKKOS_INLINE_FUNCTION void operator()(int j) const
+  {
+    int const c = cells(j);
+    for (std::size_t k = 0; k < multipoles.extent(1); ++k)
+    {
+      if (into)
+        multipoles(c, k) = Kokkos::complex<Real>(rows(j, 2 * k), rows(j, 2 * k + 1));
+      else
+      {
+        rows(j, 2 * k) = multipoles(c, k).real();
+        rows(j, 2 * k + 1) = multipoles(c, k).imag();
+      }
+    }
+  }
+};
+
+/// Zeroes the multipole of cell c when it has children: M2M adds the children's into it.
+template <class Real, class MemorySpace>
+struct ClearInnerMultipoles
+{
+  Kokkos::View<Kokkos::complex<Real> **, Kokkos::LayoutRight, MemorySpace> multipoles;
+  Kokkos::View<int *, MemorySpace> child_count;
+
+  KOKKOS_INLINE_FUNCTION void operator()(int c) const
+  {
+    if (child_count(c) == 0)
+      return;
+    for (std::size_t k = 0; k < multipoles.extent(1); ++k)
+      multipoles(c, k) = Kokkos::complex<Real>(0, 0);
+  }
+};
+
+} // namespace detail
+
+/// The FMM over the particles of all ranks in `comm` (see the top of this file). Real is the
+/// precision of the computation (float or double), MemorySpace the execution space's.
+template <class Real, class MemorySpace>
+class DistributedFmm
+{
+  static_assert(std::is_same<Real, float>::value || std::is_same<Real, double>::value,
+                "kfmm::distributed::DistributedFmm: Real must be float or double");
+
+public:
+  using real_type = Real;
+  using memory_space = MemorySpace;
+
+  /// Builds the solver of every rank's `positions` (N_local x 3, any N_local including 0).
+  /// Collective: MPI_Comm_dup, then the partition's and the trees' collectives
+  /// (MortonPartition.hpp, LocalEssentialTree.hpp). Every rank must pass the same options.
+  /// \throws kfmm::Exception on every rank when any rank's options or positions are invalid
+  /// (NaN/Inf, not N x 3), the options differ between ranks, or options.acceptance is
+  /// Acceptance::classic
+  template <class ExecutionSpace, class Positions>
+  DistributedFmm(MPI_Comm comm, ExecutionSpace const &space, Positions const &positions,
+                 Options const &options = {})
+      : _comm(comm)
+  {
+    checkSpace<ExecutionSpace>();
+    KFMM_STATIC_REQUIRE_VIEW("kfmm::distributed::DistributedFmm", "positions", Positions, 2,
+                             "N x 3", ExecutionSpace);
+    if constexpr (kfmm::detail::viewFits<ExecutionSpace, Positions, 2>())
+      build(space, positions, options);
+  }
+
+  /// Potential and field at this rank's particles due to the charges of all ranks' particles:
+  /// `charges` (N_local) in, `potential` (N_local) and `field` (N_local x 3) out, in this
+  /// rank's order. Collective (the transfers of MortonPartition.hpp, one MPI_Allreduce, two
+  /// exchanges). With Options::check_results, a NaN or infinite result on any rank makes
+  /// every rank throw.
+  /// \throws kfmm::Exception on every rank when any rank's extents mismatch or its charges
+  /// hold a NaN or an infinity
+  template <class ExecutionSpace, class Charges, class Potential, class Field>
+  void evaluate(ExecutionSpace const &space, Charges const &charges, Potential const &potential,
+                Field const &field)
+  {
+    checkSpace<ExecutionSpace>();
+    KFMM_STATIC_REQUIRE_VIEW("kfmm::distributed::DistributedFmm::evaluate", "charges", Charges, 1,
+                             "N", ExecutionSpace);
+    KFMM_STATIC_REQUIRE_VIEW("kfmm::distributed::DistributedFmm::evaluate", "potential",
+                             Potential, 1, "N", ExecutionSpace);
+    KFMM_STATIC_REQUIRE_VIEW("kfmm::distributed::DistributedFmm::evaluate", "field", Field, 2,
+                             "N x 3", ExecutionSpace);
+    static_assert(kfmm::detail::holdsWritableReal<Potential>() &&
+                      kfmm::detail::holdsWritableReal<Field>(),
+                  "kfmm::distributed::DistributedFmm::evaluate: arguments 'potential' and "
+                  "'field' must hold non-const float or double");
+    if constexpr (kfmm::detail::viewFits<ExecutionSpace, Charges, 1>() &&
+                  kfmm::detail::viewFits<ExecutionSpace, Potential, 1>() &&
+                  kfmm::detail::viewFits<ExecutionSpace, Field, 2>() &&
+                  kfmm::detail::holdsWritableReal<Potential>() &&
+                  kfmm::detail::holdsWritableReal<Field>())
+      evaluateChecked(space, charges, potential, field);
+  }
+
+  /// This rank's statistics of the build and of the last evaluation.
+  RankStats const &stats() const { return _stats; }
+  /// The options every rank runs with (the order, theta and leaf size filled in).
+  Options const &options() const { return _options; }
+  /// Number of this rank's particles (its callers').
+  std::size_t size() const { return _partition->callerCount(); }
+
+private:
+  using Coefficients = kfmm::detail::CoefficientArray<Real, MemorySpace>;
+
+  template <class ExecutionSpace>
+  static void checkSpace()
+  {
+    static_assert(Kokkos::is_execution_space<ExecutionSpace>::value,
+                  "kfmm::distributed::DistributedFmm: the second argument must be a Kokkos "
+                  "execution space");
+    static_assert(std::is_same<typename ExecutionSpace::memory_space, MemorySpace>::value,
+                  "kfmm::distributed::DistributedFmm: MemorySpace must be the execution "
+                  "space's memory_space");
+  }
+
+  template <class ExecutionSpace, class Positions>
+  void build(ExecutionSpace const &space, Positions const &positions, Options const &options)
+  {
+    std::string const where = "kfmm::distributed::DistributedFmm";
+    kfmm::detail::ScopedRegion region(where);
+    Kokkos::Timer timer;
+    MPI_Comm const comm = _comm.get();
+    detail::requireOnAllRanks(comm, where, [&] {
+      kfmm::detail::validate(options, where);
+      kfmm::detail::require(options.acceptance == Acceptance::theta, where,
+                            "option 'acceptance' must be Acceptance::theta: the distributed "
+                            "solver does not support the classic rule");
+      // The solver indexes a rank's tree with ints.
+      kfmm::detail::require(positions.extent(0) <= std::size_t(INT_MAX), where,
+                            "argument 'positions' holds more than 2^31 - 1 points");
+    });
+    detail::requireOnAllRanks(comm, where,
+                              [&] { detail::requireSameOptions(comm, where, options); });
+    _options = kfmm::detail::withTunedParameters<kfmm::detail::Tuning<ExecutionSpace>, Real>(
+        options, where);
+    PartitionOptions partition_options;
+    partition_options.leaf_size = _options.leaf_size;
+    _partition = std::make_unique<Partition>(comm, space, positions, partition_options);
+    std::int64_t owned = static_cast<std::int64_t>(_partition->ownedCount());
+    std::int64_t total = 0;
+    MPI_Allreduce(&owned, &total, 1, MPI_INT64_T, MPI_SUM, comm);
+    _stats = RankStats{};
+    _stats.particles = static_cast<std::size_t>(owned);
+    // No particles, or all at one point (every pair at distance zero): nothing to compute.
+    _trivial = total == 0 || _partition->cube().extent == 0;
+    if (!_trivial)
+    {
+      _trees = detail::buildEssentialTrees(comm, space, _partition->positions(),
+                                           _partition->cube(), _options.leaf_size,
+                                           _options.theta);
+      // The order and theta the tolerance chose, given as such (Options' rule: a tolerance
+      // comes with the default order and theta).
+      Options chosen = _options;
+      chosen.tolerance = 0;
+      _fmm = std::make_unique<Fmm<Real, MemorySpace>>(
+          kfmm::detail::PrebuiltTrees{},
+          kfmm::detail::EntryPoint{"kfmm::distributed::DistributedFmm"}, space, _trees.essential,
+          _trees.entries, _trees.own, _partition->positions(), chosen);
+      _stats.solver = _fmm->stats();
+      _stats.ghosts = static_cast<std::size_t>(_trees.plan.ghosts);
+      _stats.pruned_cells = _trees.plan.pruned_targets.extent(0);
+      _stats.build_communication_seconds = _trees.exchange_seconds;
+    }
+    space.fence();
+    _stats.build_seconds = timer.seconds();
+  }
+
+  template <class ExecutionSpace, class Charges, class Potential, class Field>
+  void evaluateChecked(ExecutionSpace const &space, Charges const &charges,
+                       Potential const &potential, Field const &field)
+  {
+    using Policy = Kokkos::RangePolicy<ExecutionSpace>;
+    std::string const where = "kfmm::distributed::DistributedFmm::evaluate";
+    kfmm::detail::ScopedRegion region(where);
+    Kokkos::Timer timer;
+    MPI_Comm const comm = _comm.get();
+    std::size_t const n = size();
+    detail::requireOnAllRanks(comm, where, [&] {
+      kfmm::detail::requireExtent(where, "charges", charges.extent(0), n);
+      kfmm::detail::requireExtent(where, "potential", potential.extent(0), n);
+      kfmm::detail::requireExtent(where, "field", field.extent(0), n);
+      kfmm::detail::requireExtent(where, "field (columns)", field.extent(1), 3);
+      kfmm::detail::requireFinite(space, where, "charges", charges);
+    });
+    _stats.evaluate_communication_seconds = 0;
+    auto const communicate = [&](auto &&call) {
+      space.fence();
+      Kokkos::Timer mpi;
+      call();
+      _stats.evaluate_communication_seconds += mpi.seconds();
+    };
+    if (_trivial)
+    {
+      Kokkos::deep_copy(space, potential, 0);
+      Kokkos::deep_copy(space, field, 0);
+      return;
+    }
+    auto const alloc = [&](char const *label) {
+      return Kokkos::view_alloc(space, Kokkos::WithoutInitializing, std::string(label));
+    };
+    detail::ExchangePlan<MemorySpace> const &plan = _trees.plan;
+    Fmm<Real, MemorySpace> &fmm = *_fmm;
+    fmm._stats.stage_seconds = fmm._build_stages;
+    fmm._stats.results_checked = false;
+
+    // The essential tree's charges: the rank's, the ghosts', and zero for the pruned cells.
+    std::int64_t const entries = static_cast<std::int64_t>(_trees.entries.extent(0));
+    Kokkos::View<double *, MemorySpace> q(alloc("kfmm::distributed::entry_charges"), entries);
+    int charge_exponent = 0;
+    fmm.stage(space, "exchange charges", fmm._stats.stage_seconds, [&] {
+      Kokkos::deep_copy(space, q, 0.0);
+      auto const own_q = Kokkos::subview(q, Kokkos::make_pair(std::int64_t(0), plan.own));
+      communicate([&] { _partition->toOwners(space, charges, own_q); });
+      double largest = 0;
+      Kokkos::parallel_reduce("kfmm::distributed::largest_charge", Policy(space, 0, plan.own),
+                              detail::LargestMagnitude<decltype(own_q)>{own_q},
+                              Kokkos::Max<double>(largest));
+      communicate([&] { MPI_Allreduce(MPI_IN_PLACE, &largest, 1, MPI_DOUBLE, MPI_MAX, comm); });
+      charge_exponent = largest > 0 ? kfmm::detail::exponentAbove(largest) : 0;
+      Kokkos::View<double *, MemorySpace> sent(alloc("kfmm::distributed::ghost_charges"),
+                                               plan.ghost_sources.extent(0));
+      Kokkos::parallel_for("kfmm::distributed::gather_ghost_charges",
+                           Policy(space, 0, sent.extent(0)),
+                           detail::Gather<decltype(sent), decltype(own_q),
+                                          decltype(plan.ghost_sources)>{sent, own_q,
+                                                                        plan.ghost_sources});
+      std::vector<double> arrived;
+      communicate([&] {
+        arrived = detail::exchange(comm, detail::toHostVector(sent).data(), plan.ghost_send,
+                                   plan.ghost_recv);
+      });
+      Kokkos::deep_copy(
+          space,
+          Kokkos::subview(q, Kokkos::make_pair(plan.own, plan.own + plan.ghosts)),
+          Kokkos::View<double const *, Kokkos::HostSpace, Kokkos::MemoryUnmanaged>(
+              arrived.data(), arrived.size()));
+      space.fence(); // `arrived` is freed on return
+    });
+
+    if (fmm.size() > 0)
+      fmm.upward(space, q, charge_exponent);
+    fmm.stage(space, "exchange multipoles", fmm._stats.stage_seconds, [&] {
+      int const width = 2 * static_cast<int>(fmm._multipoles.extent(1));
+      int const sent_cells = static_cast<int>(plan.pruned_sources.extent(0));
+      Kokkos::View<Real **, Kokkos::LayoutRight, MemorySpace> rows(
+          alloc("kfmm::distributed::sent_multipoles"), sent_cells, width);
+      Kokkos::parallel_for("kfmm::distributed::pack_multipoles", Policy(space, 0, sent_cells),
+                           detail::MoveMultipoles<Real, MemorySpace>{fmm._multipoles, rows,
+                                                                     plan.pruned_sources, false});
+      auto const rows_host = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, rows);
+      std::vector<std::int64_t> send(plan.pruned_send), recv(plan.pruned_recv);
+      for (auto *counts : {&send, &recv})
+        for (auto &c : *counts)
+          c *= width;
+      std::vector<Real> arrived;
+      communicate([&] { arrived = detail::exchange(comm, rows_host.data(), send, recv); });
+      int const received_cells = static_cast<int>(plan.pruned_targets.extent(0));
+      Kokkos::View<Real **, Kokkos::LayoutRight, MemorySpace> received(
+          alloc("kfmm::distributed::received_multipoles"), received_cells, width);
+      Kokkos::deep_copy(space, received,
+                        Kokkos::View<Real const **, Kokkos::LayoutRight, Kokkos::HostSpace,
+                                     Kokkos::MemoryUnmanaged>(arrived.data(), received_cells,
+                                                              width));
+      Kokkos::parallel_for("kfmm::distributed::unpack_multipoles",
+                           Policy(space, 0, received_cells),
+                           detail::MoveMultipoles<Real, MemorySpace>{fmm._multipoles, received,
+                                                                     plan.pruned_targets, true});
+      space.fence(); // `arrived` is freed on return
+    });
+    // Every leaf of the essential tree now has its multipole: the inner cells' again.
+    if (fmm.size() > 0)
+      fmm.stage(space, "M2M of all ranks", fmm._stats.stage_seconds, [&] {
+        Kokkos::parallel_for("kfmm::distributed::clear_inner_multipoles",
+                             Policy(space, 0, fmm._source_tree.numCells()),
+                             detail::ClearInnerMultipoles<Real, MemorySpace>{
+                                 fmm._multipoles, fmm._source_tree.child_count});
+        fmm.upwardM2M(space);
+      });
+
+    Kokkos::View<Real *, MemorySpace> own_phi(alloc("kfmm::distributed::own_potential"),
+                                              plan.own);
+    Kokkos::View<Real *[3], MemorySpace> own_field(alloc("kfmm::distributed::own_field"),
+                                                   plan.own);
+    if (plan.own > 0)
+      fmm.downward(space, own_phi, own_field, charge_exponent);
+    fmm.stage(space, "return results", fmm._stats.stage_seconds, [&] {
+      communicate([&] {
+        _partition->toCallers(space, own_phi, potential);
+        _partition->toCallers(space, own_field, field);
+      });
+    });
+    if (_options.check_results)
+    {
+      detail::requireOnAllRanks(comm, where, [&] {
+        auto const bad = kfmm::detail::firstNonFinite(space, potential, field);
+        kfmm::detail::require(
+            bad < 0, where,
+            "the potential or field of particle " + std::to_string(bad) +
+                " is NaN or infinite: a result, or a pair's share of it, is beyond the range of " +
+                (std::is_same<Real, float>::value ? "float; compute in double, or choose"
+                                                  : "double; choose") +
+                " units or charges that bring the results into range");
+      });
+      fmm._stats.results_checked = true;
+    }
+    _stats.solver = fmm.stats();
+    space.fence();
+    _stats.evaluate_seconds = timer.seconds();
+  }
+
+  using Partition = MortonPartition<double, MemorySpace>;
+
+  detail::Communicator _comm;
+  Options _options;
+  std::unique_ptr<Partition> _partition;
+  bool _trivial = true;
+  detail::EssentialTrees<MemorySpace> _trees;
+  std::unique_ptr<Fmm<Real, MemorySpace>> _fmm;
+  RankStats _stats;
+};
+
+/// One-shot form: builds a DistributedFmm<Real, ExecutionSpace::memory_space> of `positions`
+/// and evaluates `charges` (Real: the precision of `potential`). Collective.
+template <class ExecutionSpace, class Positions, class Charges, class Potential, class Field>
+RankStats evaluate(MPI_Comm comm, ExecutionSpace const &space, Positions const &positions,
+                   Charges const &charges, Potential const &potential, Field const &field,
+                   Options const &options = {})
+{
+  using Real = std::remove_const_t<typename Potential::value_type>;
+  DistributedFmm<Real, typename ExecutionSpace::memory_space> solver(comm, space, positions,
+                                                                     options);
+  solver.evaluate(space, charges, potential, field);
+  return solver.stats();
+}
+
+} // namespace kfmm::distributed
+
+#else
+#error "kfmm/distributed needs a kfmm built with KFMM_ENABLE_MPI=ON, used through the kfmm::mpi target"
+#endif
+#endif

@@ -1,0 +1,1005 @@
+// SPDX-License-Identifier: BSD-3-Clause
+#ifndef KFMM_DISTRIBUTED_LOCAL_ESSENTIAL_TREE_HPP
+#define KFMM_DISTRIBUTED_LOCAL_ESSENTIAL_TREE_HPP
+
+// The trees of one rank of the distributed solver (DistributedFmm.hpp): its own tree, whose
+// cells are the targets, and its local essential tree, the part of the tree of all ranks'
+// particles that its targets' traversal visits (Warren & Salmon 1993; Lashuk et al. 2009,
+// seed 002, section III). Both are cells of the tree of all particles, with that tree's
+// radii, so the traversal of the two (tree/InteractionLists.hpp) takes every decision the
+// traversal of the tree of all particles takes for this rank's targets, and the results equal
+// the single-rank solver's to rounding.
+//
+// The partition (MortonPartition with PartitionOptions::leaf_size) gives each rank a range of
+// keys that no leaf of the tree of all particles crosses. Then:
+//  1. Own tree: the rank's particles in the partition's cube. A cell that also holds another
+//     rank's keys (a shared cell: it reaches the last key of the rank before or the first of
+//     the rank after, from one MPI_Allgather of each rank's key span) splits always; the tree
+//     of all particles splits it too, since it holds particles on both sides of a range
+//     boundary and no leaf does. Any other cell holds all of its particles here and splits by
+//     count. So the own tree is the tree of all particles restricted to cells holding this
+//     rank's particles.
+//  2. Shared cells' radii: each rank's radius of a shared cell bounds its own particles; the
+//     maximum over ranks (one MPI_Allreduce) is the radius of the tree of all particles, since
+//     a radius is a maximum over children (tree/Octree.hpp).
+//  3. Receivers' regions: a rank's targets are its shared cells and the cells under its
+//     subtree roots (non-shared cells whose parent is shared, or the root), each of whose balls
+//     (centre, radius) holds every ball below it. The roots' balls travel by one allGatherv.
+//  4. Selection, for each receiver on each sender: a sender's non-shared cell is opened when
+//     it might fail the acceptance test (R_t + R_s) < theta |c_t - c_s| against some target
+//     cell of the receiver, which it can only do against a subtree root's ball that it fails
+//     (for a cell inside ball B, |c_t - c_B| + R_t <= R_B, so theta |c_t - c_s| >=
+//     theta |c_B - c_s| - theta (R_B - R_t) > R_t + R_s + (1 - theta)(R_B - R_t) when B passes)
+//     or against a shared cell no larger than it (the traversal splits the larger cell of a
+//     pair). The sender sends its subtree roots, and the children of every sent cell that is
+//     opened: a sent leaf that is opened sends its particles (the ghosts), a sent cell that is
+//     not opened is pruned, and its multipole travels at every evaluation.
+//  5. Local essential tree: the rank's particles, the ghosts and one entry per pruned cell (at
+//     its first key, standing for its particles), split by the count of particles the entries
+//     stand for, which is the count in the tree of all particles, except that a pruned cell's
+//     entry stays a leaf at its level with its sender's radius. The inner cells' radii follow
+//     from their children as in any tree, so every cell carries its radius in the tree of all
+//     particles. Evaluation: P2M, the pruned cells' multipoles set from their senders, M2M:
+//     every inner cell then has all of its children, so its multipole is that of the tree of
+//     all particles.
+// The acceptance test in the selection takes a relative margin of 1e-12, so that the rounding
+// of the trees' frame (Fmm.hpp) cannot accept there what the traversal rejects.
+
+#include <kfmm/Config.hpp>
+
+#if defined(KFMM_ENABLE_MPI)
+
+#include <kfmm/Exception.hpp>
+#include <kfmm/detail/Math.hpp>
+#include <kfmm/detail/ScopedRegion.hpp>
+#include <kfmm/detail/Validation.hpp>
+#include <kfmm/distributed/detail/Collectives.hpp>
+#include <kfmm/tree/Morton.hpp>
+#include <kfmm/tree/Octree.hpp>
+#include <kfmm/tree/RadixSort.hpp>
+
+#include <Kokkos_Core.hpp>
+
+#include <mpi.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <string>
+#include <tuple>
+#include <utility>
+#include <vector>
+
+namespace kfmm::distributed::detail
+{
+
+/// A rank's particles after the partition: their count and their first and last keys.
+struct RankSpan
+{
+  std::int64_t count;
+  tree::MortonKey first;
+  tree::MortonKey last;
+};
+
+/// The first and last key of cell (prefix, level).
+KOKKOS_INLINE_FUNCTION tree::MortonKey firstKeyOf(tree::MortonKey prefix, int level)
+{
+  return prefix << (3 * (tree::max_level - level));
+}
+KOKKOS_INLINE_FUNCTION tree::MortonKey lastKeyOf(tree::MortonKey prefix, int level)
+{
+  int const shift = 3 * (tree::max_level - level);
+  return (prefix << shift) + ((tree::MortonKey(1) << shift) - 1);
+}
+
+/// The keys of the other ranks next to this rank's: the last of the nearest rank before it
+/// that has particles, and the first of the nearest one after it.
+struct Neighbours
+{
+  bool has_before = false;
+  tree::MortonKey before_last = 0;
+  bool has_after = false;
+  tree::MortonKey after_first = 0;
+
+  /// Whether cell (prefix, level), which holds keys of this rank, holds another rank's too.
+  KOKKOS_INLINE_FUNCTION bool shared(tree::MortonKey prefix, int level) const
+  {
+    return (has_before && firstKeyOf(prefix, level) <= before_last) ||
+           (has_after && lastKeyOf(prefix, level) >= after_first);
+  }
+};
+
+/// Rank `rank`'s neighbours among `spans`.
+inline Neighbours neighboursOf(std::vector<RankSpan> const &spans, int rank)
+{
+  Neighbours n;
+  for (int r = rank - 1; r >= 0 && !n.has_before; --r)
+    if (spans[r].count > 0)
+      n = {true, spans[r].last, false, 0};
+  for (int r = rank + 1; r < static_cast<int>(spans.size()); ++r)
+    if (spans[r].count > 0)
+    {
+      n.has_after = true;
+      n.after_first = spans[r].first;
+      break;
+    }
+  return n;
+}
+
+/// Step 1's split rule, of a rank's own tree.
+struct SplitOwnCells
+{
+  int leaf_size;
+  Neighbours neighbours;
+
+  KOKKOS_INLINE_FUNCTION bool operator()(int begin, int end, tree::MortonKey prefix,
+                                         int level) const
+  {
+    return level < tree::max_level &&
+           (end - begin > leaf_size || neighbours.shared(prefix, level));
+  }
+};
+
+/// Step 5's split rule, of the local essential tree. Entries at sorted positions; entry
+/// `permutation(i)` is a particle below `particles`, else pruned cell permutation(i) -
+/// particles; weight_before(i) is the number of particles the entries before sorted position
+/// i stand for.
+template <class MemorySpace>
+struct SplitEssentialCells
+{
+  int leaf_size;
+  Kokkos::View<std::int64_t *, MemorySpace> weight_before;
+  Kokkos::View<std::uint32_t *, MemorySpace> permutation;
+  Kokkos::View<int *, MemorySpace> pruned_level;
+  std::int64_t particles;
+
+  KOKKOS_INLINE_FUNCTION bool operator()(int begin, int end, tree::MortonKey, int level) const
+  {
+    if (level >= tree::max_level)
+      return false;
+    if (end - begin == 1)
+    {
+      std::int64_t const entry = permutation(begin);
+      if (entry >= particles && pruned_level(entry - particles) == level)
+        return false;
+    }
+    return weight_before(end) - weight_before(begin) > leaf_size;
+  }
+};
+
+/// A ball of a receiver's region (step 3): one that holds target cells, or (`sized`) a
+/// target cell that splits only source cells at least as large.
+struct Ball
+{
+  double centre[3];
+  double radius;
+  int sized;
+};
+
+/// A pruned cell as its sender describes it.
+struct PrunedCell
+{
+  tree::MortonKey prefix;
+  std::int64_t count;
+  double radius;
+  int level;
+};
+
+/// A ghost particle's position.
+struct Point
+{
+  double x[3];
+};
+
+/// The cell of the tree of level `level` and key prefix `prefix`, or -1 (binary search in the
+/// level, whose cells are in key order).
+template <class Offsets, class Keys>
+KOKKOS_INLINE_FUNCTION int findCell(Offsets const &level_offsets, int levels, Keys const &cell_keys,
+                                    int level, tree::MortonKey prefix)
+{
+  if (level >= levels)
+    return -1;
+  int lo = level_offsets(level), hi = level_offsets(level + 1);
+  while (lo < hi)
+  {
+    int const mid = lo + (hi - lo) / 2;
+    if (cell_keys(mid) < prefix)
+      lo = mid + 1;
+    else
+      hi = mid;
+  }
+  return lo < level_offsets(level + 1) && cell_keys(lo) == prefix ? lo : -1;
+}
+
+/// The tree's level offsets on the device, for findCell.
+template <class ExecutionSpace, class MemorySpace>
+Kokkos::View<int *, MemorySpace> levelOffsetsOnDevice(ExecutionSpace const &space,
+                                                      tree::Octree<MemorySpace> const &tree)
+{
+  Kokkos::View<int *, MemorySpace> offsets(
+      Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "kfmm::distributed::level_offsets"),
+      tree.level_offsets.size());
+  Kokkos::View<int const *, Kokkos::HostSpace, Kokkos::MemoryUnmanaged> const host(
+      tree.level_offsets.data(), tree.level_offsets.size());
+  Kokkos::deep_copy(space, offsets, host);
+  return offsets;
+}
+
+/// found(q) = the cell (query_levels(q), query_prefixes(q)) of the tree, or -1.
+template <class MemorySpace>
+struct FindCells
+{
+  Kokkos::View<int *, MemorySpace> level_offsets;
+  int levels;
+  Kokkos::View<tree::MortonKey *, MemorySpace> cell_keys;
+  Kokkos::View<int *, MemorySpace> query_levels;
+  Kokkos::View<tree::MortonKey *, MemorySpace> query_prefixes;
+  Kokkos::View<int *, MemorySpace> found;
+
+  KOKKOS_INLINE_FUNCTION void operator()(int q) const
+  {
+    found(q) = findCell(level_offsets, levels, cell_keys, query_levels(q), query_prefixes(q));
+  }
+};
+
+/// The cells of `tree` named by (levels, prefixes), -1 where it has none.
+template <class ExecutionSpace, class MemorySpace>
+Kokkos::View<int *, MemorySpace>
+findCells(ExecutionSpace const &space, tree::Octree<MemorySpace> const &tree,
+          Kokkos::View<int *, MemorySpace> const &levels,
+          Kokkos::View<tree::MortonKey *, MemorySpace> const &prefixes)
+{
+  Kokkos::View<int *, MemorySpace> found(
+      Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "kfmm::distributed::found_cells"),
+      levels.extent(0));
+  Kokkos::parallel_for("kfmm::distributed::find_cells",
+                       Kokkos::RangePolicy<ExecutionSpace>(space, 0, levels.extent(0)),
+                       FindCells<MemorySpace>{levelOffsetsOnDevice(space, tree), tree.numLevels(),
+                                              tree.cell_keys, levels, prefixes, found});
+  return found;
+}
+
+/// Step 3: marks(c) = 1 for a subtree root of the own tree (non-shared, parent shared or none).
+template <class MemorySpace>
+struct SubtreeRoots
+{
+  Kokkos::View<tree::MortonKey *, MemorySpace> cell_keys;
+  Kokkos::View<int *, MemorySpace> level;
+  Kokkos::View<int *, MemorySpace> parent;
+  Neighbours neighbours;
+
+  KOKKOS_INLINE_FUNCTION bool shared(int c) const
+  {
+    return neighbours.shared(cell_keys(c), level(c));
+  }
+  KOKKOS_INLINE_FUNCTION bool root(int c) const
+  {
+    return !shared(c) && (parent(c) < 0 || shared(parent(c)));
+  }
+};
+
+/// Step 3: the balls of the rank's region, compacted in cell order (counted only, into the
+/// scan's total, while `balls` is empty). Down to `frontier` level: shared cells and inner
+/// cells are sized balls; cells of the frontier level, leaves above it and subtree roots
+/// below it hold the cells under them.
+template <class MemorySpace>
+struct CollectRegionBalls
+{
+  SubtreeRoots<MemorySpace> roots;
+  Kokkos::View<int *, MemorySpace> child_count;
+  Kokkos::View<double *[3], MemorySpace> centre;
+  Kokkos::View<double *, MemorySpace> radius;
+  int frontier;
+  Kokkos::View<Ball *, MemorySpace> balls;
+
+  /// 1: a sized ball, 2: a ball that holds the cells under it, 0: none.
+  KOKKOS_INLINE_FUNCTION int kind(int c) const
+  {
+    int const l = roots.level(c);
+    if (roots.shared(c) || (l < frontier && child_count(c) > 0))
+      return 1;
+    if (l == frontier || (l < frontier && child_count(c) == 0) || roots.root(c))
+      return 2;
+    return 0;
+  }
+
+  KOKKOS_INLINE_FUNCTION void operator()(int c, int &update, bool final) const
+  {
+    int const k = kind(c);
+    if (k == 0)
+      return;
+    if (final && balls.extent(0) > 0)
+      balls(update) = Ball{{centre(c, 0), centre(c, 1), centre(c, 2)}, radius(c), k == 1};
+    ++update;
+  }
+};
+
+/// Whether a target cell inside ball `b` and the source cell (x, r) may fail the acceptance
+/// test (step 4, with the margin of the file comment).
+KOKKOS_INLINE_FUNCTION bool mayFail(Ball const &b, double const x[3], double r, double theta)
+{
+  double const dx = b.centre[0] - x[0];
+  double const dy = b.centre[1] - x[1];
+  double const dz = b.centre[2] - x[2];
+  return (b.radius + r) * (1 + 1e-12) >= theta * kfmm::detail::sqrt(dx * dx + dy * dy + dz * dz);
+}
+
+/// Step 4 for one receiver: opened(c) for every non-shared cell of the sender's tree.
+template <class MemorySpace>
+struct OpenCells
+{
+  SubtreeRoots<MemorySpace> roots;
+  Kokkos::View<double *[3], MemorySpace> centre;
+  Kokkos::View<double *, MemorySpace> radius;
+  Kokkos::View<Ball *, MemorySpace> balls; ///< the receiver's
+  double theta;
+  Kokkos::View<std::uint8_t *, MemorySpace> opened;
+
+  KOKKOS_INLINE_FUNCTION void operator()(int c) const
+  {
+    std::uint8_t open = 0;
+    if (!roots.shared(c))
+    {
+      double const x[3] = {centre(c, 0), centre(c, 1), centre(c, 2)};
+      double const r = radius(c);
+      for (std::size_t b = 0; b < balls.extent(0) && !open; ++b)
+      {
+        Ball const ball = balls(b);
+        // A target cell splits this one only when it is not the larger of the two.
+        if (ball.sized && ball.radius > r * (1 + 1e-12))
+          continue;
+        open = mayFail(ball, x, r, theta) ? 1 : 0;
+      }
+    }
+    opened(c) = open;
+  }
+};
+
+/// What cell c sends to the receiver: 1 pruned, 2 ghost leaf (its particles), 0 nothing
+/// (not sent, or an opened inner cell, whose children are sent).
+template <class MemorySpace>
+struct SentAs
+{
+  SubtreeRoots<MemorySpace> roots;
+  Kokkos::View<int *, MemorySpace> child_count;
+  Kokkos::View<std::uint8_t *, MemorySpace> opened;
+
+  KOKKOS_INLINE_FUNCTION int operator()(int c) const
+  {
+    if (roots.shared(c))
+      return 0;
+    // Sent: a subtree root, or every ancestor up to its subtree root opened.
+    for (int a = c; !roots.root(a);)
+    {
+      a = roots.parent(a);
+      if (!opened(a))
+        return 0;
+    }
+    if (!opened(c))
+      return 1;
+    return child_count(c) == 0 ? 2 : 0;
+  }
+};
+
+/// Compacts the cells that SentAs gives `kind` into `cells`, in cell order (counted only
+/// while `cells` is empty).
+template <class MemorySpace>
+struct CompactSent
+{
+  SentAs<MemorySpace> sent;
+  int kind;
+  Kokkos::View<int *, MemorySpace> cells;
+
+  KOKKOS_INLINE_FUNCTION void operator()(int c, int &update, bool final) const
+  {
+    if (sent(c) != kind)
+      return;
+    if (final && cells.extent(0) > 0)
+      cells(update) = c;
+    ++update;
+  }
+};
+
+/// The description of pruned cell j of the list, for its receiver.
+template <class MemorySpace>
+struct DescribePruned
+{
+  Kokkos::View<int *, MemorySpace> cells;
+  Kokkos::View<tree::MortonKey *, MemorySpace> cell_keys;
+  Kokkos::View<int *, MemorySpace> level;
+  Kokkos::View<int *, MemorySpace> particle_begin;
+  Kokkos::View<int *, MemorySpace> particle_end;
+  Kokkos::View<double *, MemorySpace> radius;
+  Kokkos::View<PrunedCell *, MemorySpace> pruned;
+
+  KOKKOS_INLINE_FUNCTION void operator()(int j) const
+  {
+    int const c = cells(j);
+    pruned(j) = PrunedCell{cell_keys(c), particle_end(c) - particle_begin(c), radius(c),
+                           level(c)};
+  }
+};
+
+/// Ghost leaf j's particle count into the scan; the final pass places its particles.
+template <class MemorySpace>
+struct PlaceGhosts
+{
+  Kokkos::View<int *, MemorySpace> leaves;
+  Kokkos::View<int *, MemorySpace> particle_begin;
+  Kokkos::View<int *, MemorySpace> particle_end;
+  Kokkos::View<std::int64_t *, MemorySpace> first; ///< leaves + 1 entries
+
+  KOKKOS_INLINE_FUNCTION void operator()(int j, std::int64_t &update, bool final) const
+  {
+    if (final)
+      first(j) = update;
+    update += particle_end(leaves(j)) - particle_begin(leaves(j));
+    if (final && j + 1 == static_cast<int>(leaves.extent(0)))
+      first(j + 1) = update;
+  }
+};
+
+/// The particles of ghost leaf `league rank`: their index among the rank's particles and
+/// their position.
+template <class ExecutionSpace, class MemorySpace>
+struct GatherGhosts
+{
+  using Member = typename Kokkos::TeamPolicy<ExecutionSpace>::member_type;
+
+  Kokkos::View<int *, MemorySpace> leaves;
+  Kokkos::View<std::int64_t *, MemorySpace> first;
+  Kokkos::View<int *, MemorySpace> particle_begin;
+  Kokkos::View<std::uint32_t *, MemorySpace> permutation;
+  Kokkos::View<double *[3], MemorySpace> positions;
+  Kokkos::View<std::uint32_t *, MemorySpace> sources;
+  Kokkos::View<Point *, MemorySpace> points;
+
+  KOKKOS_INLINE_FUNCTION void operator()(Member const &team) const
+  {
+    int const j = team.league_rank();
+    int const begin = particle_begin(leaves(j));
+    std::int64_t const out = first(j);
+    int const count = static_cast<int>(first(j + 1) - out);
+    Kokkos::parallel_for(Kokkos::TeamThreadRange(team, count), [&](int k) {
+      std::uint32_t const p = permutation(begin + k);
+      sources(out + k) = p;
+      points(out + k) = Point{{positions(p, 0), positions(p, 1), positions(p, 2)}};
+    });
+  }
+};
+
+/// Keys of the local essential tree's entries: the particles' from their positions, each
+/// pruned cell's its first key.
+template <class MemorySpace>
+struct EntryKeys
+{
+  tree::Cube cube;
+  Kokkos::View<double *[3], MemorySpace> positions;
+  Kokkos::View<PrunedCell *, MemorySpace> pruned;
+  std::int64_t particles;
+  Kokkos::View<tree::MortonKey *, MemorySpace> keys;
+  Kokkos::View<std::uint32_t *, MemorySpace> permutation;
+
+  KOKKOS_INLINE_FUNCTION void operator()(std::int64_t i) const
+  {
+    permutation(i) = static_cast<std::uint32_t>(i);
+    if (i < particles)
+    {
+      keys(i) = tree::mortonKey(cube, positions(i, 0), positions(i, 1), positions(i, 2));
+      return;
+    }
+    PrunedCell const cell = pruned(i - particles);
+    keys(i) = firstKeyOf(cell.prefix, cell.level);
+  }
+};
+
+/// Places each pruned cell's entry at its cell's centre, with its level.
+template <class MemorySpace>
+struct PlacePruned
+{
+  tree::Cube cube;
+  Kokkos::View<PrunedCell *, MemorySpace> pruned;
+  std::int64_t particles;
+  Kokkos::View<double *[3], MemorySpace> positions;
+  Kokkos::View<int *, MemorySpace> levels;
+
+  KOKKOS_INLINE_FUNCTION void operator()(int j) const
+  {
+    double x[3];
+    tree::cellCentre(cube, pruned(j).prefix, pruned(j).level, x);
+    for (int d = 0; d < 3; ++d)
+      positions(particles + j, d) = x[d];
+    levels(j) = pruned(j).level;
+  }
+};
+
+/// The particles the entries before sorted position i stand for, into the scan.
+template <class MemorySpace>
+struct WeightBefore
+{
+  Kokkos::View<std::uint32_t *, MemorySpace> permutation;
+  Kokkos::View<PrunedCell *, MemorySpace> pruned;
+  std::int64_t particles;
+  Kokkos::View<std::int64_t *, MemorySpace> weight_before; ///< entries + 1
+
+  KOKKOS_INLINE_FUNCTION void operator()(std::int64_t i, std::int64_t &update, bool final) const
+  {
+    if (final)
+      weight_before(i) = update;
+    std::int64_t const entry = permutation(i);
+    update += entry < particles ? 1 : pruned(entry - particles).count;
+    if (final && i + 1 == static_cast<std::int64_t>(permutation.extent(0)))
+      weight_before(i + 1) = update;
+  }
+};
+
+/// Step 5's leaves of pruned cells: the sender's radius, and the cell in `cells`. A pruned
+/// entry that is not a leaf of its own level counts in `misplaced`.
+template <class MemorySpace>
+struct FixPrunedLeaf
+{
+  Kokkos::View<int *, MemorySpace> leaves;
+  Kokkos::View<int *, MemorySpace> particle_begin;
+  Kokkos::View<int *, MemorySpace> particle_end;
+  Kokkos::View<int *, MemorySpace> level;
+  Kokkos::View<double *, MemorySpace> radius;
+  Kokkos::View<std::uint32_t *, MemorySpace> permutation;
+  Kokkos::View<PrunedCell *, MemorySpace> pruned;
+  std::int64_t particles;
+  Kokkos::View<int *, MemorySpace> cells;
+
+  KOKKOS_INLINE_FUNCTION void operator()(int j, int &misplaced) const
+  {
+    int const leaf = leaves(j);
+    for (int i = particle_begin(leaf); i < particle_end(leaf); ++i)
+    {
+      std::int64_t const entry = permutation(i);
+      if (entry < particles)
+        continue;
+      PrunedCell const cell = pruned(entry - particles);
+      if (particle_end(leaf) - particle_begin(leaf) != 1 || level(leaf) != cell.level)
+      {
+        ++misplaced;
+        continue;
+      }
+      radius(leaf) = cell.radius;
+      cells(entry - particles) = leaf;
+    }
+  }
+};
+
+/// What a rank sends and receives at every evaluation, found when the trees are built.
+template <class MemorySpace>
+struct ExchangePlan
+{
+  std::vector<std::int64_t> ghost_send, ghost_recv;   ///< ghost particles per rank
+  std::vector<std::int64_t> pruned_send, pruned_recv; ///< pruned cells per rank
+  /// The rank's particle (partition's owned order) of each ghost it sends, in send order.
+  Kokkos::View<std::uint32_t *, MemorySpace> ghost_sources;
+  /// The local essential tree's cell of each pruned cell it sends, in send order.
+  Kokkos::View<int *, MemorySpace> pruned_sources;
+  /// The local essential tree's cell of each pruned cell it receives, in receive order.
+  Kokkos::View<int *, MemorySpace> pruned_targets;
+  std::int64_t own = 0;    ///< the rank's particles: the first entries of the essential tree
+  std::int64_t ghosts = 0; ///< received ghosts: the next entries (the pruned cells' follow)
+};
+
+/// A rank's trees and its exchange plan.
+template <class MemorySpace>
+struct EssentialTrees
+{
+  tree::Octree<MemorySpace> own;                ///< targets: the rank's particles
+  tree::Octree<MemorySpace> essential;          ///< sources: the local essential tree
+  Kokkos::View<double *[3], MemorySpace> entries; ///< its entries' positions
+  ExchangePlan<MemorySpace> plan;
+  double exchange_seconds = 0; ///< time in MPI calls while building
+};
+
+/// Host copy of a device array as a std::vector.
+template <class T, class MemorySpace>
+std::vector<T> toHostVector(Kokkos::View<T *, MemorySpace> const &view)
+{
+  std::vector<T> out(view.extent(0));
+  Kokkos::View<T *, Kokkos::HostSpace, Kokkos::MemoryUnmanaged> const host(out.data(),
+                                                                          out.size());
+  Kokkos::deep_copy(host, view);
+  return out;
+}
+
+/// Device copy of a host array.
+template <class ExecutionSpace, class T>
+Kokkos::View<T *, typename ExecutionSpace::memory_space>
+toDevice(ExecutionSpace const &space, std::vector<T> const &values, std::string const &label)
+{
+  Kokkos::View<T *, typename ExecutionSpace::memory_space> out(
+      Kokkos::view_alloc(space, Kokkos::WithoutInitializing, label), values.size());
+  Kokkos::View<T const *, Kokkos::HostSpace, Kokkos::MemoryUnmanaged> const host(values.data(),
+                                                                                values.size());
+  Kokkos::deep_copy(space, out, host);
+  return out;
+}
+
+/// The shared cells of every rank (the top of the tree of all particles): the cells that
+/// hold the last key of a rank with particles and the first of the next one, which are the
+/// common ancestors of those two keys. One list, the same on every rank, in (level, key)
+/// order; O(ranks x levels) on the host.
+inline std::vector<std::pair<int, tree::MortonKey>>
+sharedCells(std::vector<RankSpan> const &spans)
+{
+  std::vector<std::pair<int, tree::MortonKey>> cells;
+  int previous = -1;
+  for (int r = 0; r < static_cast<int>(spans.size()); ++r)
+  {
+    if (spans[r].count == 0)
+      continue;
+    if (previous >= 0)
+      for (int l = 0; l <= tree::max_level; ++l)
+      {
+        int const shift = 3 * (tree::max_level - l);
+        tree::MortonKey const a = spans[previous].last >> shift;
+        if (a != spans[r].first >> shift)
+          break;
+        cells.emplace_back(l, a);
+      }
+    previous = r;
+  }
+  std::sort(cells.begin(), cells.end());
+  cells.erase(std::unique(cells.begin(), cells.end()), cells.end());
+  return cells;
+}
+
+/// Sets the own tree's radius of each shared cell it holds to `radii` (the global ones).
+template <class MemorySpace>
+struct SetRadii
+{
+  Kokkos::View<int *, MemorySpace> cells;
+  Kokkos::View<double *, MemorySpace> radii;
+  Kokkos::View<double *, MemorySpace> radius;
+
+  KOKKOS_INLINE_FUNCTION void operator()(int q) const
+  {
+    if (cells(q) >= 0)
+      radius(cells(q)) = radii(q);
+  }
+};
+
+/// radii(q) = the radius of cell cells(q), or -1 where the tree has no such cell.
+template <class MemorySpace>
+struct GetRadii
+{
+  Kokkos::View<int *, MemorySpace> cells;
+  Kokkos::View<double *, MemorySpace> radius;
+  Kokkos::View<double *, MemorySpace> radii;
+
+  KOKKOS_INLINE_FUNCTION void operator()(int q) const
+  {
+    radii(q) = cells(q) >= 0 ? radius(cells(q)) : -1.0;
+  }
+};
+
+/// The smallest (or, `largest`, the largest) key into the reduction.
+template <class MemorySpace>
+struct KeyBound
+{
+  Kokkos::View<tree::MortonKey *, MemorySpace> keys;
+  bool largest;
+
+  KOKKOS_INLINE_FUNCTION void operator()(std::int64_t i, tree::MortonKey &bound) const
+  {
+    tree::MortonKey const k = keys(i);
+    if (largest ? k > bound : k < bound)
+      bound = k;
+  }
+};
+
+/// Ghost j's position into the essential tree's entries, after the rank's particles.
+template <class MemorySpace>
+struct PlaceGhostPoints
+{
+  Kokkos::View<Point *, MemorySpace> points;
+  std::int64_t first;
+  Kokkos::View<double *[3], MemorySpace> positions;
+
+  KOKKOS_INLINE_FUNCTION void operator()(std::int64_t j) const
+  {
+    for (int d = 0; d < 3; ++d)
+      positions(first + j, d) = points(j).x[d];
+  }
+};
+
+/// The rank's particle i into the essential tree's entries.
+template <class MemorySpace>
+struct CopyOwn
+{
+  Kokkos::View<double *[3], MemorySpace> own;
+  Kokkos::View<double *[3], MemorySpace> positions;
+
+  KOKKOS_INLINE_FUNCTION void operator()(std::int64_t i) const
+  {
+    for (int d = 0; d < 3; ++d)
+      positions(i, d) = own(i, d);
+  }
+};
+
+/// Counts the entries of `cells` that are -1.
+template <class MemorySpace>
+struct CountMissing
+{
+  Kokkos::View<int *, MemorySpace> cells;
+
+  KOKKOS_INLINE_FUNCTION void operator()(int j, int &missing) const
+  {
+    missing += cells(j) < 0 ? 1 : 0;
+  }
+};
+
+/// levels(j), prefixes(j) = those of cell cells(j) of a tree.
+template <class MemorySpace>
+struct NameCells
+{
+  Kokkos::View<int *, MemorySpace> cells;
+  Kokkos::View<int *, MemorySpace> level;
+  Kokkos::View<tree::MortonKey *, MemorySpace> cell_keys;
+  Kokkos::View<int *, MemorySpace> levels;
+  Kokkos::View<tree::MortonKey *, MemorySpace> prefixes;
+
+  KOKKOS_INLINE_FUNCTION void operator()(int j) const
+  {
+    levels(j) = level(cells(j));
+    prefixes(j) = cell_keys(cells(j));
+  }
+};
+
+/// Steps 1 to 5 of the file comment on this rank's particles `own` (the partition's owned
+/// particles, in its `cube`; the ranges start at leaves of `leaf_size`). Collective over
+/// `comm`: MPI_Allgather and allGatherv (the ranks' key spans, the subtree roots' balls),
+/// MPI_Allreduce (the shared cells' radii), two exchanges (pruned cells, ghosts) with their
+/// MPI_Alltoall of counts, and requireOnAllRanks.
+template <class ExecutionSpace, class MemorySpace>
+EssentialTrees<MemorySpace> buildEssentialTrees(MPI_Comm comm, ExecutionSpace const &space,
+                                                Kokkos::View<double *[3], MemorySpace> const &own,
+                                                tree::Cube const &cube, int leaf_size,
+                                                double theta, int region_balls = 4096)
+{
+  using Policy = Kokkos::RangePolicy<ExecutionSpace>;
+  std::string const where = "kfmm::distributed::DistributedFmm";
+  kfmm::detail::ScopedRegion region("kfmm::distributed::essential_trees");
+  int ranks = 1, rank = 0;
+  MPI_Comm_size(comm, &ranks);
+  MPI_Comm_rank(comm, &rank);
+  EssentialTrees<MemorySpace> trees;
+  auto const alloc = [&](std::string const &label) {
+    return Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "kfmm::distributed::" + label);
+  };
+  // Time in MPI calls, the device's work before them finished first.
+  auto const communicate = [&](auto &&call) {
+    space.fence();
+    Kokkos::Timer timer;
+    call();
+    trees.exchange_seconds += timer.seconds();
+  };
+
+  // Step 1: the ranks' key spans, then the own tree.
+  std::int64_t const n = static_cast<std::int64_t>(own.extent(0));
+  Kokkos::View<tree::MortonKey *, MemorySpace> own_keys(alloc("own_keys"), n);
+  Kokkos::View<std::uint32_t *, MemorySpace> own_order(alloc("own_order"), n);
+  tree::computeMortonKeys(space, cube, own, own_keys);
+  Kokkos::parallel_for("kfmm::distributed::own_identity", Policy(space, 0, n),
+                       tree::detail::IdentityPermutation<MemorySpace>{own_order});
+  tree::MortonKey first = 0, last = 0;
+  Kokkos::parallel_reduce("kfmm::distributed::first_key", Policy(space, 0, n),
+                          KeyBound<MemorySpace>{own_keys, false},
+                          Kokkos::Min<tree::MortonKey>(first));
+  Kokkos::parallel_reduce("kfmm::distributed::last_key", Policy(space, 0, n),
+                          KeyBound<MemorySpace>{own_keys, true},
+                          Kokkos::Max<tree::MortonKey>(last));
+  std::vector<RankSpan> spans;
+  communicate([&] { spans = allGatherv(comm, std::vector<RankSpan>{{n, first, last}}); });
+  Neighbours const neighbours = neighboursOf(spans, rank);
+  tree::sortPairs(space, own_keys, own_order, 3 * tree::max_level);
+  trees.own = tree::detail::buildCells(space, own, cube, own_keys, own_order,
+                                       SplitOwnCells{leaf_size, neighbours});
+  tree::Octree<MemorySpace> &mine = trees.own;
+
+  // Step 2: the shared cells' radii, the largest over the ranks.
+  auto const shared = sharedCells(spans);
+  int const num_shared = static_cast<int>(shared.size());
+  std::vector<int> shared_levels(num_shared);
+  std::vector<tree::MortonKey> shared_prefixes(num_shared);
+  for (int q = 0; q < num_shared; ++q)
+    std::tie(shared_levels[q], shared_prefixes[q]) = shared[q];
+  auto const shared_levels_d = toDevice(space, shared_levels, "kfmm::distributed::shared_levels");
+  auto const shared_prefixes_d =
+      toDevice(space, shared_prefixes, "kfmm::distributed::shared_prefixes");
+  auto const shared_here = findCells(space, mine, shared_levels_d, shared_prefixes_d);
+  Kokkos::View<double *, MemorySpace> shared_radii(alloc("shared_radii"), num_shared);
+  Kokkos::parallel_for("kfmm::distributed::shared_radii", Policy(space, 0, num_shared),
+                       GetRadii<MemorySpace>{shared_here, mine.radius, shared_radii});
+  std::vector<double> radii = toHostVector(shared_radii);
+  communicate([&] {
+    MPI_Allreduce(MPI_IN_PLACE, radii.data(), num_shared, MPI_DOUBLE, MPI_MAX, comm);
+  });
+  Kokkos::deep_copy(space, shared_radii,
+                    Kokkos::View<double const *, Kokkos::HostSpace, Kokkos::MemoryUnmanaged>(
+                        radii.data(), radii.size()));
+  Kokkos::parallel_for("kfmm::distributed::set_shared_radii", Policy(space, 0, num_shared),
+                       SetRadii<MemorySpace>{shared_here, shared_radii, mine.radius});
+
+  // Step 3: every rank's region. The frontier is the deepest level above which the tree
+  // has at most region_balls cells.
+  SubtreeRoots<MemorySpace> const roots{mine.cell_keys, mine.level, mine.parent, neighbours};
+  int const num_cells = mine.numCells();
+  int frontier = 0;
+  while (frontier + 1 < mine.numLevels() && mine.level_offsets[frontier + 2] <= region_balls)
+    ++frontier;
+  CollectRegionBalls<MemorySpace> collect{roots,    mine.child_count, mine.centre, mine.radius,
+                                          frontier, {}};
+  int num_balls = 0;
+  Kokkos::parallel_scan("kfmm::distributed::count_region", Policy(space, 0, num_cells), collect,
+                        num_balls);
+  collect.balls = Kokkos::View<Ball *, MemorySpace>(alloc("region"), num_balls);
+  Kokkos::parallel_scan("kfmm::distributed::region", Policy(space, 0, num_cells), collect);
+  std::vector<Ball> all_balls;
+  std::vector<std::int64_t> balls_per_rank;
+  communicate([&] {
+    all_balls = allGatherv(comm, toHostVector(collect.balls));
+    balls_per_rank = allGatherv(comm, std::vector<std::int64_t>{num_balls});
+  });
+
+  // Step 4: what this rank sends to each rank that has particles.
+  std::vector<PrunedCell> pruned_out;
+  std::vector<Point> ghosts_out;
+  std::vector<int> pruned_cells_out; // own tree cells, in send order
+  std::vector<std::uint32_t> ghost_sources_out;
+  ExchangePlan<MemorySpace> &plan = trees.plan;
+  plan.ghost_send.assign(ranks, 0);
+  plan.pruned_send.assign(ranks, 0);
+  Kokkos::View<std::uint8_t *, MemorySpace> opened(alloc("opened"), num_cells);
+  std::size_t region_begin = 0;
+  for (int r = 0; r < ranks; ++r)
+  {
+    std::size_t const region_end = region_begin + static_cast<std::size_t>(balls_per_rank[r]);
+    std::vector<Ball> const region(all_balls.begin() + region_begin,
+                                   all_balls.begin() + region_end);
+    region_begin = region_end;
+    if (r == rank || spans[r].count == 0 || n == 0)
+      continue;
+    auto const balls = toDevice(space, region, "kfmm::distributed::region");
+    Kokkos::parallel_for("kfmm::distributed::open_cells", Policy(space, 0, num_cells),
+                         OpenCells<MemorySpace>{roots, mine.centre, mine.radius, balls, theta,
+                                                opened});
+    SentAs<MemorySpace> const sent{roots, mine.child_count, opened};
+    auto const compact = [&](int kind, char const *label) {
+      int count = 0;
+      Kokkos::parallel_scan("kfmm::distributed::count_sent", Policy(space, 0, num_cells),
+                            CompactSent<MemorySpace>{sent, kind, {}}, count);
+      Kokkos::View<int *, MemorySpace> cells(alloc(label), count);
+      Kokkos::parallel_scan("kfmm::distributed::compact_sent", Policy(space, 0, num_cells),
+                            CompactSent<MemorySpace>{sent, kind, cells});
+      return cells;
+    };
+    auto const pruned = compact(1, "pruned_cells");
+    auto const leaves = compact(2, "ghost_leaves");
+    int const num_pruned = static_cast<int>(pruned.extent(0));
+    int const num_leaves = static_cast<int>(leaves.extent(0));
+
+    Kokkos::View<PrunedCell *, MemorySpace> described(alloc("pruned"), num_pruned);
+    Kokkos::parallel_for("kfmm::distributed::describe_pruned", Policy(space, 0, num_pruned),
+                         DescribePruned<MemorySpace>{pruned, mine.cell_keys, mine.level,
+                                                     mine.particle_begin, mine.particle_end,
+                                                     mine.radius, described});
+    auto const described_host = toHostVector(described);
+    pruned_out.insert(pruned_out.end(), described_host.begin(), described_host.end());
+    auto const pruned_host = toHostVector(pruned);
+    pruned_cells_out.insert(pruned_cells_out.end(), pruned_host.begin(), pruned_host.end());
+    plan.pruned_send[r] = num_pruned;
+
+    Kokkos::View<std::int64_t *, MemorySpace> ghost_first(alloc("ghost_first"), num_leaves + 1);
+    std::int64_t num_ghosts = 0;
+    Kokkos::deep_copy(space, ghost_first, 0);
+    Kokkos::parallel_scan("kfmm::distributed::place_ghosts", Policy(space, 0, num_leaves),
+                          PlaceGhosts<MemorySpace>{leaves, mine.particle_begin, mine.particle_end,
+                                                   ghost_first},
+                          num_ghosts);
+    Kokkos::View<std::uint32_t *, MemorySpace> sources(alloc("ghost_sources"), num_ghosts);
+    Kokkos::View<Point *, MemorySpace> points(alloc("ghost_points"), num_ghosts);
+    if (num_leaves > 0)
+      Kokkos::parallel_for(
+          "kfmm::distributed::gather_ghosts",
+          Kokkos::TeamPolicy<ExecutionSpace>(space, num_leaves, Kokkos::AUTO),
+          GatherGhosts<ExecutionSpace, MemorySpace>{leaves, ghost_first, mine.particle_begin,
+                                                    mine.permutation, own, sources, points});
+    auto const points_host = toHostVector(points);
+    ghosts_out.insert(ghosts_out.end(), points_host.begin(), points_host.end());
+    auto const sources_host = toHostVector(sources);
+    ghost_sources_out.insert(ghost_sources_out.end(), sources_host.begin(), sources_host.end());
+    plan.ghost_send[r] = num_ghosts;
+  }
+  plan.ghost_sources = toDevice(space, ghost_sources_out, "kfmm::distributed::ghost_sources");
+
+  std::vector<PrunedCell> pruned_in;
+  std::vector<Point> ghosts_in;
+  communicate([&] {
+    plan.pruned_recv = receiveCounts(comm, plan.pruned_send);
+    plan.ghost_recv = receiveCounts(comm, plan.ghost_send);
+    pruned_in = exchange(comm, pruned_out.data(), plan.pruned_send, plan.pruned_recv);
+    ghosts_in = exchange(comm, ghosts_out.data(), plan.ghost_send, plan.ghost_recv);
+  });
+
+  // Step 5: the local essential tree of the rank's particles, the ghosts and the pruned cells.
+  plan.own = n;
+  plan.ghosts = static_cast<std::int64_t>(ghosts_in.size());
+  std::int64_t const particles = n + plan.ghosts;
+  int const num_pruned = static_cast<int>(pruned_in.size());
+  std::int64_t const entries = particles + num_pruned;
+  trees.entries = Kokkos::View<double *[3], MemorySpace>(alloc("entries"), entries);
+  Kokkos::parallel_for("kfmm::distributed::copy_own", Policy(space, 0, n),
+                       CopyOwn<MemorySpace>{own, trees.entries});
+  Kokkos::parallel_for(
+      "kfmm::distributed::place_ghost_points", Policy(space, 0, plan.ghosts),
+      PlaceGhostPoints<MemorySpace>{toDevice(space, ghosts_in, "kfmm::distributed::ghosts"), n,
+                                    trees.entries});
+  auto const pruned = toDevice(space, pruned_in, "kfmm::distributed::pruned_in");
+  Kokkos::View<int *, MemorySpace> pruned_levels(alloc("pruned_levels"), num_pruned);
+  Kokkos::parallel_for("kfmm::distributed::place_pruned", Policy(space, 0, num_pruned),
+                       PlacePruned<MemorySpace>{cube, pruned, particles, trees.entries,
+                                                pruned_levels});
+  Kokkos::View<tree::MortonKey *, MemorySpace> keys(alloc("entry_keys"), entries);
+  Kokkos::View<std::uint32_t *, MemorySpace> order(alloc("entry_order"), entries);
+  Kokkos::parallel_for("kfmm::distributed::entry_keys", Policy(space, 0, entries),
+                       EntryKeys<MemorySpace>{cube, trees.entries, pruned, particles, keys,
+                                              order});
+  tree::sortPairs(space, keys, order, 3 * tree::max_level);
+  Kokkos::View<std::int64_t *, MemorySpace> weight_before(alloc("weight_before"), entries + 1);
+  Kokkos::deep_copy(space, weight_before, 0);
+  Kokkos::parallel_scan("kfmm::distributed::weight_before", Policy(space, 0, entries),
+                        WeightBefore<MemorySpace>{order, pruned, particles, weight_before});
+  plan.pruned_targets = Kokkos::View<int *, MemorySpace>(alloc("pruned_targets"), num_pruned);
+  Kokkos::deep_copy(space, plan.pruned_targets, -1);
+  int misplaced = 0;
+  auto const fix_pruned_leaves = [&](tree::Octree<MemorySpace> const &tree) {
+    Kokkos::parallel_reduce("kfmm::distributed::fix_pruned_leaves",
+                            Policy(space, 0, tree.numLeaves()),
+                            FixPrunedLeaf<MemorySpace>{tree.leaves, tree.particle_begin,
+                                                       tree.particle_end, tree.level, tree.radius,
+                                                       order, pruned, particles,
+                                                       plan.pruned_targets},
+                            misplaced);
+  };
+  trees.essential = tree::detail::buildCells(
+      space, trees.entries, cube, keys, order,
+      SplitEssentialCells<MemorySpace>{leaf_size, weight_before, order, pruned_levels, particles},
+      fix_pruned_leaves);
+
+  // The cells of the essential tree whose multipoles this rank sends: its own pruned cells.
+  int const sent_pruned = static_cast<int>(pruned_cells_out.size());
+  auto const sent_cells = toDevice(space, pruned_cells_out, "kfmm::distributed::sent_cells");
+  Kokkos::View<int *, MemorySpace> sent_levels(alloc("sent_levels"), sent_pruned);
+  Kokkos::View<tree::MortonKey *, MemorySpace> sent_prefixes(alloc("sent_prefixes"), sent_pruned);
+  Kokkos::parallel_for("kfmm::distributed::name_sent_cells", Policy(space, 0, sent_pruned),
+                       NameCells<MemorySpace>{sent_cells, mine.level, mine.cell_keys, sent_levels,
+                                              sent_prefixes});
+  plan.pruned_sources = findCells(space, trees.essential, sent_levels, sent_prefixes);
+  int missing = 0;
+  Kokkos::parallel_reduce("kfmm::distributed::count_missing_targets",
+                          Policy(space, 0, num_pruned),
+                          CountMissing<MemorySpace>{plan.pruned_targets}, missing);
+  int missing_sources = 0;
+  Kokkos::parallel_reduce("kfmm::distributed::count_missing_sources",
+                          Policy(space, 0, sent_pruned),
+                          CountMissing<MemorySpace>{plan.pruned_sources}, missing_sources);
+  // Cannot happen with consistent trees; a rank that found it stops every rank.
+  requireOnAllRanks(comm, where, [&] {
+    kfmm::detail::require(misplaced == 0 && missing == 0 && missing_sources == 0, where,
+                          "internal error: the local essential tree misses " +
+                              std::to_string(misplaced + missing + missing_sources) +
+                              " pruned cells (please report it)");
+  });
+  return trees;
+}
+
+} // namespace kfmm::distributed::detail
+
+#else
+#error "kfmm/distributed needs a kfmm built with KFMM_ENABLE_MPI=ON, used through the kfmm::mpi target"
+#endif
+#endif
