@@ -4,6 +4,7 @@
 #include "Problem.hpp"
 #include "Solve.hpp"
 
+#include <kfmm/Config.hpp>
 #include <kfmm/io/ParticleFile.hpp>
 
 #include <charconv>
@@ -118,6 +119,19 @@ void requireKnownExtension(std::string const &option, std::string const &path)
   {
     throw UsageError(e.what());
   }
+}
+
+/// The --help paragraph on MPI runs, in a build with MPI.
+std::string mpiText()
+{
+#if defined(KFMM_ENABLE_MPI)
+  return "Under mpiexec -n R (R > 1), the ranks share the particles in input order and\n"
+         "solve them together; rank 0 prints, checks and writes; --targets is not\n"
+         "supported. One rank runs as without MPI (docs/CLI.md).\n"
+         "\n";
+#else
+  return "";
+#endif
 }
 
 } // namespace
@@ -371,7 +385,8 @@ std::string helpText()
          "Values follow their option as the next argument or after '=' (--n=1e6). Arguments\n"
          "that start with --kokkos- go to Kokkos (--kokkos-help lists them). Files are\n"
          "written under a temporary name and renamed when complete.\n"
-         "\n"
+         "\n" +
+         mpiText() +
          "Exit status: 0 success, 1 failure while running, 2 bad command line, 3 unusable\n"
          "input file.\n";
 }

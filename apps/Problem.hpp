@@ -63,12 +63,16 @@ Results<Real> allocateResults(std::size_t n)
           Kokkos::View<Real *[3], Memory>("kfmm::app::field", n)};
 }
 
+/// The generated problem of `total` particles (0: of `n`), or its particles first .. first +
+/// n - 1 (a rank's block, the same particles as in the whole problem).
 template <class Real>
 Particles<Real> generateParticles(Space const &space, std::size_t n, Distribution distribution,
-                                  std::uint64_t seed)
+                                  std::uint64_t seed, std::size_t first = 0,
+                                  std::size_t total = 0)
 {
   auto particles = allocateParticles<Real>(n);
-  generate(space, distribution, seed, particles.positions, particles.charges);
+  generate(space, distribution, seed, particles.positions, particles.charges, first,
+           total > 0 ? total : n);
   auto const x = particles.positions;
   Kokkos::parallel_for(
       "kfmm::app::round_positions", Kokkos::RangePolicy<Space>(space, 0, n),

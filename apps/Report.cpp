@@ -227,8 +227,10 @@ void printReport(std::FILE *out, Report const &r)
   if (c.options.tolerance > 0)
     std::fprintf(out, "  tolerance     %g: order %d and theta %g from the backend's accuracy table\n",
                  c.options.tolerance, r.stats.order, r.stats.theta);
-  std::fprintf(out, "  tree          depth %d, %zu leaves, %zu cells\n", r.stats.depth,
-               r.stats.leaves, r.stats.cells);
+  // On several ranks: rank 0's tree, its particles' and the cells it received from others.
+  std::fprintf(out, "  tree          %sdepth %d, %zu leaves, %zu cells\n",
+               r.per_rank.empty() ? "" : "rank 0: ", r.stats.depth, r.stats.leaves,
+               r.stats.cells);
   std::fprintf(out, "  interactions  p2p %.3e, m2l %.3e, m2p %.3e\n",
                static_cast<double>(r.stats.p2p_interactions),
                static_cast<double>(r.stats.m2l_interactions),
@@ -247,6 +249,21 @@ void printReport(std::FILE *out, Report const &r)
     std::fprintf(out, "    %-20s %12.6f %6.1f%%\n", name.c_str(), seconds,
                  staged > 0 ? 100 * seconds / staged : 0.0);
   std::fprintf(out, "    %-20s %12.6f\n", "total (wall)", r.seconds);
+  if (!r.per_rank.empty())
+  {
+    // Communication: the MPI calls within the stage, after the device's work before them.
+    std::fprintf(out, "  ranks         %d; the total is the slowest rank's wall time\n", r.ranks);
+    std::fprintf(out, "    %4s %12s %10s %8s %10s %10s %10s %10s %10s\n", "rank", "particles",
+                 "ghosts", "pruned", "build s", "(comm)", "eval s", "(comm)", "wall s");
+    for (std::size_t rank = 0; rank < r.per_rank.size(); ++rank)
+    {
+      RankReport const &p = r.per_rank[rank];
+      std::fprintf(out, "    %4zu %12zu %10zu %8zu %10.6f %10.6f %10.6f %10.6f %10.6f\n", rank,
+                   p.particles, p.ghosts, p.pruned_cells, p.build_seconds,
+                   p.build_communication_seconds, p.evaluate_seconds,
+                   p.evaluate_communication_seconds, p.wall_seconds);
+    }
+  }
   if (r.runs > 1 || c.repeat > 0)
     std::fprintf(out, "  runs          first %.6f s; median of the %d after it %.6f s\n",
                  r.first_seconds, r.runs, r.seconds);
@@ -411,6 +428,28 @@ std::string jsonReport(Report const &r)
   else
     j.null("host_peak_bytes");
   j.endObject();
+
+  j.integer("ranks", static_cast<std::uint64_t>(r.ranks));
+  if (!r.per_rank.empty())
+  {
+    j.beginArray("per_rank");
+    for (std::size_t rank = 0; rank < r.per_rank.size(); ++rank)
+    {
+      RankReport const &p = r.per_rank[rank];
+      j.beginObject();
+      j.integer("rank", rank);
+      j.integer("particles", p.particles);
+      j.integer("ghosts", p.ghosts);
+      j.integer("pruned_cells", p.pruned_cells);
+      j.number("build_seconds", p.build_seconds);
+      j.number("build_communication_seconds", p.build_communication_seconds);
+      j.number("evaluate_seconds", p.evaluate_seconds);
+      j.number("evaluate_communication_seconds", p.evaluate_communication_seconds);
+      j.number("wall_seconds", p.wall_seconds);
+      j.endObject();
+    }
+    j.endArray();
+  }
   j.endObject();
   return j.text();
 }

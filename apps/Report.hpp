@@ -40,6 +40,20 @@ struct CheckResult
   double seconds = 0;
 };
 
+/// What one MPI rank of a distributed run did (apps/Distributed.cpp): times are the medians
+/// over the runs summarised, as the stage table's.
+struct RankReport
+{
+  std::size_t particles = 0;    ///< owned after the partition
+  std::size_t ghosts = 0;       ///< other ranks' particles it receives
+  std::size_t pruned_cells = 0; ///< other ranks' cells whose multipoles it receives
+  double build_seconds = 0;
+  double build_communication_seconds = 0;
+  double evaluate_seconds = 0;
+  double evaluate_communication_seconds = 0;
+  double wall_seconds = 0; ///< its own wall time of a run (construct and evaluate)
+};
+
 struct Report
 {
   Configuration configuration;
@@ -61,6 +75,10 @@ struct Report
   /// (0 where the platform does not tell).
   std::size_t particle_bytes = 0;
   std::size_t host_peak_bytes = 0;
+  /// MPI ranks of the run; with more than one, `seconds` and `first_seconds` are the largest
+  /// of the ranks' wall times, `stats` is rank 0's, and per_rank holds one entry per rank.
+  int ranks = 1;
+  std::vector<RankReport> per_rank;
 };
 
 /// The peak resident memory of this process, or 0 where unknown.

@@ -5,9 +5,17 @@
 // main() only orders the steps and maps failures to exit statuses: the command line is
 // parsed and the input file read before Kokkos starts, so that mistakes fail fast and
 // nothing is written.
+//
+// In an MPI build MPI starts first. One rank (mpiexec -n 1, or no mpiexec) runs exactly what
+// a build without MPI runs (apps/Run.cpp); more ranks run apps/Distributed.cpp. Every rank
+// takes every step; where a step can fail on some ranks only, the ranks agree on the outcome
+// before the next collective call, the lowest failing rank says why, and all exit with its
+// status. Only rank 0 prints otherwise.
 #include "CommandLine.hpp"
+#include "Distributed.hpp"
 #include "Run.hpp"
 
+#include <kfmm/Config.hpp>
 #include <kfmm/Exception.hpp>
 #include <kfmm/io/ParticleFile.hpp>
 
@@ -22,6 +30,15 @@
 int main(int argc, char *argv[])
 {
   using namespace kfmm::app;
+
+#if defined(KFMM_ENABLE_MPI)
+  MpiSession mpi(argc, argv);
+  int const ranks = mpi.ranks();
+  bool const root = mpi.rank() == 0;
+#else
+  int const ranks = 1;
+  bool const root = true;
+#endif
 
   // --kokkos-* arguments are Kokkos' own; everything else is the program's.
   std::vector<char *> kokkos_arguments{argv[0]};
@@ -41,22 +58,35 @@ int main(int argc, char *argv[])
   }
   catch (UsageError const &e)
   {
-    std::fprintf(stderr, "kfmm: error: %s\n", e.what());
+    // Every rank parses the same command line and fails alike.
+    if (root)
+      std::fprintf(stderr, "kfmm: error: %s\n", e.what());
     return exit_usage;
   }
   if (configuration.help)
   {
-    std::fputs(helpText().c_str(), stdout);
+    if (root)
+      std::fputs(helpText().c_str(), stdout);
     return exit_success;
+  }
+  if (ranks > 1 && !configuration.targets.empty())
+  {
+    if (root)
+      std::fprintf(stderr,
+                   "kfmm: error: option '--targets' is not supported with more than one rank "
+                   "(this run has %d)\n",
+                   ranks);
+    return exit_usage;
   }
 
   // The --input and --targets files, read and checked before anything runs.
   std::optional<kfmm::io::ParticleTable> input, targets;
+  std::string failure;
   try
   {
     auto const read = [&](std::string const &path, char const *what) {
       kfmm::io::ReadOptions options;
-      options.progress = !configuration.quiet;
+      options.progress = !configuration.quiet && root;
       auto table = kfmm::io::readParticles(path, options);
       if (table.size() == 0)
         throw kfmm::io::FileError("'" + path + "' holds no " + what);
@@ -69,9 +99,21 @@ int main(int argc, char *argv[])
   }
   catch (std::exception const &e)
   {
-    std::fprintf(stderr, "kfmm: error: %s\n", e.what());
-    return exit_input;
+    failure = e.what();
   }
+  // Every rank reads the files and may fail alone: the ranks agree on the outcome, and the
+  // lowest failing rank says why.
+  int status = failure.empty() ? exit_success : exit_input;
+  bool report = status != exit_success;
+#if defined(KFMM_ENABLE_MPI)
+  Agreement const agreement = agree(status);
+  status = agreement.status;
+  report = agreement.report;
+#endif
+  if (report)
+    std::fprintf(stderr, "kfmm: error: %s\n", failure.c_str());
+  if (status != exit_success)
+    return status;
 
   // Kokkos prints its options while it starts; then that was all that was asked for.
   bool kokkos_help = false;
@@ -84,8 +126,19 @@ int main(int argc, char *argv[])
     return exit_success;
   try
   {
-    run(configuration, input ? &*input : nullptr, targets ? &*targets : nullptr);
+#if defined(KFMM_ENABLE_MPI)
+    if (ranks > 1)
+      runDistributed(configuration, input ? &*input : nullptr);
+    else
+#endif
+      run(configuration, input ? &*input : nullptr, targets ? &*targets : nullptr);
   }
+#if defined(KFMM_ENABLE_MPI)
+  catch (OtherRankFailed const &e)
+  {
+    return e.status;
+  }
+#endif
   catch (InputError const &e)
   {
     std::fprintf(stderr, "kfmm: error: %s\n", e.what());

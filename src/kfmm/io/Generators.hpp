@@ -88,7 +88,8 @@ KOKKOS_INLINE_FUNCTION void unitSphere(double u, double v, double &x, double &y,
   y = rho * detail::sin(two_pi * v);
 }
 
-/// Particle i of the distribution `d` for `seed`: positions(i, :) and charges(i) = `charge`.
+/// Particle first + i of the distribution `d` for `seed`: positions(i, :) and charges(i) =
+/// `charge`.
 template <class Positions, class Charges>
 struct GenerateParticles
 {
@@ -99,12 +100,14 @@ struct GenerateParticles
   double charge;
   Positions positions;
   Charges charges;
+  std::uint64_t first = 0;
 
   KOKKOS_INLINE_FUNCTION void operator()(std::size_t i) const
   {
-    double const u0 = detail::uniform01(seed, i, 0);
-    double const u1 = detail::uniform01(seed, i, 1);
-    double const u2 = detail::uniform01(seed, i, 2);
+    std::uint64_t const index = first + i;
+    double const u0 = detail::uniform01(seed, index, 0);
+    double const u1 = detail::uniform01(seed, index, 1);
+    double const u2 = detail::uniform01(seed, index, 2);
     double x = 0, y = 0, z = 0;
     switch (d)
     {
@@ -148,19 +151,35 @@ struct GenerateParticles
 
 } // namespace detail
 
+/// Fills `positions` (n x 3) and `charges` (n) with the particles first .. first + n - 1 of
+/// the `total` particles that the form below generates for `total` (charges 1 / total): a
+/// block of a problem too large for one process, generated where it is used, the same
+/// particles whichever way the problem is cut.
+template <class ExecutionSpace, class Positions, class Charges>
+void generate(ExecutionSpace const &space, Distribution d, std::uint64_t seed,
+              Positions const &positions, Charges const &charges, std::uint64_t first,
+              std::uint64_t total)
+{
+  if (positions.extent(0) != charges.extent(0) || positions.extent(1) != 3)
+    throw Exception("kfmm::generate: 'positions' must be N x 3 and 'charges' N long");
+  auto const n = positions.extent(0);
+  if (first > total || n > total - first)
+    throw Exception("kfmm::generate: particles " + std::to_string(first) + " .. " +
+                    std::to_string(first + n) + " are not a block of the " +
+                    std::to_string(total) + " particles");
+  double const charge = total > 0 ? 1.0 / static_cast<double>(total) : 0.0;
+  Kokkos::parallel_for(
+      "kfmm::generate", Kokkos::RangePolicy<ExecutionSpace>(space, 0, n),
+      detail::GenerateParticles<Positions, Charges>{d, seed, charge, positions, charges, first});
+}
+
 /// Fills `positions` (N x 3) with the distribution `d` and `charges` (N) with equal positive
 /// charges summing to 1 (equal masses, as in an N-body problem).
 template <class ExecutionSpace, class Positions, class Charges>
 void generate(ExecutionSpace const &space, Distribution d, std::uint64_t seed,
               Positions const &positions, Charges const &charges)
 {
-  if (positions.extent(0) != charges.extent(0) || positions.extent(1) != 3)
-    throw Exception("kfmm::generate: 'positions' must be N x 3 and 'charges' N long");
-  auto const n = positions.extent(0);
-  double const charge = n > 0 ? 1.0 / static_cast<double>(n) : 0.0;
-  Kokkos::parallel_for(
-      "kfmm::generate", Kokkos::RangePolicy<ExecutionSpace>(space, 0, n),
-      detail::GenerateParticles<Positions, Charges>{d, seed, charge, positions, charges});
+  generate(space, d, seed, positions, charges, 0, positions.extent(0));
 }
 
 } // namespace kfmm

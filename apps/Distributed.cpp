@@ -1,0 +1,460 @@
+// SPDX-License-Identifier: BSD-3-Clause
+#include "Distributed.hpp"
+
+#if defined(KFMM_ENABLE_MPI)
+
+#include "Check.hpp"
+#include "Problem.hpp"
+#include "Report.hpp"
+#include "Run.hpp"
+
+#include <kfmm/detail/Validation.hpp>
+#include <kfmm/distributed/DistributedFmm.hpp>
+
+#include <Kokkos_Core.hpp>
+
+#include <mpi.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <exception>
+#include <limits>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+namespace kfmm::app
+{
+
+MpiSession::MpiSession(int &argc, char **&argv)
+{
+  // Only the main thread calls MPI; Kokkos' threads never do.
+  int provided = 0;
+  MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &provided);
+  MPI_Comm_rank(MPI_COMM_WORLD, &_rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &_ranks);
+}
+
+MpiSession::~MpiSession() { MPI_Finalize(); }
+
+Agreement agree(int status)
+{
+  int rank = 0, ranks = 1;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &ranks);
+  int const mine = status != exit_success ? rank : ranks;
+  int first = ranks;
+  MPI_Allreduce(&mine, &first, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+  if (first == ranks)
+    return {};
+  MPI_Bcast(&status, 1, MPI_INT, first, MPI_COMM_WORLD);
+  return {status, rank == first};
+}
+
+namespace
+{
+
+int worldRank()
+{
+  int rank = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  return rank;
+}
+
+int worldSize()
+{
+  int ranks = 1;
+  MPI_Comm_size(MPI_COMM_WORLD, &ranks);
+  return ranks;
+}
+
+/// Runs `step` on every rank, then agrees (collective): when it failed on any rank, the
+/// lowest failing rank rethrows its exception and every other rank throws OtherRankFailed.
+template <class Step>
+void onEveryRank(Step const &step)
+{
+  std::exception_ptr failure;
+  int status = exit_success;
+  try
+  {
+    step();
+  }
+  catch (InputError const &)
+  {
+    failure = std::current_exception();
+    status = exit_input;
+  }
+  catch (std::exception const &)
+  {
+    failure = std::current_exception();
+    status = exit_failure;
+  }
+  Agreement const agreement = agree(status);
+  if (agreement.status == exit_success)
+    return;
+  if (agreement.report)
+    std::rethrow_exception(failure);
+  throw OtherRankFailed(agreement.status);
+}
+
+/// The particles [first, first + count) of rank `rank` of `ranks`: floor(n rank / ranks)
+/// onwards, written as q rank + floor(s rank / ranks) (n = q ranks + s) so that n rank
+/// cannot overflow.
+struct Block
+{
+  std::size_t first = 0;
+  std::size_t count = 0;
+};
+
+Block blockOf(std::size_t n, int rank, int ranks)
+{
+  auto const start = [&](std::size_t r) {
+    std::size_t const R = static_cast<std::size_t>(ranks);
+    return n / R * r + n % R * r / R;
+  };
+  std::size_t const first = start(static_cast<std::size_t>(rank));
+  return {first, start(static_cast<std::size_t>(rank) + 1) - first};
+}
+
+/// The block's records of the --input file. Positions are kept in double; a charge that does
+/// not fit in Real is an InputError worded as apps/Run.cpp's (io::copyToViews), naming the
+/// record in the whole file.
+template <class Real>
+Particles<Real> fromFileBlock(io::ParticleTable const &table, Block const &block)
+{
+  auto particles = allocateParticles<Real>(block.count);
+  auto x = Kokkos::create_mirror_view(particles.positions);
+  auto q = Kokkos::create_mirror_view(particles.charges);
+  for (std::size_t i = 0; i < block.count; ++i)
+  {
+    std::size_t const record = block.first + i;
+    for (int c = 0; c < 3; ++c)
+      x(i, c) = table(record, c);
+    double const v = table(record, 3);
+    if (!(std::abs(v) <= static_cast<double>(std::numeric_limits<Real>::max())))
+      throw InputError("kfmm::io::copyToViews: " + table.location(record) +
+                       ": q = " + kfmm::detail::formatNumber(v) +
+                       " does not fit in float (use double precision)");
+    q(i) = static_cast<Real>(v);
+  }
+  Kokkos::deep_copy(particles.positions, x);
+  Kokkos::deep_copy(particles.charges, q);
+  return particles;
+}
+
+/// A View's values on the host in row order (a GPU View of N x 3 may be column-major).
+template <class View>
+std::vector<typename View::non_const_value_type> rowsOnHost(View const &view)
+{
+  auto const host = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, view);
+  std::size_t const columns = View::rank == 2 ? view.extent(1) : 1;
+  std::vector<typename View::non_const_value_type> rows(view.extent(0) * columns);
+  for (std::size_t i = 0; i < view.extent(0); ++i)
+  {
+    if constexpr (View::rank == 2)
+      for (std::size_t c = 0; c < columns; ++c)
+        rows[i * columns + c] = host(i, c);
+    else
+      rows[i] = host(i);
+  }
+  return rows;
+}
+
+/// Every rank's `local` elements in rank order on rank 0, empty elsewhere (collective). Sizes
+/// are 64-bit and the bytes travel in pieces of at most 1 GiB, as MPI counts are ints.
+template <class T>
+std::vector<T> gatherToRoot(std::vector<T> const &local)
+{
+  int const rank = worldRank(), ranks = worldSize();
+  std::int64_t const count = static_cast<std::int64_t>(local.size());
+  std::vector<std::int64_t> counts(static_cast<std::size_t>(ranks));
+  MPI_Gather(&count, 1, MPI_INT64_T, counts.data(), 1, MPI_INT64_T, 0, MPI_COMM_WORLD);
+  std::size_t const piece = kfmm::distributed::detail::max_piece_bytes;
+  auto const pieces = [&](unsigned char *bytes, std::size_t size, auto const &move) {
+    for (std::size_t begin = 0; begin < size; begin += piece)
+      move(bytes + begin, static_cast<int>(std::min(piece, size - begin)));
+  };
+  if (rank != 0)
+  {
+    // MPI_Send does not write through its buffer; the cast only drops the const.
+    auto *bytes =
+        const_cast<unsigned char *>(reinterpret_cast<unsigned char const *>(local.data()));
+    pieces(bytes, local.size() * sizeof(T), [](unsigned char *p, int size) {
+      MPI_Send(p, size, MPI_BYTE, 0, 0, MPI_COMM_WORLD);
+    });
+    return {};
+  }
+  std::size_t total = 0;
+  for (auto const c : counts)
+    total += static_cast<std::size_t>(c);
+  std::vector<T> all(total);
+  std::copy(local.begin(), local.end(), all.begin());
+  auto *bytes = reinterpret_cast<unsigned char *>(all.data());
+  std::size_t offset = local.size() * sizeof(T);
+  for (int r = 1; r < ranks; ++r)
+  {
+    std::size_t const size = static_cast<std::size_t>(counts[r]) * sizeof(T);
+    pieces(bytes + offset, size, [r](unsigned char *p, int piece_size) {
+      MPI_Recv(p, piece_size, MPI_BYTE, r, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    });
+    offset += size;
+  }
+  return all;
+}
+
+/// All ranks' particles and results on rank 0 in input order (collective), as Views of the
+/// default memory space for the check and host Views for the output file.
+template <class Real>
+struct Gathered
+{
+  Particles<Real> particles;
+  Results<Real> results;
+};
+
+template <class Real>
+Gathered<Real> gatherAll(Particles<Real> const &particles, Results<Real> const &results)
+{
+  auto const x = gatherToRoot(rowsOnHost(particles.positions));
+  auto const q = gatherToRoot(rowsOnHost(particles.charges));
+  auto const phi = gatherToRoot(rowsOnHost(results.potential));
+  auto const g = gatherToRoot(rowsOnHost(results.field));
+  Gathered<Real> all;
+  if (worldRank() != 0)
+    return all;
+  std::size_t const n = q.size();
+  all.particles = allocateParticles<Real>(n);
+  all.results = allocateResults<Real>(n);
+  auto x_h = Kokkos::create_mirror_view(all.particles.positions);
+  auto q_h = Kokkos::create_mirror_view(all.particles.charges);
+  auto phi_h = Kokkos::create_mirror_view(all.results.potential);
+  auto g_h = Kokkos::create_mirror_view(all.results.field);
+  for (std::size_t i = 0; i < n; ++i)
+  {
+    for (int c = 0; c < 3; ++c)
+    {
+      x_h(i, c) = x[3 * i + c];
+      g_h(i, c) = g[3 * i + c];
+    }
+    q_h(i) = q[i];
+    phi_h(i) = phi[i];
+  }
+  Kokkos::deep_copy(all.particles.positions, x_h);
+  Kokkos::deep_copy(all.particles.charges, q_h);
+  Kokkos::deep_copy(all.results.potential, phi_h);
+  Kokkos::deep_copy(all.results.field, g_h);
+  return all;
+}
+
+double median(std::vector<double> values)
+{
+  std::sort(values.begin(), values.end());
+  return values[values.size() / 2];
+}
+
+/// One run on this rank: its statistics and wall time.
+struct RankRun
+{
+  Stats stats;
+  RankReport rank;
+};
+
+/// Builds and evaluates a DistributedFmm, as apps/Solve.cpp's solve builds and evaluates a
+/// kfmm::Fmm per run (collective; fenced). The ranks start together (a barrier), so that
+/// each rank's wall time is measured from the same moment.
+template <class Real>
+RankRun solveOnce(Space const &space, Options const &options, Particles<Real> const &particles,
+                  Results<Real> const &results)
+{
+  RankRun run;
+  space.fence();
+  MPI_Barrier(MPI_COMM_WORLD);
+  onEveryRank([&] {
+    Kokkos::Timer timer;
+    kfmm::distributed::DistributedFmm<Real, Memory> solver(MPI_COMM_WORLD, space,
+                                                           particles.positions, options);
+    solver.evaluate(space, particles.charges, results.potential, results.field);
+    space.fence();
+    run.rank.wall_seconds = timer.seconds();
+    kfmm::distributed::RankStats const &s = solver.stats();
+    run.stats = s.solver;
+    run.rank.particles = s.particles;
+    run.rank.ghosts = s.ghosts;
+    run.rank.pruned_cells = s.pruned_cells;
+    run.rank.build_seconds = s.build_seconds;
+    run.rank.build_communication_seconds = s.build_communication_seconds;
+    run.rank.evaluate_seconds = s.evaluate_seconds;
+    run.rank.evaluate_communication_seconds = s.evaluate_communication_seconds;
+  });
+  return run;
+}
+
+/// This rank's summary of `runs`: the counts of the last, each time the median.
+RankReport summary(std::vector<RankRun> const &runs)
+{
+  RankReport r = runs.back().rank;
+  auto const middle = [&](double RankReport::*field) {
+    std::vector<double> values;
+    for (auto const &run : runs)
+      values.push_back(run.rank.*field);
+    r.*field = median(values);
+  };
+  for (auto field : {&RankReport::build_seconds, &RankReport::build_communication_seconds,
+                     &RankReport::evaluate_seconds, &RankReport::evaluate_communication_seconds,
+                     &RankReport::wall_seconds})
+    middle(field);
+  return r;
+}
+
+/// Rank 0's statistics with each stage's time the median over `runs`, and the counts that
+/// add up over the ranks (interactions, flops, memory, unresolved pairs) summed (collective).
+Stats reportedStats(std::vector<RankRun> const &runs)
+{
+  Stats stats = runs.back().stats;
+  for (auto &[name, seconds] : stats.stage_seconds)
+  {
+    std::vector<double> times;
+    for (auto const &run : runs)
+      times.push_back(run.stats.seconds(name));
+    seconds = median(times);
+  }
+  double sums[6] = {double(stats.p2p_interactions), double(stats.m2l_interactions),
+                    double(stats.m2p_interactions), stats.flops, double(stats.bytes),
+                    double(stats.unresolved_pairs)};
+  MPI_Allreduce(MPI_IN_PLACE, sums, 6, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+  stats.p2p_interactions = static_cast<std::size_t>(sums[0]);
+  stats.m2l_interactions = static_cast<std::size_t>(sums[1]);
+  stats.m2p_interactions = static_cast<std::size_t>(sums[2]);
+  stats.flops = sums[3];
+  stats.bytes = static_cast<std::size_t>(sums[4]);
+  stats.unresolved_pairs = static_cast<std::size_t>(sums[5]);
+  int limited = stats.precision_limited ? 1 : 0;
+  MPI_Allreduce(MPI_IN_PLACE, &limited, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+  stats.precision_limited = limited != 0;
+  return stats;
+}
+
+/// Every rank's report on rank 0, in rank order (collective).
+std::vector<RankReport> gatherRankReports(RankReport const &mine)
+{
+  static_assert(std::is_trivially_copyable<RankReport>::value, "RankReport travels as bytes");
+  std::vector<RankReport> all(worldRank() == 0 ? static_cast<std::size_t>(worldSize()) : 0);
+  MPI_Gather(&mine, static_cast<int>(sizeof mine), MPI_BYTE, all.data(),
+             static_cast<int>(sizeof mine), MPI_BYTE, 0, MPI_COMM_WORLD);
+  return all;
+}
+
+double slowest(double seconds)
+{
+  MPI_Allreduce(MPI_IN_PLACE, &seconds, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+  return seconds;
+}
+
+template <class Real>
+void runIn(Configuration const &c, io::ParticleTable const *input)
+{
+  Space space;
+  int const rank = worldRank(), ranks = worldSize();
+  bool const root = rank == 0;
+  std::size_t const n = input ? input->size() : c.n;
+  Block const block = blockOf(n, rank, ranks);
+
+  // A charge beyond float's range fails on the rank whose block holds it.
+  Particles<Real> particles;
+  Results<Real> results;
+  onEveryRank([&] {
+    particles = input ? fromFileBlock<Real>(*input, block)
+                      : generateParticles<Real>(space, block.count, c.distribution, c.seed,
+                                                block.first, n);
+    results = allocateResults<Real>(block.count);
+  });
+
+  Report report;
+  report.configuration = c;
+  report.n = n;
+  report.kokkos = kokkosInfo();
+  report.ranks = ranks;
+
+  // The first run pays for first touches and allocations; --repeat runs after it are warm.
+  std::vector<RankRun> first{solveOnce(space, c.options, particles, results)};
+  report.first_seconds = slowest(first.back().rank.wall_seconds);
+  Stats const first_stats = reportedStats(first);
+  // Even with --quiet: a result that may be far less accurate than asked for is not noise.
+  if (first_stats.precision_limited && root)
+    std::fputs(precisionWarning(c, n, first_stats).c_str(), stderr);
+  std::vector<RankRun> warm;
+  std::vector<double> walls;
+  for (int r = 0; r < c.repeat; ++r)
+  {
+    warm.push_back(solveOnce(space, c.options, particles, results));
+    walls.push_back(slowest(warm.back().rank.wall_seconds));
+  }
+  if (warm.empty())
+  {
+    report.stats = first_stats;
+    report.seconds = report.first_seconds;
+    report.runs = 1;
+  }
+  else
+  {
+    report.stats = reportedStats(warm);
+    report.seconds = median(walls);
+    report.runs = c.repeat;
+  }
+  report.per_rank = gatherRankReports(summary(warm.empty() ? first : warm));
+
+  // The check and the output file see every particle, in input order, on rank 0.
+  Gathered<Real> all;
+  if (c.check > 0 || !c.output.empty())
+    onEveryRank([&] { all = gatherAll(particles, results); });
+  if (c.check > 0)
+    onEveryRank([&] {
+      if (root)
+        report.check = checkAccuracy(space, all.particles, all.particles.positions, all.results,
+                                     c.check, c.seed, c.options.softening, !c.quiet);
+    });
+  report.particle_bytes = n * (Particles<Real>::bytes_per_particle + 4 * sizeof(Real));
+  report.host_peak_bytes = hostPeakBytes();
+  if (!c.quiet && root)
+    printReport(stdout, report);
+
+  onEveryRank([&] {
+    if (!root || c.output.empty())
+      return;
+    auto const host = [](auto const &v) {
+      return Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, v);
+    };
+    io::WriteOptions options;
+    options.progress = !c.quiet;
+    io::writeResults(c.output, host(all.particles.positions), host(all.particles.charges),
+                     host(all.results.potential), host(all.results.field), options);
+    if (!c.quiet)
+      std::printf("  output        %s\n", c.output.c_str());
+  });
+  onEveryRank([&] {
+    if (!root || c.json.empty())
+      return;
+    std::string const text = jsonReport(report);
+    io::detail::OutputFile file(c.json, "option '--json'");
+    file.write(text.data(), text.size());
+    file.commit();
+    if (!c.quiet)
+      std::printf("  report        %s\n", c.json.c_str());
+  });
+}
+
+} // namespace
+
+void runDistributed(Configuration const &configuration, io::ParticleTable const *input)
+{
+  if (configuration.precision == Precision::single)
+    runIn<float>(configuration, input);
+  else
+    runIn<double>(configuration, input);
+}
+
+} // namespace kfmm::app
+
+#endif
