@@ -22,18 +22,25 @@
 //  2. Shared cells' radii: each rank's radius of a shared cell bounds its own particles; the
 //     maximum over ranks (one MPI_Allreduce) is the radius of the tree of all particles, since
 //     a radius is a maximum over children (tree/Octree.hpp).
-//  3. Receivers' regions: a rank's targets are its shared cells and the cells under its
-//     subtree roots (non-shared cells whose parent is shared, or the root), each of whose balls
-//     (centre, radius) holds every ball below it. The roots' balls travel by one allGatherv.
+//  3. Receivers' regions: a rank's target cells are its shared cells and the cells under its
+//     subtree roots (non-shared cells whose parent is shared, or the root). Each ball (centre,
+//     radius) of a cell holds the balls of the cells below it. The region: the balls of the
+//     cells of the frontier level (the deepest above which the tree has at most 4096 cells),
+//     of the leaves above it and of the subtree roots below it, each standing for every
+//     target cell under it; and the cells above the frontier (shared or not) as sized balls,
+//     each standing for itself. One allGatherv.
 //  4. Selection, for each receiver on each sender: a sender's non-shared cell is opened when
 //     it might fail the acceptance test (R_t + R_s) < theta |c_t - c_s| against some target
-//     cell of the receiver, which it can only do against a subtree root's ball that it fails
-//     (for a cell inside ball B, |c_t - c_B| + R_t <= R_B, so theta |c_t - c_s| >=
-//     theta |c_B - c_s| - theta (R_B - R_t) > R_t + R_s + (1 - theta)(R_B - R_t) when B passes)
-//     or against a shared cell no larger than it (the traversal splits the larger cell of a
-//     pair). The sender sends its subtree roots, and the children of every sent cell that is
-//     opened: a sent leaf that is opened sends its particles (the ghosts), a sent cell that is
-//     not opened is pruned, and its multipole travels at every evaluation.
+//     cell of the receiver, which it can only do against a frontier ball that it fails (for a
+//     cell inside ball B, |c_t - c_B| + R_t <= R_B, so theta |c_t - c_s| >= theta |c_B - c_s|
+//     - theta (R_B - R_t) > R_t + R_s + (1 - theta)(R_B - R_t) when B passes) or against a
+//     sized ball no larger than it (the traversal splits the larger cell of a pair, never a
+//     leaf; a leaf target, the only kind a leaf's particles serve, is inside a frontier ball).
+//     The sender sends its subtree roots, and the children of every sent cell that is opened:
+//     a sent leaf that is opened sends its particles (the ghosts), a sent cell that is not
+//     opened is pruned, and its multipole travels at every evaluation. The region is coarse
+//     where the frontier's cells are large (a sparse halo): it then opens more than the
+//     traversal visits, which costs messages, never accuracy.
 //  5. Local essential tree: the rank's particles, the ghosts and one entry per pruned cell (at
 //     its first key, standing for its particles), split by the count of particles the entries
 //     stand for, which is the count in the tree of all particles, except that a pruned cell's
@@ -328,6 +335,7 @@ template <class MemorySpace>
 struct OpenCells
 {
   SubtreeRoots<MemorySpace> roots;
+  Kokkos::View<int *, MemorySpace> child_count;
   Kokkos::View<double *[3], MemorySpace> centre;
   Kokkos::View<double *, MemorySpace> radius;
   Kokkos::View<Ball *, MemorySpace> balls; ///< the receiver's
@@ -341,11 +349,13 @@ struct OpenCells
     {
       double const x[3] = {centre(c, 0), centre(c, 1), centre(c, 2)};
       double const r = radius(c);
+      bool const leaf = child_count(c) == 0;
       for (std::size_t b = 0; b < balls.extent(0) && !open; ++b)
       {
         Ball const ball = balls(b);
-        // A target cell splits this one only when it is not the larger of the two.
-        if (ball.sized && ball.radius > r * (1 + 1e-12))
+        // A target cell splits this one only when it is not the larger of the two, and a
+        // leaf never (its particles serve leaf targets, which frontier balls hold).
+        if (ball.sized && (leaf || ball.radius > r * (1 + 1e-12)))
           continue;
         open = mayFail(ball, x, r, theta) ? 1 : 0;
       }
@@ -865,8 +875,8 @@ EssentialTrees<MemorySpace> buildEssentialTrees(MPI_Comm comm, ExecutionSpace co
       continue;
     auto const balls = toDevice(space, region, "kfmm::distributed::region");
     Kokkos::parallel_for("kfmm::distributed::open_cells", Policy(space, 0, num_cells),
-                         OpenCells<MemorySpace>{roots, mine.centre, mine.radius, balls, theta,
-                                                opened});
+                         OpenCells<MemorySpace>{roots, mine.child_count, mine.centre,
+                                                mine.radius, balls, theta, opened});
     SentAs<MemorySpace> const sent{roots, mine.child_count, opened};
     auto const compact = [&](int kind, char const *label) {
       int count = 0;
