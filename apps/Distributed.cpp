@@ -248,12 +248,6 @@ Gathered<Real> gatherAll(Particles<Real> const &particles, Results<Real> const &
   return all;
 }
 
-double median(std::vector<double> values)
-{
-  std::sort(values.begin(), values.end());
-  return values[values.size() / 2];
-}
-
 /// One run on this rank: its statistics and wall time.
 struct RankRun
 {
@@ -312,14 +306,10 @@ RankReport summary(std::vector<RankRun> const &runs)
 /// add up over the ranks (interactions, flops, memory, unresolved pairs) summed (collective).
 Stats reportedStats(std::vector<RankRun> const &runs)
 {
-  Stats stats = runs.back().stats;
-  for (auto &[name, seconds] : stats.stage_seconds)
-  {
-    std::vector<double> times;
-    for (auto const &run : runs)
-      times.push_back(run.stats.seconds(name));
-    seconds = median(times);
-  }
+  std::vector<Stats> all;
+  for (auto const &run : runs)
+    all.push_back(run.stats);
+  Stats stats = medianStats(all);
   double sums[6] = {double(stats.p2p_interactions), double(stats.m2l_interactions),
                     double(stats.m2p_interactions), stats.flops, double(stats.bytes),
                     double(stats.unresolved_pairs)};

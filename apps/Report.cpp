@@ -8,6 +8,7 @@
 
 #include <Kokkos_Core.hpp>
 
+#include <algorithm>
 #include <cstdint>
 #include <cstdlib>
 
@@ -17,6 +18,26 @@
 
 namespace kfmm::app
 {
+
+double median(std::vector<double> values)
+{
+  std::sort(values.begin(), values.end());
+  return values[values.size() / 2];
+}
+
+/// The statistics of the last run with each stage's time replaced by its median over `runs`.
+Stats medianStats(std::vector<Stats> const &runs)
+{
+  Stats stats = runs.back();
+  for (auto &[name, seconds] : stats.stage_seconds)
+  {
+    std::vector<double> times;
+    for (auto const &run : runs)
+      times.push_back(run.seconds(name));
+    seconds = median(times);
+  }
+  return stats;
+}
 namespace
 {
 

@@ -81,6 +81,13 @@ struct Report
   std::vector<RankReport> per_rank;
 };
 
+/// The median of `values` (not empty): the upper one of an even count.
+double median(std::vector<double> values);
+
+/// The statistics of the last of `runs` with each stage's time replaced by its median over
+/// them.
+Stats medianStats(std::vector<Stats> const &runs);
+
 /// The peak resident memory of this process, or 0 where unknown.
 std::size_t hostPeakBytes();
 

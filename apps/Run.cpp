@@ -17,26 +17,6 @@ namespace kfmm::app
 namespace
 {
 
-double median(std::vector<double> values)
-{
-  std::sort(values.begin(), values.end());
-  return values[values.size() / 2];
-}
-
-/// The statistics of the last run with each stage's time replaced by its median over `runs`.
-Stats medianStats(std::vector<Stats> const &runs)
-{
-  Stats stats = runs.back();
-  for (auto &[name, seconds] : stats.stage_seconds)
-  {
-    std::vector<double> times;
-    for (auto const &run : runs)
-      times.push_back(run.seconds(name));
-    seconds = median(times);
-  }
-  return stats;
-}
-
 /// The records of a file as Particles<Real>; a value that does not fit is an InputError.
 template <class Real>
 Particles<Real> fromFile(io::ParticleTable const &table)
