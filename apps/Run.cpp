@@ -8,7 +8,6 @@
 
 #include <Kokkos_Core.hpp>
 
-#include <algorithm>
 #include <cstdio>
 #include <vector>
 
