@@ -2,14 +2,23 @@
 # Helpers of the kfmm program's tests (cmake -P scripts): run the program in WORK_DIR and
 # check what it did.
 
-# kfmm_run(<prefix> ARGS...): runs PROGRAM in WORK_DIR; sets <prefix>_EXIT, _OUT, _ERR.
-function(kfmm_run prefix)
-  execute_process(COMMAND ${PROGRAM} ${ARGN}
+# kfmm_run_command(<prefix> COMMAND...): runs COMMAND in WORK_DIR; sets <prefix>_EXIT, _OUT,
+# _ERR.
+function(kfmm_run_command prefix)
+  execute_process(COMMAND ${ARGN}
                   WORKING_DIRECTORY ${WORK_DIR}
                   RESULT_VARIABLE exit_code OUTPUT_VARIABLE out ERROR_VARIABLE err)
   set(${prefix}_EXIT "${exit_code}" PARENT_SCOPE)
   set(${prefix}_OUT "${out}" PARENT_SCOPE)
   set(${prefix}_ERR "${err}" PARENT_SCOPE)
+endfunction()
+
+# kfmm_run(<prefix> ARGS...): runs PROGRAM in WORK_DIR; sets <prefix>_EXIT, _OUT, _ERR.
+function(kfmm_run prefix)
+  kfmm_run_command(run_result ${PROGRAM} ${ARGN})
+  set(${prefix}_EXIT "${run_result_EXIT}" PARENT_SCOPE)
+  set(${prefix}_OUT "${run_result_OUT}" PARENT_SCOPE)
+  set(${prefix}_ERR "${run_result_ERR}" PARENT_SCOPE)
 endfunction()
 
 # kfmm_fail(message...): fails the test, with the last run's output for the log.

@@ -20,12 +20,10 @@ string(REPLACE "|" ";" preflags "${PREFLAGS}")
 # kfmm_mpirun(<prefix> RANKS ARGS...): the program on RANKS ranks in WORK_DIR; sets
 # <prefix>_EXIT, _OUT, _ERR.
 function(kfmm_mpirun prefix ranks)
-  execute_process(COMMAND ${mpiexec} ${NUMPROC_FLAG} ${ranks} ${preflags} ${PROGRAM} ${ARGN}
-                  WORKING_DIRECTORY ${WORK_DIR}
-                  RESULT_VARIABLE exit_code OUTPUT_VARIABLE out ERROR_VARIABLE err)
-  set(${prefix}_EXIT "${exit_code}" PARENT_SCOPE)
-  set(${prefix}_OUT "${out}" PARENT_SCOPE)
-  set(${prefix}_ERR "${err}" PARENT_SCOPE)
+  kfmm_run_command(run_result ${mpiexec} ${NUMPROC_FLAG} ${ranks} ${preflags} ${PROGRAM} ${ARGN})
+  set(${prefix}_EXIT "${run_result_EXIT}" PARENT_SCOPE)
+  set(${prefix}_OUT "${run_result_OUT}" PARENT_SCOPE)
+  set(${prefix}_ERR "${run_result_ERR}" PARENT_SCOPE)
 endfunction()
 
 # kfmm_decimal(<sign> <digits> <exponent> TEXT): TEXT, as the program writes numbers
