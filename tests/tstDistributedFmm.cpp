@@ -3,8 +3,9 @@
 // options): equal to rounding at every rank's particles, on uniform, Plummer and
 // ellipsoid-surface particles, spread over the ranks in blocks of uneven size, interleaved,
 // all on one rank, and with coincident particles on different ranks; its error against the
-// double-precision direct sum is the single-rank solver's. Bad input on one rank makes every
-// rank throw the same exception.
+// double-precision direct sum is the single-rank solver's. The work a solver's lists count
+// adds up to its flops, and ranges balanced by it give the same answer. Bad input on one rank
+// makes every rank throw the same exception.
 #include <kfmm/Accuracy.hpp>
 #include <kfmm/Fmm.hpp>
 #include <kfmm/distributed/DistributedFmm.hpp>
@@ -219,6 +220,107 @@ TEMPLATE_LIST_TEST_CASE("distributed FMM equals the single-rank FMM to rounding"
         CHECK(solver.stats().ghosts < n - solver.stats().particles);
       }
     }
+}
+
+TEMPLATE_LIST_TEST_CASE("distributed FMM: the work its lists count, and ranges balanced by it",
+                        "[mpi][fmm][balance]", kfmm::test::Configs)
+{
+  using Real = typename TestType::real_type;
+  using Memory = typename TestType::memory_space;
+  using Space = typename TestType::execution_space;
+  Space space;
+  int rank = 0, ranks = 1;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &ranks);
+  CAPTURE(rank, ranks);
+  constexpr bool single = kfmm::test::isFloat<Real>;
+  kfmm::Options options;
+  options.order = single ? 5 : 10;
+  options.theta = 0.5;
+  options.leaf_size = 16;
+  double const bound = single ? 2e-6 : 1e-13; // as in the test above
+
+  // A Plummer sphere, interleaved over the ranks.
+  std::size_t const n = 12000;
+  Kokkos::View<double *[3], Memory> all_x("kfmm::test::all_x", n);
+  Kokkos::View<double *, Memory> all_q("kfmm::test::all_q", n);
+  kfmm::generate(space, kfmm::Distribution::plummer, 23, all_x, all_q);
+  auto const all_x_h = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, all_x);
+  auto const all_q_h = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, all_q);
+  std::size_t const m = (n - rank + ranks - 1) / ranks;
+  Kokkos::View<double *[3], Memory> x("kfmm::test::x", m);
+  Kokkos::View<double *, Memory> q("kfmm::test::q", m);
+  auto x_h = Kokkos::create_mirror_view(x);
+  auto q_h = Kokkos::create_mirror_view(q);
+  for (std::size_t k = 0; k < m; ++k)
+  {
+    for (int c = 0; c < 3; ++c)
+      x_h(k, c) = all_x_h(rank + k * ranks, c);
+    q_h(k) = all_q_h(rank + k * ranks);
+  }
+  Kokkos::deep_copy(x, x_h);
+  Kokkos::deep_copy(q, q_h);
+
+  kfmm::distributed::DistributedFmm<Real, Memory> by_counts(MPI_COMM_WORLD, space, x, options);
+  Kokkos::View<double *, Memory> work("kfmm::test::work", m);
+  by_counts.particleWork(space, work);
+  auto const work_h = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, work);
+  double mine = 0;
+  bool positive = true;
+  for (std::size_t k = 0; k < m; ++k)
+  {
+    mine += work_h(k);
+    positive = positive && std::isfinite(work_h(k)) && work_h(k) > 0;
+  }
+  CHECK(positive); // every particle meets at least the particles of its own leaf
+  if (ranks == 1)
+  {
+    // The particles' shares add up to the flops of the stages that compute results: all of
+    // Stats::flops but the P2M, M2M and L2L. On one rank the solver's two trees (the local
+    // essential tree of sources, the own tree of targets) have the same cells, and
+    // Stats::cells counts both.
+    kfmm::Stats const &stats = by_counts.stats().solver;
+    int const p = stats.order;
+    double const cells = double(stats.cells) / 2;
+    double const target_flops =
+        stats.flops - double(n) * double(kfmm::expansions::flops::p2m(p)) -
+        cells * double(kfmm::expansions::flops::m2m(p) + kfmm::expansions::flops::l2l(p));
+    CAPTURE(mine, target_flops);
+    CHECK(std::abs(mine - target_flops) <= 1e-9 * target_flops);
+  }
+
+  // The work as weights: the ranges are those of a partition by these weights, and the answer
+  // is the same.
+  kfmm::distributed::DistributedFmm<Real, Memory> by_work(MPI_COMM_WORLD, space, x, work,
+                                                           options);
+  kfmm::distributed::PartitionOptions partition_options;
+  partition_options.leaf_size = options.leaf_size;
+  kfmm::distributed::MortonPartition<double, Memory> const partition(MPI_COMM_WORLD, space, x,
+                                                                     work, partition_options);
+  CHECK(by_work.stats().particles == partition.ownedCount());
+  Kokkos::View<Real *, Memory> phi("kfmm::test::phi", m), phi2("kfmm::test::phi2", m);
+  Kokkos::View<Real *[3], Memory> g("kfmm::test::g", m), g2("kfmm::test::g2", m);
+  by_counts.evaluate(space, q, phi, g);
+  by_work.evaluate(space, q, phi2, g2);
+  auto const g_h = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, g);
+  auto const g2_h = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, g2);
+  std::vector<std::size_t> rows(m);
+  for (std::size_t k = 0; k < m; ++k)
+    rows[k] = k;
+  double const difference = maxOverRanks(relativeDifference(g2_h, g_h, rows));
+  CAPTURE(difference);
+  CHECK(difference <= bound);
+
+  // Weights of the wrong length on one rank stop every rank.
+  Kokkos::View<double *, Memory> short_work("kfmm::test::short_work",
+                                            rank == ranks - 1 ? m - 1 : m);
+  CHECK_THROWS_WITH(
+      (kfmm::distributed::DistributedFmm<Real, Memory>(MPI_COMM_WORLD, space, x, short_work,
+                                                        options)),
+      Catch::Matchers::StartsWith("kfmm::distributed::MortonPartition: " +
+                                  std::string(rank == ranks - 1
+                                                  ? "argument 'weights' must have one entry"
+                                                  : "invalid arguments on another rank")));
 }
 
 TEMPLATE_LIST_TEST_CASE("distributed FMM: bad input on one rank stops every rank",

@@ -115,6 +115,47 @@ std::size_t bytesOf(Views const &...views)
   return (std::size_t(0) + ... + (views.span() * sizeof(typename Views::value_type)));
 }
 
+/// The flops of each target particle's results (seed 002 balances its partition by the work
+/// the previous evaluation measured): its leaf's near-field pairs, its leaf's M2P
+/// translations (treecode), or its share of the M2L translations into its leaf and the
+/// leaf's ancestors (those into a cell divided among the cell's targets), and its L2P. One
+/// thread per target leaf; work(permutation(j)) for each of the leaf's sorted targets j.
+template <class MemorySpace>
+struct TargetWork
+{
+  CellView<MemorySpace> target_cells;
+  CellView<MemorySpace> source_cells;
+  Kokkos::View<std::int64_t *, MemorySpace> p2p_offsets; ///< rows: target leaves
+  Kokkos::View<int *, MemorySpace> p2p_sources;
+  Kokkos::View<std::int64_t *, MemorySpace> far_offsets; ///< rows: target cells (M2L), leaves
+  bool far_rows_are_cells;
+  double pair_flops;
+  double far_flops; ///< per entry of the far-field list
+  double target_flops;
+  Kokkos::View<std::uint32_t *, MemorySpace> permutation;
+  Kokkos::View<double *, MemorySpace> work;
+
+  KOKKOS_FUNCTION void operator()(int row) const
+  {
+    int const leaf = target_cells.leaves(row);
+    double sources = 0;
+    for (auto s = p2p_offsets(row); s < p2p_offsets(row + 1); ++s)
+    {
+      int const c = p2p_sources(s);
+      sources += source_cells.particle_end(c) - source_cells.particle_begin(c);
+    }
+    double w = pair_flops * sources + target_flops;
+    if (far_rows_are_cells)
+      for (int c = leaf; c >= 0; c = target_cells.parent(c))
+        w += far_flops * static_cast<double>(far_offsets(c + 1) - far_offsets(c)) /
+             (target_cells.particle_end(c) - target_cells.particle_begin(c));
+    else if (far_offsets.extent(0) > 0)
+      w += far_flops * static_cast<double>(far_offsets(row + 1) - far_offsets(row));
+    for (int j = target_cells.particle_begin(leaf); j < target_cells.particle_end(leaf); ++j)
+      work(permutation(j)) = w;
+  }
+};
+
 } // namespace detail
 
 /// The FMM / treecode solver for one set of positions, or for a set of sources and a set of
@@ -416,6 +457,15 @@ private:
   void downward(ExecutionSpace const &space, Potential const &potential, Field const &field,
                 int charge_exponent)
   {
+    farFieldStages(space);
+    stage(space, "P2P", _stats.stage_seconds, [&] { nearField(space); });
+    returnResults(space, potential, field, charge_exponent);
+  }
+
+  /// The far field into the sorted results: M2L, L2L and L2P (FMM), or M2P (treecode).
+  template <class ExecutionSpace>
+  void farFieldStages(ExecutionSpace const &space)
+  {
     if (_options.method == Method::fmm)
     {
       stage(space, "M2L", _stats.stage_seconds, [&] { farFieldM2L(space); });
@@ -424,7 +474,13 @@ private:
     }
     else
       stage(space, "M2P", _stats.stage_seconds, [&] { farFieldM2P(space); });
-    stage(space, "P2P", _stats.stage_seconds, [&] { nearField(space); });
+  }
+
+  /// The sorted results, in the caller's order and units.
+  template <class ExecutionSpace, class Potential, class Field>
+  void returnResults(ExecutionSpace const &space, Potential const &potential, Field const &field,
+                     int charge_exponent)
+  {
     stage(space, "unsort results", _stats.stage_seconds, [&] {
       detail::unsortResults(space, _target_tree.permutation, _phi, _field,
                             detail::ResultScale<Real>::of(_frame, charge_exponent), potential,
@@ -621,6 +677,31 @@ private:
                    detail::bytesOf(_lists.m2l.offsets, _lists.m2l.sources, _lists.m2p.offsets,
                                    _lists.m2p.sources, _lists.p2p.offsets, _lists.p2p.sources) +
                    _m2l_groups.bytes() + _stats.m2l_matrix_bytes + detail::bytesOf(_shift_matrices);
+  }
+
+  /// Each target's flops in the evaluations (detail::TargetWork), into `work` (one entry per
+  /// target, in the order of the targets the solver was built with).
+  template <class ExecutionSpace>
+  void targetWork(ExecutionSpace const &space,
+                  Kokkos::View<double *, MemorySpace> const &work) const
+  {
+    int const p = order();
+    bool const fmm = _options.method == Method::fmm;
+    double const far_entries = static_cast<double>(fmm ? _stats.m2l_interactions
+                                                       : _stats.m2p_interactions);
+    // The M2L's flops per entry averaged over the variant's kinds of entries.
+    double const far_flops = !fmm ? double(expansions::flops::m2p(p))
+                             : far_entries > 0 ? m2lFlops() / far_entries
+                                               : 0;
+    Kokkos::parallel_for(
+        "kfmm::Fmm::target_work",
+        Kokkos::RangePolicy<ExecutionSpace>(space, 0, _target_tree.numLeaves()),
+        detail::TargetWork<MemorySpace>{targetCells(), sourceCells(), _lists.p2p.offsets,
+                                        _lists.p2p.sources,
+                                        fmm ? _lists.m2l.offsets : _lists.m2p.offsets, fmm,
+                                        detail::flops_per_interaction, far_flops,
+                                        fmm ? double(expansions::flops::l2p(p)) : 0.0,
+                                        _target_tree.permutation, work});
   }
 
   /// A team policy for the expansion operators over `teams` cells, with `scratch` bytes.

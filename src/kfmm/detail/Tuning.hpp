@@ -28,6 +28,11 @@ struct Tuning : HostLeafSizes
   static constexpr int direct_targets_per_thread = 16;
   static constexpr int direct_source_tile = 512;
 
+  /// Host memory through which the distributed solver's messages travel when the MPI cannot
+  /// read this space's memory (distributed/detail/StagedExchange.hpp). Host spaces need
+  /// none: their memory is the host's.
+  using staging_space = Kokkos::HostSpace;
+
   /// Whether teams can use the 32-lane warp primitives of kfmm/detail/Warp.hpp.
   static constexpr bool has_warp_primitives = false;
 

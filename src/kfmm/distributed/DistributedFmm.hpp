@@ -26,14 +26,18 @@
 // (tests/tstDistributedFmm.cpp requires a relative L2 difference of at most 2e-6 in float and
 // 1e-13 in double, far below the FMM's error, on 1 to 4 ranks).
 //
-// Data travels through host buffers (detail/Collectives.hpp: 64-bit counts, pieces of at most
-// 1 GiB), so no GPU-aware MPI is needed. Every public call is collective: all ranks call it, in
-// the same order; when the arguments fail a check on any rank, every rank throws the same
-// kfmm::Exception (detail/Collectives.hpp's requireOnAllRanks), with no hang.
+// Data a rank keeps is copied on the device; the rest travels through host buffers the solver
+// keeps (page-locked on CUDA), or in place with KFMM_ENABLE_GPU_AWARE_MPI
+// (detail/StagedExchange.hpp; 64-bit counts, pieces of at most 1 GiB). Every public call is
+// collective: all ranks call it, in the same order; when the arguments fail a check on any
+// rank, every rank throws the same kfmm::Exception (detail/Collectives.hpp's
+// requireOnAllRanks), with no hang.
 //
+// Balance: the ranges hold equal particle counts, or equal work given per particle (the
+// weighted constructor; particleWork() gives the work a solver's lists count).
+// Overlap: the pruned cells' multipoles travel while the near field runs.
 // Not supported yet: Acceptance::classic (the selection of the local essential tree is derived
-// for the theta rule); ranges balanced by the previous evaluation's work (they balance
-// particle counts); overlap of the exchanges with local work.
+// for the theta rule).
 
 #include <kfmm/Config.hpp>
 
@@ -50,6 +54,7 @@
 #include <kfmm/distributed/LocalEssentialTree.hpp>
 #include <kfmm/distributed/MortonPartition.hpp>
 #include <kfmm/distributed/detail/Collectives.hpp>
+#include <kfmm/distributed/detail/StagedExchange.hpp>
 
 #include <Kokkos_Core.hpp>
 
@@ -195,7 +200,29 @@ public:
     KFMM_STATIC_REQUIRE_VIEW("kfmm::distributed::DistributedFmm", "positions", Positions, 2,
                              "N x 3", ExecutionSpace);
     if constexpr (kfmm::detail::viewFits<ExecutionSpace, Positions, 2>())
-      build(space, positions, options);
+      build(space, positions, static_cast<Kokkos::View<double *, MemorySpace> const *>(nullptr),
+            options);
+  }
+
+  /// As above, with the ranks' key ranges balanced by `weights` (N_local, non-negative and
+  /// finite): each particle's expected work, such as particleWork() of the last solver of
+  /// these particles (seed 002's balance by measured work, for Plummer-like distributions
+  /// whose particles differ in cost). All zero on every rank: balanced by counts.
+  /// \throws kfmm::Exception on every rank as above, or when any rank's weights are invalid
+  template <class ExecutionSpace, class Positions, class Weights,
+            std::enable_if_t<Kokkos::is_view<Weights>::value, int> = 0>
+  DistributedFmm(MPI_Comm comm, ExecutionSpace const &space, Positions const &positions,
+                 Weights const &weights, Options const &options = {})
+      : _comm(comm)
+  {
+    checkSpace<ExecutionSpace>();
+    KFMM_STATIC_REQUIRE_VIEW("kfmm::distributed::DistributedFmm", "positions", Positions, 2,
+                             "N x 3", ExecutionSpace);
+    KFMM_STATIC_REQUIRE_VIEW("kfmm::distributed::DistributedFmm", "weights", Weights, 1, "N",
+                             ExecutionSpace);
+    if constexpr (kfmm::detail::viewFits<ExecutionSpace, Positions, 2>() &&
+                  kfmm::detail::viewFits<ExecutionSpace, Weights, 1>())
+      build(space, positions, &weights, options);
   }
 
   /// Potential and field at this rank's particles due to the charges of all ranks' particles:
@@ -228,6 +255,32 @@ public:
       evaluateChecked(space, charges, potential, field);
   }
 
+  /// The flops each of this rank's particles costs per evaluation, from the solver's
+  /// interaction lists (near-field pairs, its share of the far field's translations), into
+  /// `work` (N_local, this rank's order). As the weights of the next DistributedFmm of these
+  /// particles, it balances the ranks' work rather than their particle counts. Collective.
+  template <class ExecutionSpace, class Work>
+  void particleWork(ExecutionSpace const &space, Work const &work) const
+  {
+    checkSpace<ExecutionSpace>();
+    KFMM_STATIC_REQUIRE_VIEW("kfmm::distributed::DistributedFmm::particleWork", "work", Work, 1,
+                             "N", ExecutionSpace);
+    static_assert(std::is_same<typename Work::value_type, double>::value,
+                  "kfmm::distributed::DistributedFmm::particleWork: argument 'work' must hold "
+                  "non-const double");
+    std::string const where = "kfmm::distributed::DistributedFmm::particleWork";
+    kfmm::detail::ScopedRegion region(where);
+    detail::requireOnAllRanks(_comm.get(), where, [&] {
+      kfmm::detail::requireExtent(where, "work", work.extent(0), size());
+    });
+    Kokkos::View<double *, MemorySpace> owned(
+        Kokkos::view_alloc(space, std::string("kfmm::distributed::owned_work")),
+        _partition->ownedCount());
+    if (!_trivial && _trees.plan.own > 0)
+      _fmm->targetWork(space, owned);
+    _partition->toCallers(space, owned, work);
+  }
+
   /// This rank's statistics of the build and of the last evaluation.
   RankStats const &stats() const { return _stats; }
   /// The options every rank runs with (the order, theta and leaf size filled in).
@@ -249,8 +302,10 @@ private:
                   "space's memory_space");
   }
 
-  template <class ExecutionSpace, class Positions>
-  void build(ExecutionSpace const &space, Positions const &positions, Options const &options)
+  /// The build; `weights` null: ranges balanced by particle counts.
+  template <class ExecutionSpace, class Positions, class Weights>
+  void build(ExecutionSpace const &space, Positions const &positions, Weights const *weights,
+             Options const &options)
   {
     std::string const where = "kfmm::distributed::DistributedFmm";
     kfmm::detail::ScopedRegion region(where);
@@ -271,7 +326,9 @@ private:
         options, where);
     PartitionOptions partition_options;
     partition_options.leaf_size = _options.leaf_size;
-    _partition = std::make_unique<Partition>(comm, space, positions, partition_options);
+    _partition = weights ? std::make_unique<Partition>(comm, space, positions, *weights,
+                                                       partition_options)
+                         : std::make_unique<Partition>(comm, space, positions, partition_options);
     std::int64_t owned = static_cast<std::int64_t>(_partition->ownedCount());
     std::int64_t total = 0;
     MPI_Allreduce(&owned, &total, 1, MPI_INT64_T, MPI_SUM, comm);
@@ -360,48 +417,44 @@ private:
                            detail::Gather<decltype(sent), decltype(own_q),
                                           decltype(plan.ghost_sources)>{sent, own_q,
                                                                         plan.ghost_sources});
-      std::vector<double> arrived;
       communicate([&] {
-        arrived = detail::exchange(comm, detail::toHostVector(sent).data(), plan.ghost_send,
-                                   plan.ghost_recv);
+        _exchange.start(comm, space, sent.data(), plan.ghost_send, q.data() + plan.own,
+                        plan.ghost_recv);
+        _exchange.finish(space);
       });
-      Kokkos::deep_copy(
-          space,
-          Kokkos::subview(q, Kokkos::make_pair(plan.own, plan.own + plan.ghosts)),
-          Kokkos::View<double const *, Kokkos::HostSpace, Kokkos::MemoryUnmanaged>(
-              arrived.data(), arrived.size()));
-      space.fence(); // `arrived` is freed on return
     });
 
     if (fmm.size() > 0)
       fmm.upward(space, q, charge_exponent);
-    fmm.stage(space, "exchange multipoles", fmm._stats.stage_seconds, [&] {
-      int const width = 2 * static_cast<int>(fmm._multipoles.extent(1));
-      int const sent_cells = static_cast<int>(plan.pruned_sources.extent(0));
-      Kokkos::View<Real **, Kokkos::LayoutRight, MemorySpace> rows(
-          alloc("kfmm::distributed::sent_multipoles"), sent_cells, width);
+    // The pruned cells' multipoles travel while the near field, which needs none of them, runs
+    // (seed 002: communication overlapped with local work).
+    int const width = 2 * static_cast<int>(fmm._multipoles.extent(1));
+    int const sent_cells = static_cast<int>(plan.pruned_sources.extent(0));
+    int const received_cells = static_cast<int>(plan.pruned_targets.extent(0));
+    Kokkos::View<Real **, Kokkos::LayoutRight, MemorySpace> rows(
+        alloc("kfmm::distributed::sent_multipoles"), sent_cells, width);
+    Kokkos::View<Real **, Kokkos::LayoutRight, MemorySpace> received(
+        alloc("kfmm::distributed::received_multipoles"), received_cells, width);
+    fmm.stage(space, "send multipoles", fmm._stats.stage_seconds, [&] {
       Kokkos::parallel_for("kfmm::distributed::pack_multipoles", Policy(space, 0, sent_cells),
                            detail::MoveMultipoles<Real, MemorySpace>{fmm._multipoles, rows,
                                                                      plan.pruned_sources, false});
-      auto const rows_host = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, rows);
       std::vector<std::int64_t> send(plan.pruned_send), recv(plan.pruned_recv);
       for (auto *counts : {&send, &recv})
         for (auto &c : *counts)
           c *= width;
-      std::vector<Real> arrived;
-      communicate([&] { arrived = detail::exchange(comm, rows_host.data(), send, recv); });
-      int const received_cells = static_cast<int>(plan.pruned_targets.extent(0));
-      Kokkos::View<Real **, Kokkos::LayoutRight, MemorySpace> received(
-          alloc("kfmm::distributed::received_multipoles"), received_cells, width);
-      Kokkos::deep_copy(space, received,
-                        Kokkos::View<Real const **, Kokkos::LayoutRight, Kokkos::HostSpace,
-                                     Kokkos::MemoryUnmanaged>(arrived.data(), received_cells,
-                                                              width));
+      communicate([&] { _exchange.start(comm, space, rows.data(), send, received.data(), recv); });
+    });
+    if (plan.own > 0)
+      fmm.stage(space, "P2P", fmm._stats.stage_seconds, [&] { fmm.nearField(space); });
+    fmm.stage(space, "receive multipoles", fmm._stats.stage_seconds, [&] {
+      // No fence before the wait: the host waits in MPI, and so moves the messages along,
+      // while the device computes the near field.
+      _stats.evaluate_communication_seconds += _exchange.finish(space);
       Kokkos::parallel_for("kfmm::distributed::unpack_multipoles",
                            Policy(space, 0, received_cells),
                            detail::MoveMultipoles<Real, MemorySpace>{fmm._multipoles, received,
                                                                      plan.pruned_targets, true});
-      space.fence(); // `arrived` is freed on return
     });
     // Every leaf of the essential tree now has its multipole: the inner cells' again.
     if (fmm.size() > 0)
@@ -418,7 +471,10 @@ private:
     Kokkos::View<Real *[3], MemorySpace> own_field(alloc("kfmm::distributed::own_field"),
                                                    plan.own);
     if (plan.own > 0)
-      fmm.downward(space, own_phi, own_field, charge_exponent);
+    {
+      fmm.farFieldStages(space);
+      fmm.returnResults(space, own_phi, own_field, charge_exponent);
+    }
     fmm.stage(space, "return results", fmm._stats.stage_seconds, [&] {
       communicate([&] {
         _partition->toCallers(space, own_phi, potential);
@@ -452,6 +508,8 @@ private:
   bool _trivial = true;
   detail::EssentialTrees<MemorySpace> _trees;
   std::unique_ptr<Fmm<Real, MemorySpace>> _fmm;
+  /// The evaluations' exchanges (ghost charges, multipoles) and their host buffers.
+  detail::StagedExchange<MemorySpace> _exchange;
   RankStats _stats;
 };
 

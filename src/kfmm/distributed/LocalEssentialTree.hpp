@@ -71,6 +71,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <tuple>
 #include <utility>
@@ -788,7 +789,15 @@ EssentialTrees<MemorySpace> buildEssentialTrees(MPI_Comm comm, ExecutionSpace co
     trees.exchange_seconds += timer.seconds();
   };
 
+  // Each step below is a profiling region of its own, nested in this one.
+  std::optional<kfmm::detail::ScopedRegion> step;
+  auto const beginStep = [&](char const *name) {
+    step.reset();
+    step.emplace(std::string("kfmm::distributed::") + name);
+  };
+
   // Step 1: the ranks' key spans, then the own tree.
+  beginStep("own_tree");
   std::int64_t const n = static_cast<std::int64_t>(own.extent(0));
   Kokkos::View<tree::MortonKey *, MemorySpace> own_keys(alloc("own_keys"), n);
   Kokkos::View<std::uint32_t *, MemorySpace> own_order(alloc("own_order"), n);
@@ -811,6 +820,7 @@ EssentialTrees<MemorySpace> buildEssentialTrees(MPI_Comm comm, ExecutionSpace co
   tree::Octree<MemorySpace> &mine = trees.own;
 
   // Step 2: the shared cells' radii, the largest over the ranks.
+  beginStep("shared_radii");
   auto const shared = sharedCells(spans);
   int const num_shared = static_cast<int>(shared.size());
   std::vector<int> shared_levels(num_shared);
@@ -836,6 +846,7 @@ EssentialTrees<MemorySpace> buildEssentialTrees(MPI_Comm comm, ExecutionSpace co
 
   // Step 3: every rank's region. The frontier is the deepest level above which the tree
   // has at most region_balls cells.
+  beginStep("regions");
   SubtreeRoots<MemorySpace> const roots{mine.cell_keys, mine.level, mine.parent, neighbours};
   int const num_cells = mine.numCells();
   int frontier = 0;
@@ -856,6 +867,7 @@ EssentialTrees<MemorySpace> buildEssentialTrees(MPI_Comm comm, ExecutionSpace co
   });
 
   // Step 4: what this rank sends to each rank that has particles.
+  beginStep("select_sent");
   std::vector<PrunedCell> pruned_out;
   std::vector<Point> ghosts_out;
   std::vector<int> pruned_cells_out; // own tree cells, in send order
@@ -926,6 +938,7 @@ EssentialTrees<MemorySpace> buildEssentialTrees(MPI_Comm comm, ExecutionSpace co
   }
   plan.ghost_sources = toDevice(space, ghost_sources_out, "kfmm::distributed::ghost_sources");
 
+  beginStep("exchange_sent");
   std::vector<PrunedCell> pruned_in;
   std::vector<Point> ghosts_in;
   communicate([&] {
@@ -936,6 +949,7 @@ EssentialTrees<MemorySpace> buildEssentialTrees(MPI_Comm comm, ExecutionSpace co
   });
 
   // Step 5: the local essential tree of the rank's particles, the ghosts and the pruned cells.
+  beginStep("essential_tree");
   plan.own = n;
   plan.ghosts = static_cast<std::int64_t>(ghosts_in.size());
   std::int64_t const particles = n + plan.ghosts;

@@ -22,8 +22,9 @@
 // 3b. optionally (PartitionOptions::leaf_size), splitters moved to boundaries between the
 //    leaves of the octree of all ranks' particles, so that every leaf has one owner: the
 //    distributed solver's ranks then hold whole leaves (distributed/LocalEssentialTree.hpp);
-// 4. each rank's sorted particles, cut at the splitters, go to their owners (exchange, the
-//    64-bit Alltoallv of detail/Collectives.hpp), through host buffers.
+// 4. each rank's sorted particles, cut at the splitters, go to their owners
+//    (detail/StagedExchange.hpp: those that stay are copied on the device, the others travel
+//    through host buffers the partition keeps, or in place with a GPU-aware MPI).
 // Values per particle then travel the same way (toOwners), and results back, in reverse
 // (toCallers), into the caller's order.
 //
@@ -41,6 +42,7 @@
 #include <kfmm/detail/StaticChecks.hpp>
 #include <kfmm/detail/Validation.hpp>
 #include <kfmm/distributed/detail/Collectives.hpp>
+#include <kfmm/distributed/detail/StagedExchange.hpp>
 #include <kfmm/tree/Morton.hpp>
 #include <kfmm/tree/Octree.hpp>
 #include <kfmm/tree/RadixSort.hpp>
@@ -339,6 +341,7 @@ private:
                             "at most 2^32 - 1 particles per rank, got " +
                                 std::to_string(positions.extent(0)));
       kfmm::detail::requireFinite(space, where, "positions", positions);
+      detail::requireMpiReadsMemory<MemorySpace>(where);
       if (weights == nullptr)
         return;
       kfmm::detail::require(weights->extent(0) == positions.extent(0), where,
@@ -530,7 +533,7 @@ private:
     return counts;
   }
 
-  /// Moves rows from `in` to `out` through host buffers: `send` and `recv` count them per
+  /// Moves rows from `in` to `out` (detail/StagedExchange.hpp): `send` and `recv` count them per
   /// rank. From the callers, rows are packed in key order (_order) and arrive in the owned
   /// order; to the callers, they leave in the owned order and are put back by _order.
   template <class ExecutionSpace, class In, class Out>
@@ -576,26 +579,20 @@ private:
     Kokkos::parallel_for(
         "kfmm::distributed::pack", Kokkos::RangePolicy<ExecutionSpace>(space, 0, in_rows),
         detail::MoveRows<In, Rows, Order>{in, sent, _order, from_callers, false, columns});
-    auto const sent_host = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, sent);
+    Rows received(
+        Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "kfmm::distributed::received"),
+        out_rows, columns);
     std::vector<std::int64_t> send_values(send.size()), recv_values(recv.size());
     for (std::size_t r = 0; r < send.size(); ++r)
     {
       send_values[r] = send[r] * static_cast<std::int64_t>(columns);
       recv_values[r] = recv[r] * static_cast<std::int64_t>(columns);
     }
-    std::vector<Value> const arrived =
-        detail::exchange(_comm.get(), sent_host.data(), send_values, recv_values);
-    Kokkos::View<Value const **, Kokkos::LayoutRight, Kokkos::HostSpace, Kokkos::MemoryUnmanaged>
-        const arrived_host(arrived.data(), out_rows, columns);
-    Rows received(
-        Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "kfmm::distributed::received"),
-        out_rows, columns);
-    Kokkos::deep_copy(space, received, arrived_host);
+    _exchange.start(_comm.get(), space, sent.data(), send_values, received.data(), recv_values);
+    _exchange.finish(space);
     Kokkos::parallel_for(
         "kfmm::distributed::unpack", Kokkos::RangePolicy<ExecutionSpace>(space, 0, out_rows),
         detail::MoveRows<Rows, Out, Order>{received, out, _order, false, !from_callers, columns});
-    // `arrived` is freed on return; the copy from it must be done by then.
-    space.fence();
   }
 
   detail::Communicator _comm;
@@ -607,6 +604,8 @@ private:
   std::vector<std::int64_t> _send_counts;            ///< of the caller's particles, per rank
   std::vector<std::int64_t> _recv_counts;            ///< of the owned particles, per rank
   Positions _owned;
+  /// The transfers' host buffers, kept from one transfer to the next.
+  mutable detail::StagedExchange<MemorySpace> _exchange;
 };
 
 } // namespace kfmm::distributed

@@ -11,8 +11,8 @@
 //   MPI_Allgather of the 64-bit sizes. Any total size works, including ranks with nothing.
 // - exchange: what MPI_Alltoallv does (rank r's block d goes to rank d, and arrives in rank
 //   order), with 64-bit counts: the blocks travel as bytes in pieces of at most `piece_bytes`,
-//   as non-blocking point-to-point messages (MPI keeps the order of messages between two
-//   ranks on one communicator and tag, so the pieces arrive in order).
+//   as non-blocking point-to-point messages (postExchange, which also serves the exchange
+//   of device memory in StagedExchange.hpp).
 // - requireOnAllRanks: an argument check that throws on every rank when it fails on any.
 // Every function here is collective over its communicator: all its ranks must call it, in the
 // same order.
@@ -109,6 +109,59 @@ inline std::vector<std::int64_t> receiveCounts(MPI_Comm comm,
   return recv_counts;
 }
 
+/// One rank's block of an exchange: where it starts in the buffer and how long it is, in
+/// bytes.
+struct Block
+{
+  std::size_t offset = 0;
+  std::size_t bytes = 0;
+};
+
+/// Posts the non-blocking messages of an exchange of bytes and appends their requests:
+/// send_blocks[d] of `send` to rank d and recv_blocks[s] of `recv` from rank s, in pieces of
+/// at most `piece_bytes` (the same on every rank). An empty block posts nothing; both sides
+/// of a pair agree on the length (MPI keeps the order of messages between two ranks on one
+/// communicator and tag, so the pieces arrive in order).
+inline void postExchange(MPI_Comm comm, void const *send, std::vector<Block> const &send_blocks,
+                         void *recv, std::vector<Block> const &recv_blocks,
+                         std::vector<MPI_Request> &requests,
+                         std::size_t piece_bytes = max_piece_bytes)
+{
+  requirePieceBytes("kfmm::distributed::detail::postExchange", piece_bytes);
+  auto *const in = static_cast<unsigned char *>(recv);
+  auto const *const out = static_cast<unsigned char const *>(send);
+  auto const post = [&](Block const &block, int peer, bool receiving) {
+    std::size_t const end = block.offset + block.bytes;
+    for (std::size_t begin = block.offset; begin < end; begin += piece_bytes)
+    {
+      int const size = static_cast<int>(end - begin < piece_bytes ? end - begin : piece_bytes);
+      requests.emplace_back();
+      if (receiving)
+        MPI_Irecv(in + begin, size, MPI_BYTE, peer, 0, comm, &requests.back());
+      else
+        MPI_Isend(out + begin, size, MPI_BYTE, peer, 0, comm, &requests.back());
+    }
+  };
+  for (int r = 0; r < static_cast<int>(recv_blocks.size()); ++r)
+    post(recv_blocks[r], r, true);
+  for (int r = 0; r < static_cast<int>(send_blocks.size()); ++r)
+    post(send_blocks[r], r, false);
+}
+
+/// The blocks of `counts` elements of `element_bytes` each, one after another in rank order.
+inline std::vector<Block> consecutiveBlocks(std::vector<std::int64_t> const &counts,
+                                            std::size_t element_bytes)
+{
+  std::vector<Block> blocks(counts.size());
+  std::size_t offset = 0;
+  for (std::size_t r = 0; r < counts.size(); ++r)
+  {
+    blocks[r] = {offset, static_cast<std::size_t>(counts[r]) * element_bytes};
+    offset += blocks[r].bytes;
+  }
+  return blocks;
+}
+
 /// Rank r's `send` holds send_counts[d] elements for each rank d, in rank order; the result
 /// holds recv_counts[s] elements from each rank s, in rank order (collective; recv_counts as
 /// receiveCounts gives them). Trivially copyable elements, 64-bit counts, messages of at most
@@ -120,33 +173,13 @@ std::vector<T> exchange(MPI_Comm comm, T const *send, std::vector<std::int64_t> 
 {
   static_assert(std::is_trivially_copyable<T>::value,
                 "kfmm::distributed::detail::exchange: elements are sent as bytes");
-  requirePieceBytes("kfmm::distributed::detail::exchange", piece_bytes);
-  int const ranks = static_cast<int>(send_counts.size());
-  std::vector<std::size_t> send_first(ranks + 1, 0), recv_first(ranks + 1, 0);
-  for (int r = 0; r < ranks; ++r)
-  {
-    send_first[r + 1] = send_first[r] + static_cast<std::size_t>(send_counts[r]) * sizeof(T);
-    recv_first[r + 1] = recv_first[r] + static_cast<std::size_t>(recv_counts[r]) * sizeof(T);
-  }
-  std::vector<T> received(recv_first[ranks] / sizeof(T));
-  auto *const in = reinterpret_cast<unsigned char *>(received.data());
-  auto const *const out = reinterpret_cast<unsigned char const *>(send);
+  std::int64_t total = 0;
+  for (auto const c : recv_counts)
+    total += c;
+  std::vector<T> received(static_cast<std::size_t>(total));
   std::vector<MPI_Request> requests;
-  auto const post = [&](std::size_t begin, std::size_t end, int peer, bool receiving) {
-    for (; begin < end; begin += piece_bytes)
-    {
-      int const size = static_cast<int>(end - begin < piece_bytes ? end - begin : piece_bytes);
-      requests.emplace_back();
-      if (receiving)
-        MPI_Irecv(in + begin, size, MPI_BYTE, peer, 0, comm, &requests.back());
-      else
-        MPI_Isend(out + begin, size, MPI_BYTE, peer, 0, comm, &requests.back());
-    }
-  };
-  for (int r = 0; r < ranks; ++r)
-    post(recv_first[r], recv_first[r + 1], r, true);
-  for (int r = 0; r < ranks; ++r)
-    post(send_first[r], send_first[r + 1], r, false);
+  postExchange(comm, send, consecutiveBlocks(send_counts, sizeof(T)), received.data(),
+               consecutiveBlocks(recv_counts, sizeof(T)), requests, piece_bytes);
   MPI_Waitall(static_cast<int>(requests.size()), requests.data(), MPI_STATUSES_IGNORE);
   return received;
 }

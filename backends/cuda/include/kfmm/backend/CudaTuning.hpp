@@ -26,6 +26,10 @@ struct Tuning<Kokkos::Cuda> : CudaLeafSizes
 
   static constexpr bool has_warp_primitives = true;
 
+  // Messages between ranks staged in page-locked host memory: copies to and from it run at
+  // the link's speed and without a second copy by the driver, which pageable memory needs.
+  using staging_space = Kokkos::CudaHostPinnedSpace;
+
   // Radix sort: onesweep with warp ranking. A tile of 256 x 17 (key, value) pairs is staged
   // in shared memory, keys then values through one buffer (39 KiB with the 16-bit warp
   // counters for 64-bit keys, within the 40 KiB of team scratch Kokkos 3.4 allows). Two

@@ -1,0 +1,201 @@
+// SPDX-License-Identifier: BSD-3-Clause
+#ifndef KFMM_DISTRIBUTED_DETAIL_STAGED_EXCHANGE_HPP
+#define KFMM_DISTRIBUTED_DETAIL_STAGED_EXCHANGE_HPP
+
+// The exchange of Collectives.hpp (rank r's block d goes to rank d and arrives in rank order)
+// for values held in a Kokkos memory space, as the distributed solver moves them at every
+// evaluation (charges, ghost charges, multipoles, results):
+// - the rank's block to itself is copied within the memory space, not through MPI (with a
+//   Morton partition, most of a rank's values stay with it);
+// - where MPI can read the memory (a host space, or a device space with an MPI built to read
+//   it: the KFMM_ENABLE_GPU_AWARE_MPI build option), the other blocks go to MPI in place;
+// - otherwise they travel through host buffers in the backend's staging space
+//   (Tuning::staging_space: page-locked memory on CUDA), which the object keeps and grows,
+//   so that after the first exchange of a size no host memory is allocated or touched twice;
+// - start() posts the messages and returns, and finish() waits for them and puts what
+//   arrived in place: device work queued in between runs while the messages travel (seed
+//   002 overlaps the exchange of its local essential trees with local work the same way).
+// Both calls are collective: every rank of the communicator makes them, in the same order.
+
+#include <kfmm/Config.hpp>
+#include <kfmm/Exception.hpp>
+#include <kfmm/detail/Tuning.hpp>
+#include <kfmm/distributed/detail/Collectives.hpp>
+
+#include <Kokkos_Core.hpp>
+
+#include <mpi.h>
+#if defined(KFMM_ENABLE_GPU_AWARE_MPI) && defined(OPEN_MPI)
+#include <mpi-ext.h> // MPIX_Query_cuda_support
+#endif
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+namespace kfmm::distributed::detail
+{
+
+/// Whether MPI reads and writes MemorySpace's memory itself: host memory always; device
+/// memory when kfmm was built with KFMM_ENABLE_GPU_AWARE_MPI.
+template <class MemorySpace>
+constexpr bool mpiReadsMemoryOf()
+{
+#if defined(KFMM_ENABLE_GPU_AWARE_MPI)
+  return true;
+#else
+  return Kokkos::SpaceAccessibility<Kokkos::HostSpace, MemorySpace>::accessible;
+#endif
+}
+
+/// Throws when kfmm was built with KFMM_ENABLE_GPU_AWARE_MPI for device memory and the MPI
+/// library says at run time that it cannot read CUDA memory (Open MPI tells; others are
+/// trusted): MPI would otherwise crash on the first device pointer.
+template <class MemorySpace>
+void requireMpiReadsMemory(std::string const &where)
+{
+#if defined(KFMM_ENABLE_GPU_AWARE_MPI) && defined(MPIX_CUDA_AWARE_SUPPORT)
+  if (!Kokkos::SpaceAccessibility<Kokkos::HostSpace, MemorySpace>::accessible &&
+      MPIX_Query_cuda_support() == 0)
+    throw kfmm::Exception(where + ": kfmm was built with KFMM_ENABLE_GPU_AWARE_MPI=ON, but this "
+                                  "MPI cannot read GPU memory (MPIX_Query_cuda_support() is 0); "
+                                  "build kfmm with KFMM_ENABLE_GPU_AWARE_MPI=OFF or use a "
+                                  "CUDA-aware MPI");
+#else
+  (void)where;
+#endif
+}
+
+/// An exchange of values in MemorySpace (see the top of this file), with the host buffers
+/// it keeps between exchanges.
+template <class MemorySpace>
+class StagedExchange
+{
+  using StagingSpace = typename kfmm::detail::Tuning<
+      typename MemorySpace::execution_space>::staging_space;
+  using Bytes = Kokkos::View<unsigned char *, MemorySpace, Kokkos::MemoryUnmanaged>;
+  using Staged = Kokkos::View<unsigned char *, StagingSpace>;
+
+public:
+  /// Posts the exchange of `send` (send_counts[d] elements for rank d, in rank order) into
+  /// `recv` (recv_counts[s] elements from rank s, in rank order; receiveCounts gives them)
+  /// and copies the rank's own block. `send` must stay unchanged, and `recv` unread, until
+  /// finish(). The device's work queued before the call is finished first.
+  template <class ExecutionSpace, class T>
+  void start(MPI_Comm comm, ExecutionSpace const &space, T const *send,
+             std::vector<std::int64_t> const &send_counts, T *recv,
+             std::vector<std::int64_t> const &recv_counts)
+  {
+    static_assert(std::is_trivially_copyable<T>::value,
+                  "kfmm::distributed::detail::StagedExchange: elements are sent as bytes");
+    if (!_requests.empty())
+      throw kfmm::Exception("kfmm::distributed::detail::StagedExchange::start: the last "
+                            "exchange was not finished");
+    int rank = 0;
+    MPI_Comm_rank(comm, &rank);
+    std::vector<Block> send_blocks = consecutiveBlocks(send_counts, sizeof(T));
+    std::vector<Block> recv_blocks = consecutiveBlocks(recv_counts, sizeof(T));
+    Bytes const send_bytes(reinterpret_cast<unsigned char *>(const_cast<T *>(send)),
+                           end(send_blocks));
+    _recv = Bytes(reinterpret_cast<unsigned char *>(recv), end(recv_blocks));
+    _own_recv = recv_blocks[rank];
+    Block const own_send = send_blocks[rank];
+    if (own_send.bytes != _own_recv.bytes)
+      throw kfmm::Exception("kfmm::distributed::detail::StagedExchange::start: the rank "
+                            "sends itself " + std::to_string(own_send.bytes) +
+                            " bytes but expects " + std::to_string(_own_recv.bytes));
+    Kokkos::deep_copy(space, slice(_recv, _own_recv), slice(send_bytes, own_send));
+    send_blocks[rank].bytes = 0;
+    recv_blocks[rank].bytes = 0;
+    if constexpr (mpiReadsMemoryOf<MemorySpace>())
+    {
+      space.fence();
+      postExchange(comm, send_bytes.data(), send_blocks, _recv.data(), recv_blocks, _requests);
+    }
+    else
+    {
+      // The other ranks' blocks, before and after the own one, side by side in the buffers.
+      auto const closeGap = [rank](std::vector<Block> &blocks, std::size_t own_bytes) {
+        for (std::size_t r = static_cast<std::size_t>(rank) + 1; r < blocks.size(); ++r)
+          blocks[r].offset -= own_bytes;
+      };
+      closeGap(send_blocks, own_send.bytes);
+      closeGap(recv_blocks, _own_recv.bytes);
+      grow(_send_host, send_bytes.extent(0) - own_send.bytes, "kfmm::distributed::staged_send");
+      grow(_recv_host, _recv.extent(0) - _own_recv.bytes, "kfmm::distributed::staged_receive");
+      copyAround(space, _send_host, send_bytes, own_send, true);
+      space.fence();
+      postExchange(comm, _send_host.data(), send_blocks, _recv_host.data(), recv_blocks,
+                   _requests);
+    }
+  }
+
+  /// Waits for the messages of the last start() and puts what arrived in `recv`; the
+  /// device's work is finished on return. Returns the seconds spent waiting for the messages.
+  template <class ExecutionSpace>
+  double finish(ExecutionSpace const &space)
+  {
+    Kokkos::Timer timer;
+    MPI_Waitall(static_cast<int>(_requests.size()), _requests.data(), MPI_STATUSES_IGNORE);
+    double const waited = timer.seconds();
+    _requests.clear();
+    if constexpr (!mpiReadsMemoryOf<MemorySpace>())
+      copyAround(space, _recv_host, _recv, _own_recv, false);
+    space.fence();
+    _recv = Bytes();
+    return waited;
+  }
+
+private:
+  static std::size_t end(std::vector<Block> const &blocks)
+  {
+    return blocks.empty() ? 0 : blocks.back().offset + blocks.back().bytes;
+  }
+
+  template <class View>
+  static auto slice(View const &bytes, Block const &block)
+  {
+    return Kokkos::subview(bytes, Kokkos::make_pair(block.offset, block.offset + block.bytes));
+  }
+
+  static void grow(Staged &buffer, std::size_t bytes, char const *label)
+  {
+    if (buffer.extent(0) < bytes)
+    {
+      buffer = Staged(); // the old buffer is released before the new one is taken
+      buffer = Staged(Kokkos::view_alloc(Kokkos::WithoutInitializing, std::string(label)), bytes);
+    }
+  }
+
+  /// Copies `bytes` but for its block `own` to the front of `staged` (to_staged), or back.
+  template <class ExecutionSpace>
+  static void copyAround(ExecutionSpace const &space, Staged const &staged, Bytes const &bytes,
+                         Block const &own, bool to_staged)
+  {
+    Block const before{0, own.offset};
+    Block const after{own.offset + own.bytes, bytes.extent(0) - own.offset - own.bytes};
+    Block const staged_after{own.offset, after.bytes};
+    auto const copy = [&](Block const &staged_part, Block const &part) {
+      if (part.bytes == 0)
+        return;
+      if (to_staged)
+        Kokkos::deep_copy(space, slice(staged, staged_part), slice(bytes, part));
+      else
+        Kokkos::deep_copy(space, slice(bytes, part), slice(staged, staged_part));
+    };
+    copy(before, before);
+    copy(staged_after, after);
+  }
+
+  std::vector<MPI_Request> _requests;
+  Bytes _recv;
+  Block _own_recv;
+  Staged _send_host;
+  Staged _recv_host;
+};
+
+} // namespace kfmm::distributed::detail
+
+#endif
