@@ -24,7 +24,7 @@
 //    distributed solver's ranks then hold whole leaves (distributed/LocalEssentialTree.hpp);
 // 4. each rank's sorted particles, cut at the splitters, go to their owners
 //    (detail/StagedExchange.hpp: those that stay are copied on the device, the others travel
-//    through host buffers the partition keeps, or in place with a GPU-aware MPI).
+//    through host buffers the process keeps, or in place with a GPU-aware MPI).
 // Values per particle then travel the same way (toOwners), and results back, in reverse
 // (toCallers), into the caller's order.
 //
@@ -604,7 +604,7 @@ private:
   std::vector<std::int64_t> _send_counts;            ///< of the caller's particles, per rank
   std::vector<std::int64_t> _recv_counts;            ///< of the owned particles, per rank
   Positions _owned;
-  /// The transfers' host buffers, kept from one transfer to the next.
+  /// The transfers' exchange.
   mutable detail::StagedExchange<MemorySpace> _exchange;
 };
 

@@ -10,8 +10,10 @@
 // - where MPI can read the memory (a host space, or a device space with an MPI built to read
 //   it: the KFMM_ENABLE_GPU_AWARE_MPI build option), the other blocks go to MPI in place;
 // - otherwise they travel through host buffers in the backend's staging space
-//   (Tuning::staging_space: page-locked memory on CUDA), which the object keeps and grows,
-//   so that after the first exchange of a size no host memory is allocated or touched twice;
+//   (Tuning::staging_space: page-locked memory on CUDA). Page-locking is slow (the driver pins
+//   every page: tens of milliseconds per hundred MiB), and a time-stepping code builds a new
+//   solver every step, so the process keeps one pair of buffers per staging space
+//   (StagingBuffers), grown on demand and released when Kokkos finalises;
 // - start() posts the messages and returns, and finish() waits for them and puts what
 //   arrived in place: device work queued in between runs while the messages travel (seed
 //   002 overlaps the exchange of its local essential trees with local work the same way).
@@ -68,15 +70,49 @@ void requireMpiReadsMemory(std::string const &where)
 #endif
 }
 
-/// An exchange of values in MemorySpace (see the top of this file), with the host buffers
-/// it keeps between exchanges.
+/// The process's host buffers of one staging space, shared by every StagedExchange: one
+/// exchange at a time uses them (kfmm's exchanges are collective calls, one after another).
+template <class StagingSpace>
+struct StagingBuffers
+{
+  using Bytes = Kokkos::View<unsigned char *, StagingSpace>;
+  Bytes send;
+  Bytes receive;
+  bool in_use = false;
+
+  /// The buffers, emptied by a hook when Kokkos finalises (Views must not outlive Kokkos).
+  static StagingBuffers &shared()
+  {
+    static StagingBuffers *const buffers = [] {
+      auto *const created = new StagingBuffers; // lives as long as the process
+      Kokkos::push_finalize_hook([created] {
+        created->send = Bytes();
+        created->receive = Bytes();
+      });
+      return created;
+    }();
+    return *buffers;
+  }
+
+  /// `buffer` with at least `bytes` bytes (its contents are not kept).
+  static void grow(Bytes &buffer, std::size_t bytes, char const *label)
+  {
+    if (buffer.extent(0) >= bytes)
+      return;
+    buffer = Bytes(); // the old buffer is released before the new one is taken
+    buffer = Bytes(Kokkos::view_alloc(Kokkos::WithoutInitializing, std::string(label)), bytes);
+  }
+};
+
+/// An exchange of values in MemorySpace (see the top of this file).
 template <class MemorySpace>
 class StagedExchange
 {
   using StagingSpace = typename kfmm::detail::Tuning<
       typename MemorySpace::execution_space>::staging_space;
   using Bytes = Kokkos::View<unsigned char *, MemorySpace, Kokkos::MemoryUnmanaged>;
-  using Staged = Kokkos::View<unsigned char *, StagingSpace>;
+  using Buffers = StagingBuffers<StagingSpace>;
+  using Staged = typename Buffers::Bytes;
 
 public:
   /// Posts the exchange of `send` (send_counts[d] elements for rank d, in rank order) into
@@ -123,11 +159,18 @@ public:
       };
       closeGap(send_blocks, own_send.bytes);
       closeGap(recv_blocks, _own_recv.bytes);
-      grow(_send_host, send_bytes.extent(0) - own_send.bytes, "kfmm::distributed::staged_send");
-      grow(_recv_host, _recv.extent(0) - _own_recv.bytes, "kfmm::distributed::staged_receive");
-      copyAround(space, _send_host, send_bytes, own_send, true);
+      Buffers &buffers = Buffers::shared();
+      if (buffers.in_use)
+        throw kfmm::Exception("kfmm::distributed::detail::StagedExchange::start: another "
+                              "exchange holds the staging buffers");
+      Buffers::grow(buffers.send, send_bytes.extent(0) - own_send.bytes,
+                    "kfmm::distributed::staged_send");
+      Buffers::grow(buffers.receive, _recv.extent(0) - _own_recv.bytes,
+                    "kfmm::distributed::staged_receive");
+      buffers.in_use = true;
+      copyAround(space, buffers.send, send_bytes, own_send, true);
       space.fence();
-      postExchange(comm, _send_host.data(), send_blocks, _recv_host.data(), recv_blocks,
+      postExchange(comm, buffers.send.data(), send_blocks, buffers.receive.data(), recv_blocks,
                    _requests);
     }
   }
@@ -142,8 +185,14 @@ public:
     double const waited = timer.seconds();
     _requests.clear();
     if constexpr (!mpiReadsMemoryOf<MemorySpace>())
-      copyAround(space, _recv_host, _recv, _own_recv, false);
-    space.fence();
+    {
+      Buffers &buffers = Buffers::shared();
+      copyAround(space, buffers.receive, _recv, _own_recv, false);
+      space.fence();
+      buffers.in_use = false;
+    }
+    else
+      space.fence();
     _recv = Bytes();
     return waited;
   }
@@ -158,15 +207,6 @@ private:
   static auto slice(View const &bytes, Block const &block)
   {
     return Kokkos::subview(bytes, Kokkos::make_pair(block.offset, block.offset + block.bytes));
-  }
-
-  static void grow(Staged &buffer, std::size_t bytes, char const *label)
-  {
-    if (buffer.extent(0) < bytes)
-    {
-      buffer = Staged(); // the old buffer is released before the new one is taken
-      buffer = Staged(Kokkos::view_alloc(Kokkos::WithoutInitializing, std::string(label)), bytes);
-    }
   }
 
   /// Copies `bytes` but for its block `own` to the front of `staged` (to_staged), or back.
@@ -192,8 +232,6 @@ private:
   std::vector<MPI_Request> _requests;
   Bytes _recv;
   Block _own_recv;
-  Staged _send_host;
-  Staged _recv_host;
 };
 
 } // namespace kfmm::distributed::detail
