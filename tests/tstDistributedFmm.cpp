@@ -222,7 +222,7 @@ TEMPLATE_LIST_TEST_CASE("distributed FMM equals the single-rank FMM to rounding"
     }
 }
 
-TEMPLATE_LIST_TEST_CASE("distributed FMM: the work its lists count, and ranges balanced by it",
+TEMPLATE_LIST_TEST_CASE("distributed FMM: the work its lists count and ranges balanced by it",
                         "[mpi][fmm][balance]", kfmm::test::Configs)
 {
   using Real = typename TestType::real_type;
