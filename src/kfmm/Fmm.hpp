@@ -458,8 +458,15 @@ private:
                 int charge_exponent)
   {
     farFieldStages(space);
-    stage(space, "P2P", _stats.stage_seconds, [&] { nearField(space); });
+    nearFieldStage(space);
     returnResults(space, potential, field, charge_exponent);
+  }
+
+  /// The near field into the sorted results.
+  template <class ExecutionSpace>
+  void nearFieldStage(ExecutionSpace const &space)
+  {
+    stage(space, "P2P", _stats.stage_seconds, [&] { nearField(space); });
   }
 
   /// The far field into the sorted results: M2L, L2L and L2P (FMM), or M2P (treecode).

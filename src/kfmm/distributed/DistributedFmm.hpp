@@ -446,7 +446,7 @@ private:
       communicate([&] { _exchange.start(comm, space, rows.data(), send, received.data(), recv); });
     });
     if (plan.own > 0)
-      fmm.stage(space, "P2P", fmm._stats.stage_seconds, [&] { fmm.nearField(space); });
+      fmm.nearFieldStage(space);
     fmm.stage(space, "receive multipoles", fmm._stats.stage_seconds, [&] {
       // No fence before the wait: the host waits in MPI, and so moves the messages along,
       // while the device computes the near field.

@@ -126,7 +126,7 @@ public:
   {
     static_assert(std::is_trivially_copyable<T>::value,
                   "kfmm::distributed::detail::StagedExchange: elements are sent as bytes");
-    if (!_requests.empty())
+    if (_started)
       throw kfmm::Exception("kfmm::distributed::detail::StagedExchange::start: the last "
                             "exchange was not finished");
     int rank = 0;
@@ -173,6 +173,7 @@ public:
       postExchange(comm, buffers.send.data(), send_blocks, buffers.receive.data(), recv_blocks,
                    _requests);
     }
+    _started = true;
   }
 
   /// Waits for the messages of the last start() and puts what arrived in `recv`; the
@@ -194,6 +195,7 @@ public:
     else
       space.fence();
     _recv = Bytes();
+    _started = false;
     return waited;
   }
 
@@ -232,6 +234,7 @@ private:
   std::vector<MPI_Request> _requests;
   Bytes _recv;
   Block _own_recv;
+  bool _started = false; ///< between start() and finish()
 };
 
 } // namespace kfmm::distributed::detail
