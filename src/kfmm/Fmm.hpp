@@ -40,6 +40,7 @@
 #include <kfmm/kernels/ShiftMatrices.hpp>
 #include <kfmm/kernels/Upward.hpp>
 #include <kfmm/kernels/detail/TargetBlock.hpp>
+#include <kfmm/kernels/detail/TargetGroups.hpp>
 #include <kfmm/tree/InteractionLists.hpp>
 #include <kfmm/tree/M2LGroups.hpp>
 #include <kfmm/tree/Octree.hpp>
@@ -48,6 +49,7 @@
 
 #include <cstdio>
 #include <limits>
+#include <stdexcept>
 #include <string>
 #include <type_traits>
 
@@ -354,6 +356,10 @@ private:
         _target_x = _x;
       _stats.precision_limited = detail::precisionLimited(
           _stats.unresolved_pairs, size() + (targets ? numTargets() : 0));
+      using Tune = detail::Tuning<ExecutionSpace>;
+      _p2p_groups = detail::buildTargetGroups(space, targetCells(), _lists.p2p.numRows(),
+                                              numTargets(),
+                                              Tune::p2p_group_lanes * Tune::p2p_targets_per_thread);
     });
     countWork(space);
     _stats.stage_seconds = _build_stages;
@@ -682,7 +688,8 @@ private:
                    treeBytes(_source_tree) +
                    (two ? treeBytes(_target_tree) + detail::bytesOf(_target_x) : 0) +
                    detail::bytesOf(_lists.m2l.offsets, _lists.m2l.sources, _lists.m2p.offsets,
-                                   _lists.m2p.sources, _lists.p2p.offsets, _lists.p2p.sources) +
+                                   _lists.m2p.sources, _lists.p2p.offsets, _lists.p2p.sources,
+                                   _p2p_groups.entries) +
                    _m2l_groups.bytes() + _stats.m2l_matrix_bytes + detail::bytesOf(_shift_matrices);
   }
 
@@ -918,18 +925,24 @@ private:
   {
     using Tune = detail::Tuning<ExecutionSpace>;
     double const softening = _frame.length(_options.softening);
-    using Kernel = detail::P2PKernel<ExecutionSpace, Real, Tune::p2p_targets_per_thread,
-                                     decltype(_x), decltype(_q), decltype(_lists.p2p.offsets),
-                                     decltype(_lists.p2p.sources), decltype(_phi),
-                                     decltype(_field)>;
+    using Kernel = detail::P2PKernel<ExecutionSpace, Real, Tune::p2p_group_lanes,
+                                     Tune::p2p_targets_per_thread, decltype(_x), decltype(_q),
+                                     decltype(_lists.p2p.offsets), decltype(_lists.p2p.sources),
+                                     decltype(_phi), decltype(_field)>;
+    // The groups were cut for this space's kernel when the solver was built.
+    if (_p2p_groups.targets != Kernel::group_targets)
+      throw std::logic_error("kfmm::Fmm: the near field's target groups were made for another "
+                             "execution space");
+    int const groups_per_team = Tune::p2p_team_size / Tune::p2p_group_lanes;
     Kokkos::parallel_for(
         "kfmm::Fmm::P2P",
-        Policy<ExecutionSpace>(space, _lists.p2p.numRows(), Tune::p2p_team_size)
-            .set_scratch_size(0, Kokkos::PerTeam(Kernel::scratchBytes(Tune::p2p_source_tile))),
+        Policy<ExecutionSpace>(space, (_p2p_groups.size + groups_per_team - 1) / groups_per_team,
+                               Tune::p2p_team_size)
+            .set_scratch_size(0, Kokkos::PerTeam(Kernel::scratchBytes(Tune::p2p_team_size,
+                                                                      Tune::p2p_source_tile))),
         Kernel{targetCells(), sourceCells(), _target_x, _x, _q, _lists.p2p.offsets,
-               _lists.p2p.sources, _phi, _field,
-               static_cast<Real>(softening * softening),
-               Tune::p2p_source_tile});
+               _lists.p2p.sources, _p2p_groups.entries, _p2p_groups.size, _phi, _field,
+               static_cast<Real>(softening * softening), Tune::p2p_source_tile});
   }
 
   Options _options;
@@ -937,6 +950,7 @@ private:
   tree::Octree<MemorySpace> _target_tree; ///< the source tree for a solver of one set
   detail::UnitFrame _frame;        ///< the caller's coordinates -> the solver's
   tree::InteractionLists<MemorySpace> _lists;
+  detail::TargetGroups<MemorySpace> _p2p_groups; ///< the near field's units of work
   Kokkos::View<Real *[3], MemorySpace> _x;        ///< source positions, sorted order
   Kokkos::View<Real *[3], MemorySpace> _target_x; ///< target positions, sorted order (or _x)
   Kokkos::View<Real *, MemorySpace> _q;        ///< charges, sorted order

@@ -50,7 +50,11 @@ struct Tuning : HostLeafSizes
   static constexpr int sort_min_teams_per_sm = 0;
   static constexpr int sort_lookback_window = 4;
 
-  /// FMM near field (P2P): as the direct sum, per target leaf.
+  /// FMM near field (P2P, kernels/P2P.hpp): threads that share a group of targets (1, or a
+  /// 32-lane warp where has_warp_primitives), threads per team (a multiple of that), the
+  /// targets each thread keeps in registers, and the sources of a group's scratch tile. A
+  /// host group is one thread's targets, as in the direct sum.
+  static constexpr int p2p_group_lanes = 1;
   static constexpr int p2p_team_size = 1;
   static constexpr int p2p_targets_per_thread = 8;
   static constexpr int p2p_source_tile = 256;

@@ -87,6 +87,21 @@ KOKKOS_INLINE_FUNCTION int popCount(unsigned mask)
 #endif
 }
 
+/// Sum of `value` over the calling lane's aligned group of `width` lanes (a power of two up
+/// to 32), by butterfly shuffles; every lane of the group gets the sum. All 32 lanes must
+/// call with the same width. A one-lane warp returns `value`.
+template <class Real>
+KOKKOS_INLINE_FUNCTION Real laneGroupSum(Real value, int width)
+{
+#if defined(__CUDA_ARCH__)
+  for (int offset = width / 2; offset > 0; offset /= 2)
+    value += __shfl_xor_sync(0xffffffffu, value, offset);
+#else
+  (void)width;
+#endif
+  return value;
+}
+
 /// Index of the lowest set bit of a non-zero mask.
 KOKKOS_INLINE_FUNCTION int lowestLane(unsigned mask)
 {

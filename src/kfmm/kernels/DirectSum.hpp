@@ -87,7 +87,7 @@ struct DirectSumKernel
       });
       team.team_barrier();
 
-      block.interact(staged, tile, softening2);
+      block.interact(staged, tile, 1, softening2);
     }
 
     for (int k = 0; k < TargetsPerThread; ++k)

@@ -3,11 +3,14 @@
 #define KFMM_KERNELS_P2P_HPP
 
 // Near field of the FMM and the treecode: every target leaf against the source leaves of its
-// P2P list (seed 001, section 3 and Figure 3: one thread block per target leaf, sources
-// staged in shared memory tile by tile, one target per thread).
+// P2P list. Seed 001 (section 3 and Figure 3) runs one thread block per target leaf, with
+// sources staged in shared memory tile by tile and one target per thread. Here the unit is
+// a group of a leaf's targets (detail/TargetGroups.hpp) taken by one warp, which stages
+// its own tiles and synchronises only its own lanes.
 
 #include <kfmm/detail/Math.hpp>
 #include <kfmm/detail/Tuning.hpp>
+#include <kfmm/detail/Warp.hpp>
 #include <kfmm/kernels/detail/ExpansionArrays.hpp>
 #include <kfmm/kernels/detail/TargetBlock.hpp>
 
@@ -16,21 +19,32 @@
 namespace kfmm::detail
 {
 
-/// One team per target leaf (a leaf of `target_cells`, whose particles are `target_x`; the
-/// source leaves are cells of `source_cells`, whose particles are `x` and `q`: one tree, or a
-/// target and a source tree). Targets are taken in chunks of team_size * TargetsPerThread
-/// (a leaf at the deepest level may hold more than a team); for each chunk the particles of
-/// all the list's source leaves pass through scratch in full tiles. The results are ADDED to `potential`
-/// and `field` (sorted order), which the far field has already written or will add to:
-/// each target is written by exactly one team, so no atomics are needed.
-template <class ExecutionSpace, class Real, int TargetsPerThread, class Positions, class Charges,
-          class Offsets, class Sources, class Potential, class Field>
+/// The near field of groups of targets. A team holds team_size / GroupLanes independent
+/// groups; the GroupLanes threads of one (a hardware warp on a GPU, a single thread on a
+/// host) take one group (`groups`: rows of the list, i.e. leaves of `target_cells`, whose
+/// particles are `target_x`). The particles of the row's source leaves (cells of
+/// `source_cells`, particles `x` and `q`) pass through the group's scratch in full tiles,
+/// packed across leaves, which small leaves (e.g. on Plummer trees) need. A lane keeps
+/// TargetsPerThread targets in registers; when a group has fewer targets than its lanes
+/// can hold (a small leaf), `split` lanes share each lane's worth of targets, each sweeping
+/// every split-th source of a tile, and add their sums by shuffles at the end. The results
+/// are ADDED to `potential` and `field` (sorted order), which the far field has already
+/// written or will add to: each target belongs to exactly one group, so no atomics are
+/// needed.
+template <class ExecutionSpace, class Real, int GroupLanes, int TargetsPerThread, class Positions,
+          class Charges, class Offsets, class Sources, class Potential, class Field>
 struct P2PKernel
 {
   using TeamMember = typename Kokkos::TeamPolicy<ExecutionSpace>::member_type;
   using Memory = typename ExecutionSpace::memory_space;
   using Staged = StagedSource<Real>;
   using Block = TargetBlock<Real, TargetsPerThread>;
+
+  static_assert(GroupLanes == 1 || (GroupLanes == 32 && Tuning<ExecutionSpace>::has_warp_primitives),
+                "a group of targets is one thread or one 32-lane warp");
+
+  /// The most targets of one group.
+  static constexpr int group_targets = GroupLanes * TargetsPerThread;
 
   CellView<Memory> target_cells;
   CellView<Memory> source_cells;
@@ -39,78 +53,111 @@ struct P2PKernel
   Charges q;          ///< sorted charges
   Offsets offsets;    ///< row r (leaf target_cells.leaves(r)) has sources(offsets(r) .. offsets(r + 1))
   Sources sources;    ///< source leaves
+  Kokkos::View<int *[2], Memory> groups; ///< (row, first target in the leaf), group_targets each
+  int num_groups;
   Potential potential;
   Field field;
   Real softening2;
   int source_tile;
 
-  static std::size_t scratchBytes(int tile) { return (tile + 1) * sizeof(Staged); }
+  /// Scratch of a team of `team_size` threads: two tiles per group, so that a warp stages
+  /// one while its slower lanes may still read the other.
+  static std::size_t scratchBytes(int team_size, int tile)
+  {
+    return (2 * (team_size / GroupLanes) * tile + 1) * sizeof(Staged);
+  }
 
   KOKKOS_FUNCTION void operator()(TeamMember const &team) const
   {
-    int const row = team.league_rank();
+    int const lane = team.team_rank() % GroupLanes;
+    int const slot = team.team_rank() / GroupLanes;
+    int const group = team.league_rank() * (team.team_size() / GroupLanes) + slot;
+    auto *const team_tiles = static_cast<Staged *>(team.team_scratch(0).get_shmem_aligned(
+        2 * (team.team_size() / GroupLanes) * source_tile * sizeof(Staged), sizeof(Staged)));
+    // A warp's lanes leave together: nothing below waits for the rest of the team.
+    if (group >= num_groups)
+      return;
+    Staged *const tiles = team_tiles + 2 * slot * source_tile;
+    int const row = groups(group, 0);
     int const leaf = target_cells.leaves(row);
-    int const first_target = target_cells.particle_begin(leaf);
-    int const num_targets = target_cells.particle_end(leaf) - first_target;
-    int const per_team = team.team_size() * TargetsPerThread;
-    auto *const staged = static_cast<Staged *>(
-        team.team_scratch(0).get_shmem_aligned(source_tile * sizeof(Staged), sizeof(Staged)));
+    int const first_target = target_cells.particle_begin(leaf) + groups(group, 1);
+    int const num_targets =
+        detail::min(group_targets, target_cells.particle_end(leaf) - first_target);
 
-    for (int chunk = 0; chunk < num_targets; chunk += per_team)
+    // Lanes per TargetsPerThread targets: the largest power of two that the group's
+    // targets leave room for.
+    int const blocks = (num_targets + TargetsPerThread - 1) / TargetsPerThread;
+    int split = 1;
+    while (2 * split * blocks <= GroupLanes)
+      split *= 2;
+    int const part = lane % split;
+    int const first = lane / split * TargetsPerThread;
+    Block block;
+    for (int k = 0; k < TargetsPerThread; ++k)
     {
-      int const first = chunk + team.team_rank() * TargetsPerThread;
-      Block block;
-      for (int k = 0; k < TargetsPerThread; ++k)
-      {
-        // Slots past the leaf's end compute on its last particle and are not written.
-        int const t = first_target + detail::min(first + k, num_targets - 1);
-        block.x[k] = target_x(t, 0);
-        block.y[k] = target_x(t, 1);
-        block.z[k] = target_x(t, 2);
-      }
-      block.clearSums();
+      // Slots past the group's end compute on its last target and are not written.
+      int const t = first_target + detail::min(first + k, num_targets - 1);
+      block.x[k] = target_x(t, 0);
+      block.y[k] = target_x(t, 1);
+      block.z[k] = target_x(t, 2);
+    }
+    block.clearSums();
 
-      // The source leaves of the list are packed one after the other into full tiles, so
-      // that a team synchronises once per `source_tile` sources rather than once per
-      // source leaf, which holds only a few particles on adaptive (e.g. Plummer) trees.
-      int filled = 0;
-      auto const sweep = [&]() {
-        team.team_barrier(); // the tile is staged
-        block.interact(staged, filled, softening2);
-        team.team_barrier(); // the tile is no longer read
-        filled = 0;
-      };
-      for (auto s = offsets(row); s < offsets(row + 1); ++s)
+    // The source leaves of the list are packed one after the other into full tiles, so
+    // that a warp synchronises once per `source_tile` sources rather than once per source
+    // leaf, which holds only a few particles on adaptive (e.g. Plummer) trees. A tile is
+    // read after a warp synchronisation. With two tiles in turn, a lane overwrites a tile
+    // only after the synchronisation of the other one, which every lane reaches only once
+    // it has read this one: one synchronisation per tile suffices.
+    int buffer = 0;
+    int filled = 0;
+    auto const sweep = [&]() {
+      warpSync(); // the tile is staged
+      block.interact(tiles + buffer * source_tile + part, filled - part, split, softening2);
+      buffer ^= 1;
+      filled = 0;
+    };
+    for (auto s = offsets(row); s < offsets(row + 1); ++s)
+    {
+      int const source_leaf = sources(s);
+      int const source_end = source_cells.particle_end(source_leaf);
+      for (int start = source_cells.particle_begin(source_leaf); start < source_end;)
       {
-        int const source_leaf = sources(s);
-        int const source_end = source_cells.particle_end(source_leaf);
-        for (int start = source_cells.particle_begin(source_leaf); start < source_end;)
+        int const take = detail::min(source_tile - filled, source_end - start);
+        Staged *const tile = tiles + buffer * source_tile + filled;
+        for (int i = lane; i < take; i += GroupLanes)
         {
-          int const take = detail::min(source_tile - filled, source_end - start);
-          Kokkos::parallel_for(Kokkos::TeamThreadRange(team, take), [&](int i) {
-            int const j = start + i;
-            staged[filled + i] = Staged{x(j, 0), x(j, 1), x(j, 2), q(j)};
-          });
-          filled += take;
-          start += take;
-          if (filled == source_tile)
-            sweep();
+          int const j = start + i;
+          tile[i] = Staged{x(j, 0), x(j, 1), x(j, 2), q(j)};
         }
+        filled += take;
+        start += take;
+        if (filled == source_tile)
+          sweep();
       }
-      if (filled > 0)
-        sweep();
+    }
+    if (filled > 0)
+      sweep();
 
-      for (int k = 0; k < TargetsPerThread; ++k)
+    for (int k = 0; k < TargetsPerThread; ++k)
+    {
+      block.phi[k] = laneGroupSum(block.phi[k], split);
+      block.gx[k] = laneGroupSum(block.gx[k], split);
+      block.gy[k] = laneGroupSum(block.gy[k], split);
+      block.gz[k] = laneGroupSum(block.gz[k], split);
+    }
+    if (part != 0)
+      return;
+    for (int k = 0; k < TargetsPerThread; ++k)
+    {
+      int const t = first + k;
+      if (t < num_targets)
       {
-        int const t = first + k;
-        if (t < num_targets)
-        {
-          int const i = first_target + t;
-          potential(i) += block.phi[k];
-          field(i, 0) += block.gx[k];
-          field(i, 1) += block.gy[k];
-          field(i, 2) += block.gz[k];
-        }
+        int const i = first_target + t;
+        potential(i) += block.phi[k];
+        field(i, 0) += block.gx[k];
+        field(i, 1) += block.gy[k];
+        field(i, 2) += block.gz[k];
       }
     }
   }

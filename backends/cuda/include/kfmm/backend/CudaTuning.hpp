@@ -45,10 +45,12 @@ struct Tuning<Kokkos::Cuda> : CudaLeafSizes
   static constexpr int sort_min_teams_per_sm = 2;
   static constexpr int sort_lookback_window = 4;
 
-  // FMM near field: one target per thread, a leaf's particles spread over a block.
-  static constexpr int p2p_team_size = 64;
+  // FMM near field: a warp per group of up to 32 targets of one leaf, one target per lane,
+  // four independent warps per block.
+  static constexpr int p2p_group_lanes = 32;
+  static constexpr int p2p_team_size = 128;
   static constexpr int p2p_targets_per_thread = 1;
-  static constexpr int p2p_source_tile = 128;
+  static constexpr int p2p_source_tile = 64;
 
   // Expansion operators: one thread per output coefficient of order p (rounded up to whole
   // warps), at most 256.
