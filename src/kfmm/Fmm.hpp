@@ -936,8 +936,9 @@ private:
     int const groups_per_team = Tune::p2p_team_size / Tune::p2p_group_lanes;
     Kokkos::parallel_for(
         "kfmm::Fmm::P2P",
-        Policy<ExecutionSpace>(space, (_p2p_groups.size + groups_per_team - 1) / groups_per_team,
-                               Tune::p2p_team_size)
+        Kokkos::TeamPolicy<ExecutionSpace, Kokkos::Schedule<Kokkos::Dynamic>,
+                           typename Tune::P2PLaunchBounds>(
+            space, (_p2p_groups.size + groups_per_team - 1) / groups_per_team, Tune::p2p_team_size)
             .set_scratch_size(0, Kokkos::PerTeam(Kernel::scratchBytes(Tune::p2p_team_size,
                                                                       Tune::p2p_source_tile))),
         Kernel{targetCells(), sourceCells(), _target_x, _x, _q, _lists.p2p.offsets,

@@ -73,10 +73,18 @@ private:
 };
 
 /// 1/sqrt(x): the hardware reciprocal square root on CUDA devices, 1/sqrt elsewhere.
+/// In float on CUDA it is the bare instruction, which flushes a subnormal x to 0 (infinite
+/// result): rsqrtf adds a rescaling of subnormal arguments, about four instructions of the
+/// near field's twenty-five per pair (Nsight Compute, perf/RESULTS.md). The near field's
+/// arguments are squared distances in units; a subnormal one, below 1.2e-38, is a pair
+/// whose field, 1/r^2 > 8e37, is at the edge of float's range already, and its infinite
+/// result is reported by the solver's check of its results.
 KOKKOS_INLINE_FUNCTION float rsqrt(float x)
 {
 #if defined(__CUDA_ARCH__)
-  return ::rsqrtf(x);
+  float y;
+  asm("rsqrt.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));
+  return y;
 #else
   return 1.0f / std::sqrt(x);
 #endif

@@ -53,7 +53,9 @@ struct Tuning : HostLeafSizes
   /// FMM near field (P2P, kernels/P2P.hpp): threads that share a group of targets (1, or a
   /// 32-lane warp where has_warp_primitives), threads per team (a multiple of that), the
   /// targets each thread keeps in registers, and the sources of a group's scratch tile. A
-  /// host group is one thread's targets, as in the direct sum.
+  /// host group is one thread's targets, as in the direct sum. P2PLaunchBounds caps its
+  /// registers on GPUs.
+  using P2PLaunchBounds = Kokkos::LaunchBounds<>;
   static constexpr int p2p_group_lanes = 1;
   static constexpr int p2p_team_size = 1;
   static constexpr int p2p_targets_per_thread = 8;
