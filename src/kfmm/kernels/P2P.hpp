@@ -40,7 +40,8 @@ struct P2PKernel
   using Staged = StagedSource<Real>;
   using Block = TargetBlock<Real, TargetsPerThread>;
 
-  static_assert(GroupLanes == 1 || (GroupLanes == 32 && Tuning<ExecutionSpace>::has_warp_primitives),
+  static_assert(GroupLanes == 1 ||
+                    (GroupLanes == 32 && Tuning<ExecutionSpace>::has_warp_primitives),
                 "a group of targets is one thread or one 32-lane warp");
 
   /// The most targets of one group.
@@ -51,8 +52,10 @@ struct P2PKernel
   Positions target_x; ///< sorted target positions
   Positions x;        ///< sorted source positions
   Charges q;          ///< sorted charges
-  Offsets offsets;    ///< row r (leaf target_cells.leaves(r)) has sources(offsets(r) .. offsets(r + 1))
-  Sources sources;    ///< source leaves
+  /// Row r (leaf target_cells.leaves(r)) has the source leaves sources(offsets(r) ..
+  /// offsets(r + 1)).
+  Offsets offsets;
+  Sources sources;
   Kokkos::View<int *[2], Memory> groups; ///< (row, first target in the leaf), group_targets each
   int num_groups;
   Potential potential;

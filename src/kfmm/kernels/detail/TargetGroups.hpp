@@ -62,7 +62,8 @@ TargetGroups<MemorySpace> buildTargetGroups(ExecutionSpace const &space,
   std::size_t const bound = static_cast<std::size_t>(rows) + num_targets / targets;
   groups.entries = Kokkos::View<int *[2], MemorySpace>(
       Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "kfmm::Fmm::p2p_groups"), bound);
-  Kokkos::parallel_scan("kfmm::Fmm::p2p_groups", Kokkos::RangePolicy<ExecutionSpace>(space, 0, rows),
+  Kokkos::parallel_scan("kfmm::Fmm::p2p_groups",
+                        Kokkos::RangePolicy<ExecutionSpace>(space, 0, rows),
                         TargetGroupScan<MemorySpace>{cells, groups.entries, targets}, groups.size);
   return groups;
 }
