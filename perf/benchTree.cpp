@@ -3,7 +3,8 @@
 // cells, interaction lists) and the memory the tree and the lists hold per particle, against
 // N, for a uniform cube and a Plummer sphere, on every execution space this Kokkos has.
 // One line per (space, distribution, N): the median of `repeat` timed runs after one
-// warm-up, each stage fenced.
+// warm-up, each stage fenced, and the longest rows of the lists (the near field's in source
+// particles, the far field's in entries).
 //
 //   kfmm_bench_tree [--n N[,N...]] [--repeat R] [--theta T] [--leaf-size L]
 //                   [--method fmm|treecode] [--dist uniform,plummer] [--precision float|double]
@@ -61,6 +62,7 @@ void run(kfmm::Distribution distribution, std::size_t n, Settings const &setting
     Kokkos::View<Real *, Memory> q("kfmm::bench::q", n);
     kfmm::generate(space, distribution, 1, x, q);
   }
+  bool const fmm = settings.method == kfmm::Method::fmm;
   std::vector<double> t_keys, t_sort, t_cells, t_lists;
   kfmm::tree::Octree<Memory> tree;
   kfmm::tree::InteractionLists<Memory> lists;
@@ -110,20 +112,46 @@ void run(kfmm::Distribution distribution, std::size_t n, Settings const &setting
   double const list_bytes = bytes(lists.m2l.offsets) + bytes(lists.m2l.sources) +
                             bytes(lists.m2p.offsets) + bytes(lists.m2p.sources) +
                             bytes(lists.p2p.offsets) + bytes(lists.p2p.sources);
+  // The longest near-field row in source particles, and the longest far-field row: a few
+  // such rows decide a list kernel's time when its teams take one row each.
+  long long longest_near = 0;
+  auto const p2p_offsets = lists.p2p.offsets;
+  auto const p2p_sources = lists.p2p.sources;
+  auto const begin = tree.particle_begin;
+  auto const end = tree.particle_end;
+  Kokkos::parallel_reduce(
+      "kfmm::bench::longest_p2p_row",
+      Kokkos::RangePolicy<ExecutionSpace>(space, 0, lists.p2p.numRows()),
+      KOKKOS_LAMBDA(int row, long long &longest) {
+        long long sources = 0;
+        for (auto e = p2p_offsets(row); e < p2p_offsets(row + 1); ++e)
+          sources += end(p2p_sources(e)) - begin(p2p_sources(e));
+        longest = sources > longest ? sources : longest;
+      },
+      Kokkos::Max<long long>(longest_near));
+  long long longest_far = 0;
+  auto const far_offsets = fmm ? lists.m2l.offsets : lists.m2p.offsets;
+  Kokkos::parallel_reduce(
+      "kfmm::bench::longest_far_row",
+      Kokkos::RangePolicy<ExecutionSpace>(space, 0, static_cast<int>(far_offsets.extent(0)) - 1),
+      KOKKOS_LAMBDA(int row, long long &longest) {
+        long long const entries = far_offsets(row + 1) - far_offsets(row);
+        longest = entries > longest ? entries : longest;
+      },
+      Kokkos::Max<long long>(longest_far));
   double const keys_s = median(t_keys), sort_s = median(t_sort), cells_s = median(t_cells),
                lists_s = median(t_lists);
   double const per = n > 0 ? 1.0 / static_cast<double>(n) : 0.0;
-  bool const fmm = settings.method == kfmm::Method::fmm;
   std::printf("%-7s %-4s %-8s N=%-10zu keys %.3e sort %.3e octree %.3e lists %.3e total "
-              "%.3e s | depth %2d cells %zu leaves %d %s %lld p2p %lld rounds %d | B/particle "
-              "tree %.1f lists %.1f\n",
+              "%.3e s | depth %2d cells %zu leaves %d %s %lld p2p %lld rounds %d | longest rows: "
+              "p2p %lld sources, %s %lld | B/particle tree %.1f lists %.1f\n",
               ExecutionSpace::name(), sizeof(Real) == 4 ? "fp32" : "fp64",
               kfmm::distributionName(distribution), n, keys_s, sort_s, cells_s, lists_s,
               keys_s + sort_s + cells_s + lists_s, tree.depth(),
               static_cast<std::size_t>(tree.numCells()), tree.numLeaves(), fmm ? "m2l" : "m2p",
               static_cast<long long>(fmm ? lists.m2l.size : lists.m2p.size),
-              static_cast<long long>(lists.p2p.size), lists.rounds, tree_bytes * per,
-              list_bytes * per);
+              static_cast<long long>(lists.p2p.size), lists.rounds, longest_near,
+              fmm ? "m2l" : "m2p", longest_far, tree_bytes * per, list_bytes * per);
   std::fflush(stdout);
 }
 
