@@ -174,6 +174,19 @@ private:
 
 double megabytes(std::size_t bytes) { return static_cast<double>(bytes) / (1 << 20); }
 
+/// The near field's pair interactions per second over its stage time; 0 where the stages
+/// were not timed, no pair was computed, or the run had several ranks (whose stage times
+/// are rank 0's and whose interactions are all ranks').
+double nearFieldRate(Report const &r)
+{
+  if (r.ranks > 1)
+    return 0;
+  for (auto const &[name, seconds] : r.stats.stage_seconds)
+    if (name == "P2P" && seconds > 0)
+      return static_cast<double>(r.stats.p2p_interactions) / seconds;
+  return 0;
+}
+
 } // namespace
 
 KokkosInfo kokkosInfo()
@@ -288,8 +301,11 @@ void printReport(std::FILE *out, Report const &r)
   if (r.runs > 1 || c.repeat > 0)
     std::fprintf(out, "  runs          first %.6f s; median of the %d after it %.6f s\n",
                  r.first_seconds, r.runs, r.seconds);
-  std::fprintf(out, "  rate          %.4g particles/s\n",
+  std::fprintf(out, "  rate          %.4g particles/s",
                r.seconds > 0 ? static_cast<double>(r.n) / r.seconds : 0.0);
+  if (nearFieldRate(r) > 0)
+    std::fprintf(out, "; near field %.4g pairs/s", nearFieldRate(r));
+  std::fprintf(out, "\n");
   if (r.check)
     std::fprintf(out,
                  "  error         potential %.3e, field %.3e (relative L2 against the direct "
@@ -426,6 +442,7 @@ std::string jsonReport(Report const &r)
   j.number("total_seconds", r.seconds);
   j.number("first_run_seconds", r.first_seconds);
   j.number("particles_per_second", r.seconds > 0 ? static_cast<double>(r.n) / r.seconds : NAN);
+  j.number("p2p_pairs_per_second", nearFieldRate(r) > 0 ? nearFieldRate(r) : NAN);
   j.endObject();
 
   if (r.check)

@@ -60,6 +60,13 @@ string(JSON stages LENGTH "${json}" timing stage_seconds)
 if(NOT runs EQUAL 2 OR NOT stages GREATER 0 OR NOT total GREATER 0 OR NOT rate GREATER 0)
   kfmm_bad("incomplete timing")
 endif()
+# The near field's rate: its pairs over its stage time, present when both are.
+kfmm_json(pairs interactions p2p)
+kfmm_json(p2p_seconds timing stage_seconds P2P)
+kfmm_json(p2p_rate timing p2p_pairs_per_second)
+if(NOT pairs GREATER 0 OR NOT p2p_seconds GREATER 0 OR NOT p2p_rate GREATER 0)
+  kfmm_bad("timing.p2p_pairs_per_second ${p2p_rate}, P2P stage ${p2p_seconds} s")
+endif()
 
 kfmm_json(targets errors targets)
 kfmm_json(potential errors potential)
