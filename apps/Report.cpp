@@ -303,8 +303,8 @@ void printReport(std::FILE *out, Report const &r)
                  r.first_seconds, r.runs, r.seconds);
   std::fprintf(out, "  rate          %.4g particles/s",
                r.seconds > 0 ? static_cast<double>(r.n) / r.seconds : 0.0);
-  if (nearFieldRate(r) > 0)
-    std::fprintf(out, "; near field %.4g pairs/s", nearFieldRate(r));
+  if (double const near_rate = nearFieldRate(r); near_rate > 0)
+    std::fprintf(out, "; near field %.4g pairs/s", near_rate);
   std::fprintf(out, "\n");
   if (r.check)
     std::fprintf(out,
@@ -442,7 +442,8 @@ std::string jsonReport(Report const &r)
   j.number("total_seconds", r.seconds);
   j.number("first_run_seconds", r.first_seconds);
   j.number("particles_per_second", r.seconds > 0 ? static_cast<double>(r.n) / r.seconds : NAN);
-  j.number("p2p_pairs_per_second", nearFieldRate(r) > 0 ? nearFieldRate(r) : NAN);
+  double const near_rate = nearFieldRate(r);
+  j.number("p2p_pairs_per_second", near_rate > 0 ? near_rate : NAN);
   j.endObject();
 
   if (r.check)

@@ -22,6 +22,7 @@
 #include <cmath>
 #include <limits>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "Reference.hpp"
@@ -66,6 +67,28 @@ int ownerOf(Spread spread, std::size_t i, std::size_t n, std::size_t copies, int
       return r;
   }
   return ranks - 1;
+}
+
+/// The particles `rows` of the whole problem (host `all_x`, `all_q`), in that order, as this
+/// rank's positions and charges in Memory.
+template <class Memory, class AllX, class AllQ>
+std::pair<Kokkos::View<double *[3], Memory>, Kokkos::View<double *, Memory>>
+rankParticles(AllX const &all_x, AllQ const &all_q, std::vector<std::size_t> const &rows)
+{
+  std::size_t const m = rows.size();
+  Kokkos::View<double *[3], Memory> x("kfmm::test::x", m);
+  Kokkos::View<double *, Memory> q("kfmm::test::q", m);
+  auto x_h = Kokkos::create_mirror_view(x);
+  auto q_h = Kokkos::create_mirror_view(q);
+  for (std::size_t k = 0; k < m; ++k)
+  {
+    for (int c = 0; c < 3; ++c)
+      x_h(k, c) = all_x(rows[k], c);
+    q_h(k) = all_q(rows[k]);
+  }
+  Kokkos::deep_copy(x, x_h);
+  Kokkos::deep_copy(q, q_h);
+  return {x, q};
 }
 
 /// Relative L2 difference of rows `rows` of the (n x columns) host results `a` against `b`.
@@ -159,18 +182,8 @@ TEMPLATE_LIST_TEST_CASE("distributed FMM equals the single-rank FMM to rounding"
         if (ownerOf(spread, i, n, copies, ranks) == rank)
           mine.push_back(i);
       std::size_t const m = mine.size();
-      Kokkos::View<double *[3], Memory> x("kfmm::test::x", m);
-      Kokkos::View<double *, Memory> q("kfmm::test::q", m);
-      auto x_h = Kokkos::create_mirror_view(x);
-      auto q_h = Kokkos::create_mirror_view(q);
-      for (std::size_t k = 0; k < m; ++k)
-      {
-        for (int c = 0; c < 3; ++c)
-          x_h(k, c) = all_x_h(mine[k], c);
-        q_h(k) = all_q_h(mine[k]);
-      }
-      Kokkos::deep_copy(x, x_h);
-      Kokkos::deep_copy(q, q_h);
+      auto const [x, q] = rankParticles<Memory>(all_x_h, all_q_h, mine);
+      auto const x_h = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, x);
 
       kfmm::Fmm<Real, Memory> whole(space, all_x, options);
       Kokkos::View<Real *, Memory> all_phi("kfmm::test::all_phi", n);
@@ -247,19 +260,12 @@ TEMPLATE_LIST_TEST_CASE("distributed FMM: the work its lists count and ranges ba
   kfmm::generate(space, kfmm::Distribution::plummer, 23, all_x, all_q);
   auto const all_x_h = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, all_x);
   auto const all_q_h = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, all_q);
-  std::size_t const m = (n - rank + ranks - 1) / ranks;
-  Kokkos::View<double *[3], Memory> x("kfmm::test::x", m);
-  Kokkos::View<double *, Memory> q("kfmm::test::q", m);
-  auto x_h = Kokkos::create_mirror_view(x);
-  auto q_h = Kokkos::create_mirror_view(q);
-  for (std::size_t k = 0; k < m; ++k)
-  {
-    for (int c = 0; c < 3; ++c)
-      x_h(k, c) = all_x_h(rank + k * ranks, c);
-    q_h(k) = all_q_h(rank + k * ranks);
-  }
-  Kokkos::deep_copy(x, x_h);
-  Kokkos::deep_copy(q, q_h);
+  std::vector<std::size_t> mine_rows;
+  for (std::size_t i = 0; i < n; ++i)
+    if (ownerOf(Spread::interleaved, i, n, 0, ranks) == rank)
+      mine_rows.push_back(i);
+  std::size_t const m = mine_rows.size();
+  auto const [x, q] = rankParticles<Memory>(all_x_h, all_q_h, mine_rows);
 
   kfmm::distributed::DistributedFmm<Real, Memory> by_counts(MPI_COMM_WORLD, space, x, options);
   Kokkos::View<double *, Memory> work("kfmm::test::work", m);

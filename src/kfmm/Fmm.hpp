@@ -69,6 +69,18 @@ struct PrebuiltTrees
 {
 };
 
+/// The particles of the source cells of row `row` of a list.
+template <class MemorySpace, class Offsets, class Sources>
+KOKKOS_INLINE_FUNCTION std::size_t rowSourceParticles(CellView<MemorySpace> const &source_cells,
+                                                      Offsets const &offsets,
+                                                      Sources const &sources, int row)
+{
+  std::size_t particles = 0;
+  for (auto s = offsets(row); s < offsets(row + 1); ++s)
+    particles += source_cells.particle_end(sources(s)) - source_cells.particle_begin(sources(s));
+  return particles;
+}
+
 /// Interactions of row `row` of a list whose rows are target leaves: for each target
 /// particle, the particles of its source leaves (`source_leaves`) or its source cells (else).
 template <class MemorySpace, class Offsets, class Sources>
@@ -84,13 +96,8 @@ struct LeafRowPairs
   {
     int const leaf = target_cells.leaves(row);
     std::size_t const targets = target_cells.particle_end(leaf) - target_cells.particle_begin(leaf);
-    for (auto s = offsets(row); s < offsets(row + 1); ++s)
-    {
-      int const c = sources(s);
-      sum += source_leaves
-                 ? targets * (source_cells.particle_end(c) - source_cells.particle_begin(c))
-                 : targets;
-    }
+    sum += targets * (source_leaves ? rowSourceParticles(source_cells, offsets, sources, row)
+                                    : static_cast<std::size_t>(offsets(row + 1) - offsets(row)));
   }
 };
 
@@ -140,12 +147,8 @@ struct TargetWork
   KOKKOS_FUNCTION void operator()(int row) const
   {
     int const leaf = target_cells.leaves(row);
-    double sources = 0;
-    for (auto s = p2p_offsets(row); s < p2p_offsets(row + 1); ++s)
-    {
-      int const c = p2p_sources(s);
-      sources += source_cells.particle_end(c) - source_cells.particle_begin(c);
-    }
+    double const sources =
+        static_cast<double>(rowSourceParticles(source_cells, p2p_offsets, p2p_sources, row));
     double w = pair_flops * sources + target_flops;
     if (far_rows_are_cells)
       for (int c = leaf; c >= 0; c = target_cells.parent(c))
