@@ -231,7 +231,9 @@ TEMPLATE_LIST_TEST_CASE("class matrices apply the per-pair M2L", "[m2l][matrices
   auto const groups = kfmm::tree::groupM2L(space, tree, lists.m2l, 16);
   REQUIRE(groups.num_classes > 0);
   auto const matrices =
-      onHost(kfmm::detail::buildM2LMatrices<Real>(space, groups, p, 1));
+      onHost(kfmm::detail::buildM2LMatrices<Real>(
+          space, kfmm::detail::Workspace<typename TestType::execution_space::memory_space>::direct(),
+          groups, p, 1));
   auto const class_keys = onHost(groups.class_keys);
   int const count = kfmm::expansions::coefficientCount(p);
   int const n = 2 * count;

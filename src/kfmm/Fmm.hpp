@@ -29,6 +29,7 @@
 #include <kfmm/detail/Tuning.hpp>
 #include <kfmm/detail/UnitFrame.hpp>
 #include <kfmm/detail/Validation.hpp>
+#include <kfmm/detail/Workspace.hpp>
 #include <kfmm/expansions/Operators.hpp>
 #include <kfmm/kernels/Downward.hpp>
 #include <kfmm/kernels/FarField.hpp>
@@ -49,6 +50,7 @@
 
 #include <cstdio>
 #include <limits>
+#include <memory>
 #include <stdexcept>
 #include <string>
 #include <type_traits>
@@ -300,11 +302,14 @@ private:
         // the M2L's translation classes compare cells of the two).
         tree::Cube const cube = tree::boundingCube(space, sources, *targets);
         tree::detail::SplitByCount const rule{options.leaf_size};
-        _source_tree = tree::detail::buildOctreeOfValidInput(space, sources, cube, rule);
-        _target_tree = tree::detail::buildOctreeOfValidInput(space, *targets, cube, rule);
+        _source_tree =
+            tree::detail::buildOctreeOfValidInput(space, *_memory, sources, cube, rule);
+        _target_tree =
+            tree::detail::buildOctreeOfValidInput(space, *_memory, *targets, cube, rule);
       }
       else
-        _source_tree = tree::detail::buildOctreeOfValidInput(space, sources, options.leaf_size);
+        _source_tree = tree::detail::buildOctreeOfValidInput(space, *_memory, sources,
+                                                             options.leaf_size);
       moveTreesToFrame(space, targets != nullptr);
     });
     buildOnTrees(space, where, sources, targets);
@@ -330,12 +335,13 @@ private:
   {
     Options const &options = _options;
     stage(space, "lists", _build_stages, [&] {
-      _lists = tree::buildInteractionLists(space, _target_tree, _source_tree, options.theta,
-                                           options.method, options.acceptance);
+      _lists = tree::detail::buildInteractionListsIn(space, *_memory, _target_tree, _source_tree,
+                                                     options.theta, options.method,
+                                                     options.acceptance);
     });
     // The particles' sorted keys served the trees' builds only: 8 bytes per particle less.
-    _source_tree.keys = {};
-    _target_tree.keys = {};
+    _memory->give(_source_tree.keys);
+    _memory->give(_target_tree.keys);
     if (options.method == Method::fmm)
     {
       M2LVariant const variant = chooseM2LVariant<ExecutionSpace>();
@@ -360,7 +366,7 @@ private:
       _stats.precision_limited = detail::precisionLimited(
           _stats.unresolved_pairs, size() + (targets ? numTargets() : 0));
       using Tune = detail::Tuning<ExecutionSpace>;
-      _p2p_groups = detail::buildTargetGroups(space, targetCells(), _lists.p2p.numRows(),
+      _p2p_groups = detail::buildTargetGroups(space, *_memory, targetCells(), _lists.p2p.numRows(),
                                               numTargets(),
                                               Tune::p2p_group_lanes * Tune::p2p_targets_per_thread);
     });
@@ -602,20 +608,19 @@ private:
   {
     auto const n = size();
     auto const nt = numTargets();
-    auto const alloc = [&](char const *label) {
-      return Kokkos::view_alloc(space, Kokkos::WithoutInitializing, std::string(label));
+    auto const take = [&](auto &view, char const *label, auto... extents) {
+      view = _memory->template take<std::decay_t<decltype(view)>>(space, label, extents...);
     };
-    _x = Kokkos::View<Real *[3], MemorySpace>(alloc("kfmm::Fmm::sorted_positions"), n);
+    take(_x, "kfmm::Fmm::sorted_positions", n);
     if (separateTargets())
-      _target_x = Kokkos::View<Real *[3], MemorySpace>(alloc("kfmm::Fmm::sorted_targets"), nt);
-    _q = Kokkos::View<Real *, MemorySpace>(alloc("kfmm::Fmm::sorted_charges"), n);
-    _phi = Kokkos::View<Real *, MemorySpace>(alloc("kfmm::Fmm::sorted_potential"), nt);
-    _field = Kokkos::View<Real *[3], MemorySpace>(alloc("kfmm::Fmm::sorted_field"), nt);
-    _multipoles = Coefficients(alloc("kfmm::Fmm::multipoles"),
-                               static_cast<std::size_t>(_source_tree.numCells()), coefficients());
+      take(_target_x, "kfmm::Fmm::sorted_targets", nt);
+    take(_q, "kfmm::Fmm::sorted_charges", n);
+    take(_phi, "kfmm::Fmm::sorted_potential", nt);
+    take(_field, "kfmm::Fmm::sorted_field", nt);
+    int const cells_of_sources = _source_tree.numCells();
+    take(_multipoles, "kfmm::Fmm::multipoles", cells_of_sources, coefficients());
     if (_options.method == Method::fmm)
-      _locals = Coefficients(alloc("kfmm::Fmm::locals"),
-                             static_cast<std::size_t>(_target_tree.numCells()), coefficients());
+      take(_locals, "kfmm::Fmm::locals", _target_tree.numCells(), coefficients());
     if (shiftsByMatrices<ExecutionSpace>())
       _shift_matrices = detail::buildShiftMatrices<Real, ExecutionSpace, MemorySpace>(
           space, order(), detail::Tuning<ExecutionSpace>::expansionTeamSize(order()));
@@ -812,8 +817,8 @@ private:
     }
     int const min_class_entries =
         kfmm::detail::max(1, detail::realCoefficientCount(order()) / Tune::m2l_min_class_fraction);
-    auto groups = tree::groupM2L(space, _target_tree, _source_tree, _lists.m2l,
-                                 Tune::m2l_block_rows, min_class_entries);
+    auto groups = tree::detail::groupM2LIn(space, *_memory, _target_tree, _source_tree,
+                                           _lists.m2l, Tune::m2l_block_rows, min_class_entries);
     std::size_t const bytes = detail::m2lMatrixBytes<Real>(groups.num_classes, order());
     if (bytes > Tune::m2l_matrix_budget_bytes)
     {
@@ -823,16 +828,17 @@ private:
                           detail::formatNumber(Tune::m2l_matrix_budget_bytes >> 20) +
                           " MiB; lower 'order', raise 'theta' or choose m2l_variant "
                           "rotation or automatic");
+      groups.giveTo(*_memory);
       prepareRotationM2L(space);
       return;
     }
     _m2l_groups = groups;
-    _m2l_matrices = detail::buildM2LMatrices<Real>(space, _m2l_groups, order(),
+    _m2l_matrices = detail::buildM2LMatrices<Real>(space, *_memory, _m2l_groups, order(),
                                                    Tune::expansionTeamSize(order()));
     _m2l_variant = M2LVariant::grouped;
     // The groups hold every M2L entry's source: the list's copy is not read again (its
     // offsets, a few bytes per cell, give the rows' count). 4 bytes per entry less.
-    _lists.m2l.sources = {};
+    _memory->give(_lists.m2l.sources);
   }
 
   /// The grouped M2L kernel, one team per block of target rows, under `LaunchBounds`.
@@ -949,6 +955,10 @@ private:
                static_cast<Real>(softening * softening), Tune::p2p_source_tile});
   }
 
+  /// Where the solver's arrays come from (detail/Workspace.hpp): a pooled workspace, which
+  /// returns to the process's pool when the last copy of the solver is destroyed.
+  std::shared_ptr<detail::Workspace<MemorySpace>> _memory =
+      detail::WorkspacePool<MemorySpace>::shared().lease();
   Options _options;
   tree::Octree<MemorySpace> _source_tree; ///< in the solver's units (_frame)
   tree::Octree<MemorySpace> _target_tree; ///< the source tree for a solver of one set

@@ -102,6 +102,10 @@ struct Tuning : HostLeafSizes
   static constexpr int shift_matrix_max_order = 24;
   static constexpr int m2l_min_class_fraction = 4;
   static constexpr std::size_t m2l_matrix_budget_bytes = std::size_t(1) << 30;
+  /// The most pooled memory a finished solver leaves to the next one (detail/Workspace.hpp):
+  /// a solver that held more releases it. On the host, reuse saves the first touch of every
+  /// page of a new allocation.
+  static constexpr std::size_t workspace_cache_bytes = std::size_t(2) << 30;
 
   /// The accuracy table of Options::tolerance (detail/AccuracyTable.hpp): the worst errors
   /// measured at 2e4 and 5e4 particles (with the CUDA build) at leaf size 64 and at the leaf

@@ -815,7 +815,8 @@ EssentialTrees<MemorySpace> buildEssentialTrees(MPI_Comm comm, ExecutionSpace co
   communicate([&] { spans = allGatherv(comm, std::vector<RankSpan>{{n, first, last}}); });
   Neighbours const neighbours = neighboursOf(spans, rank);
   tree::sortPairs(space, own_keys, own_order, 3 * tree::max_level);
-  trees.own = tree::detail::buildCells(space, own, cube, own_keys, own_order,
+  trees.own = tree::detail::buildCells(space, kfmm::detail::Workspace<MemorySpace>::direct(), own,
+                                       cube, own_keys, own_order,
                                        SplitOwnCells{leaf_size, neighbours});
   tree::Octree<MemorySpace> &mine = trees.own;
 
@@ -990,7 +991,7 @@ EssentialTrees<MemorySpace> buildEssentialTrees(MPI_Comm comm, ExecutionSpace co
                             misplaced);
   };
   trees.essential = tree::detail::buildCells(
-      space, trees.entries, cube, keys, order,
+      space, kfmm::detail::Workspace<MemorySpace>::direct(), trees.entries, cube, keys, order,
       SplitEssentialCells<MemorySpace>{leaf_size, weight_before, order, pruned_levels, particles},
       fix_pruned_leaves);
 

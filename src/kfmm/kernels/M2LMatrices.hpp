@@ -19,6 +19,7 @@
 // A local expansion carries one inverse length (Operators.hpp), so the product is divided
 // by the finer scale u of the actual pair: L = (1/u) A M.
 
+#include <kfmm/detail/Workspace.hpp>
 #include <kfmm/expansions/TeamOperators.hpp>
 #include <kfmm/kernels/detail/ExpansionArrays.hpp>
 #include <kfmm/tree/M2LGroups.hpp>
@@ -136,16 +137,16 @@ struct M2LMatrixKernel
   }
 };
 
-/// The matrices of every class of `groups` at order p.
+/// The matrices of every class of `groups` at order p, in an array taken from `memory`.
 template <class Real, class ExecutionSpace, class MemorySpace>
 M2LMatrixArray<Real, MemorySpace> buildM2LMatrices(ExecutionSpace const &space,
+                                                   Workspace<MemorySpace> &memory,
                                                    tree::M2LGroups<MemorySpace> const &groups,
                                                    int p, int team_size)
 {
   int const n = realCoefficientCount(p);
-  M2LMatrixArray<Real, MemorySpace> matrices(
-      Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "kfmm::Fmm::m2l_matrices"),
-      groups.num_classes, n, paddedRealCount(p));
+  auto const matrices = memory.template take<M2LMatrixArray<Real, MemorySpace>>(
+      space, "kfmm::Fmm::m2l_matrices", groups.num_classes, n, paddedRealCount(p));
   using Kernel = M2LMatrixKernel<ExecutionSpace, Real>;
   Kokkos::parallel_for("kfmm::Fmm::m2l_matrices",
                        Kokkos::TeamPolicy<ExecutionSpace>(space, groups.num_classes * n, team_size)

@@ -410,17 +410,18 @@ struct RowSources
   }
 };
 
-/// Reallocates `view` when it holds fewer than `n` entries, without keeping its contents:
-/// to `n` entries, or twice its size if that is more, so that growth round by round
-/// reallocates rarely.
-template <class ExecutionSpace, class View>
-void reserve(ExecutionSpace const &space, View &view, std::size_t n, std::string const &label)
+/// Takes a larger `view` from `memory` when it holds fewer than `n` entries, without keeping
+/// its contents: `n` entries, or twice its size if that is more, so that growth round by
+/// round takes new arrays rarely.
+template <class ExecutionSpace, class MemorySpace, class View>
+void reserve(ExecutionSpace const &space, kfmm::detail::Workspace<MemorySpace> &memory,
+             View &view, std::size_t n, std::string const &label)
 {
   if (view.extent(0) >= n)
     return;
   std::size_t const capacity = kfmm::detail::max(n, 2 * view.extent(0));
-  view = View(); // free first: the old contents are not needed
-  view = View(Kokkos::view_alloc(space, Kokkos::WithoutInitializing, label), capacity);
+  memory.give(view); // first: the old contents are not needed
+  view = memory.template take<View>(space, label, capacity);
 }
 
 /// Expected sizes, per target cell (or leaf) at theta 0.7, of the traversal's largest
@@ -449,11 +450,12 @@ struct ExpectedSizes
   }
 };
 
-/// List entries (target row, source cell) appended round after round into arrays that
-/// grow geometrically, keeping the first `size` entries.
+/// List entries (target row, source cell) appended round after round into arrays of
+/// `memory` that grow geometrically, keeping the first `size` entries.
 template <class MemorySpace>
 struct PairBuffer
 {
+  kfmm::detail::Workspace<MemorySpace> *memory;
   Kokkos::View<std::uint32_t *, MemorySpace> rows; ///< cell or leaf indices: below 2^31
   Kokkos::View<std::uint32_t *, MemorySpace> sources;
   std::size_t size = 0;
@@ -472,7 +474,7 @@ struct PairBuffer
     std::size_t const needed = size + n;
     if (rows.extent(0) < needed)
     {
-      // 2x: amortised copies (each one a device allocation that synchronises).
+      // 2x: amortised copies.
       std::size_t const capacity = kfmm::detail::max(needed, 2 * rows.extent(0));
       grow(space, rows, capacity, label + "_rows");
       grow(space, sources, capacity, label + "_sources");
@@ -480,13 +482,22 @@ struct PairBuffer
     size = needed;
   }
 
+  /// Ends the use of the arrays.
+  void release()
+  {
+    memory->give(rows);
+    memory->give(sources);
+    size = 0;
+  }
+
 private:
   template <class ExecutionSpace, class View>
   void grow(ExecutionSpace const &space, View &view, std::size_t capacity, std::string const &label)
   {
-    View bigger(Kokkos::view_alloc(space, Kokkos::WithoutInitializing, label), capacity);
+    auto bigger = memory->template take<View>(space, label, capacity);
     auto const used = Kokkos::make_pair(std::size_t(0), size);
     Kokkos::deep_copy(space, Kokkos::subview(bigger, used), Kokkos::subview(view, used));
+    memory->give(view);
     view = bigger;
   }
 };
@@ -500,15 +511,18 @@ inline int bitsFor(std::int64_t n)
   return bits;
 }
 
-/// The radix sort of the lists' (row, source) pairs; one sorter serves all of a build's
-/// lists, so that they share its workspace.
+/// The radix sort's arrays for the lists' (row, source) pairs; one workspace serves all of a
+/// build's lists.
 template <class MemorySpace>
-using PairSorter = RadixSorter<std::uint32_t, std::uint32_t, MemorySpace>;
+using PairSortWorkspace = SortWorkspace<std::uint32_t, std::uint32_t, MemorySpace>;
 
-/// Groups `pairs` by row with the stable radix sort and writes the compressed rows: row r
-/// starts at the first sorted entry whose row is >= r (a binary search per row).
+/// Groups `pairs` by row with the stable radix sort and writes the compressed rows (their
+/// arrays taken from `memory`): row r starts at the first sorted entry whose row is >= r (a
+/// binary search per row). The pairs' arrays are given back.
 template <class ExecutionSpace, class MemorySpace>
-CsrList<MemorySpace> groupByRow(ExecutionSpace const &space, PairSorter<MemorySpace> &sorter,
+CsrList<MemorySpace> groupByRow(ExecutionSpace const &space,
+                                kfmm::detail::Workspace<MemorySpace> &memory,
+                                PairSortWorkspace<MemorySpace> &sort_workspace,
                                 PairBuffer<MemorySpace> &pairs, int num_rows,
                                 std::string const &label)
 {
@@ -521,13 +535,13 @@ CsrList<MemorySpace> groupByRow(ExecutionSpace const &space, PairSorter<MemorySp
   auto const rows = Kokkos::subview(pairs.rows, used);
   auto const sorted_sources = Kokkos::subview(pairs.sources, used);
   if (size > 0)
-    sorter.sort(space, rows, sorted_sources, bitsFor(num_rows));
+    sortPairs(space, rows, sorted_sources, bitsFor(num_rows),
+              static_cast<SortOptions const *>(nullptr), sort_workspace);
   CsrList<MemorySpace> list;
   list.size = size;
-  list.offsets = Kokkos::View<std::int64_t *, MemorySpace>(
-      Kokkos::view_alloc(space, Kokkos::WithoutInitializing, label + "_offsets"), num_rows + 1);
-  list.sources = Kokkos::View<int *, MemorySpace>(
-      Kokkos::view_alloc(space, Kokkos::WithoutInitializing, label + "_sources"), size);
+  list.offsets = memory.template take<decltype(list.offsets)>(space, label + "_offsets",
+                                                              num_rows + 1);
+  list.sources = memory.template take<decltype(list.sources)>(space, label + "_sources", size);
   Kokkos::parallel_for("kfmm::lists::row_offsets",
                        Kokkos::RangePolicy<ExecutionSpace>(space, 0, num_rows + 1),
                        RowOffsets<MemorySpace, decltype(rows)>{rows, list.offsets, size});
@@ -535,19 +549,163 @@ CsrList<MemorySpace> groupByRow(ExecutionSpace const &space, PairSorter<MemorySp
                        Kokkos::RangePolicy<ExecutionSpace>(space, 0, size),
                        RowSources<MemorySpace, decltype(sorted_sources)>{sorted_sources,
                                                                          list.sources});
-  pairs = PairBuffer<MemorySpace>{}; // the list holds what it needs
+  pairs.release(); // the list holds what it needs
   return list;
 }
 
 /// Rows with no entries: offsets all 0.
 template <class ExecutionSpace, class MemorySpace>
-CsrList<MemorySpace> emptyList(ExecutionSpace const &space, int num_rows, std::string const &label)
+CsrList<MemorySpace> emptyList(ExecutionSpace const &space,
+                               kfmm::detail::Workspace<MemorySpace> &memory, int num_rows,
+                               std::string const &label)
 {
   CsrList<MemorySpace> list;
-  list.offsets = Kokkos::View<std::int64_t *, MemorySpace>(
-      Kokkos::view_alloc(space, label + "_offsets"), num_rows + 1);
-  list.sources = Kokkos::View<int *, MemorySpace>(Kokkos::view_alloc(space, label + "_sources"), 0);
+  list.offsets = memory.template take<decltype(list.offsets)>(space, label + "_offsets",
+                                                              num_rows + 1);
+  Kokkos::deep_copy(space, list.offsets, 0);
+  list.sources = memory.template take<decltype(list.sources)>(space, label + "_sources", 0);
   return list;
+}
+
+} // namespace detail
+
+namespace detail
+{
+
+/// buildInteractionLists (below) with the lists' arrays and the traversal's work arrays taken
+/// from `memory`, for an entry point with a workspace of its own (kfmm::Fmm).
+template <class ExecutionSpace, class MemorySpace>
+InteractionLists<MemorySpace>
+buildInteractionListsIn(ExecutionSpace const &space, kfmm::detail::Workspace<MemorySpace> &memory,
+                        Octree<MemorySpace> const &targets, Octree<MemorySpace> const &sources,
+                        double theta, Method method, Acceptance acceptance)
+{
+  kfmm::detail::ScopedRegion region("kfmm::lists::build");
+  std::string const where = "kfmm::tree::buildInteractionLists";
+  kfmm::detail::require(theta > 0 && theta <= 1, where,
+                        "argument 'theta' must be in (0, 1], got " +
+                            kfmm::detail::formatNumber(theta));
+  kfmm::detail::require(detail::sameGrid(targets.cube, sources.cube), where,
+                        "the target and source trees must be built in one cube");
+
+  using Policy = Kokkos::RangePolicy<ExecutionSpace>;
+  bool const treecode = method == Method::treecode;
+  bool const one_tree = targets.centre.data() == sources.centre.data();
+  int const num_cells = targets.numCells();
+  int const num_leaves = targets.numLeaves();
+
+  InteractionLists<MemorySpace> lists;
+  lists.method = method;
+  lists.theta = theta;
+  lists.acceptance = acceptance;
+
+  // Row of each target leaf cell in the leaf lists.
+  auto leaf_row =
+      memory.template take<Kokkos::View<int *, MemorySpace>>(space, "kfmm::lists::leaf_row", num_cells);
+  Kokkos::parallel_for("kfmm::lists::leaf_rows", Policy(space, 0, num_leaves),
+                       detail::LeafRows<MemorySpace>{targets.leaves, leaf_row});
+
+  detail::PairRule<MemorySpace> const rule{detail::TraversalCells<MemorySpace>(targets),
+                                           detail::TraversalCells<MemorySpace>(sources),
+                                           theta,
+                                           targets.cube.side,
+                                           acceptance == Acceptance::classic,
+                                           treecode,
+                                           one_tree};
+
+  // Work arrays reused from round to round (reallocated only when a frontier outgrows them):
+  // the frontier and the next one, each pair's action and the scanned offsets.
+  Kokkos::View<int *, MemorySpace> frontier_t, frontier_s, next_t, next_s;
+  Kokkos::View<std::uint8_t *, MemorySpace> action;
+  Kokkos::View<std::int64_t *, MemorySpace> child_offset;
+  Kokkos::View<std::uint64_t *, MemorySpace> entry_offset;
+  detail::PairBuffer<MemorySpace> far_pairs{&memory}, near_pairs{&memory};
+  std::size_t size = num_cells > 0 && sources.numCells() > 0 ? 1 : 0;
+  if (size > 0)
+  {
+    detail::ExpectedSizes const expected(theta);
+    std::size_t const frontier = expected.of(expected.frontier_per_cell, num_cells);
+    for (auto *view : {&frontier_t, &frontier_s, &next_t, &next_s})
+      detail::reserve(space, memory, *view, frontier, "kfmm::lists::frontier");
+    detail::reserve(space, memory, action, frontier, "kfmm::lists::action");
+    detail::reserve(space, memory, child_offset, frontier, "kfmm::lists::child_offset");
+    detail::reserve(space, memory, entry_offset, frontier, "kfmm::lists::entry_offset");
+    far_pairs.reserve(space, expected.of(expected.far_per_cell, num_cells), "kfmm::lists::far");
+    near_pairs.reserve(space, expected.of(expected.near_per_leaf, num_leaves),
+                       "kfmm::lists::near");
+  }
+  // The first frontier is (root, root); the root is cell 0.
+  auto const first = Kokkos::make_pair(std::size_t(0), size);
+  Kokkos::deep_copy(space, Kokkos::subview(frontier_t, first), 0);
+  Kokkos::deep_copy(space, Kokkos::subview(frontier_s, first), 0);
+
+  Kokkos::Profiling::pushRegion("kfmm::lists::traverse");
+  while (size > 0)
+  {
+    detail::reserve(space, memory, action, size, "kfmm::lists::action");
+    detail::reserve(space, memory, child_offset, size, "kfmm::lists::child_offset");
+    detail::reserve(space, memory, entry_offset, size, "kfmm::lists::entry_offset");
+    Policy const pairs(space, 0, size);
+
+    Kokkos::parallel_for("kfmm::lists::classify_pairs", pairs,
+                         ClassifyPairs<MemorySpace>{rule, frontier_t, frontier_s, action});
+    std::int64_t num_children = 0;
+    Kokkos::parallel_scan(
+        "kfmm::lists::place_children", pairs,
+        PlaceChildren<MemorySpace>{rule, frontier_t, frontier_s, action, child_offset},
+        num_children);
+    std::uint64_t packed = 0;
+    Kokkos::parallel_scan("kfmm::lists::place_entries", pairs,
+                          PlaceEntries<MemorySpace>{rule, action, entry_offset}, packed);
+    kfmm::detail::require(num_children <= INT_MAX, where,
+                          "the traversal frontier exceeds 2^31 - 1 pairs (theta " +
+                              kfmm::detail::formatNumber(theta) + " too small for this tree)");
+
+    // Emit: list entries after those of the earlier rounds, and the next frontier.
+    std::size_t const far_base = far_pairs.size;
+    std::size_t const near_base = near_pairs.size;
+    far_pairs.append(space, packed >> 32, "kfmm::lists::far");
+    near_pairs.append(space, packed & 0xffffffffULL, "kfmm::lists::near");
+    detail::reserve(space, memory, next_t, num_children, "kfmm::lists::frontier");
+    detail::reserve(space, memory, next_s, num_children, "kfmm::lists::frontier");
+    Kokkos::parallel_for("kfmm::lists::emit_pairs", pairs,
+                         detail::EmitPairs<MemorySpace>{rule, frontier_t, frontier_s, action,
+                                                        child_offset, entry_offset, leaf_row,
+                                                        far_pairs.rows, far_pairs.sources,
+                                                        near_pairs.rows, near_pairs.sources,
+                                                        next_t, next_s, far_base, near_base});
+    std::swap(frontier_t, next_t);
+    std::swap(frontier_s, next_s);
+    size = static_cast<std::size_t>(num_children);
+    ++lists.rounds;
+  }
+  for (auto *view : {&frontier_t, &frontier_s, &next_t, &next_s, &leaf_row})
+    memory.give(*view);
+  memory.give(action);
+  memory.give(child_offset);
+  memory.give(entry_offset);
+  Kokkos::Profiling::popRegion();
+
+  Kokkos::Profiling::pushRegion("kfmm::lists::group");
+  detail::PairSortWorkspace<MemorySpace> sort_workspace;
+  sort_workspace.memory = &memory;
+  if (treecode)
+  {
+    lists.m2l = detail::emptyList(space, memory, num_cells, "kfmm::lists::m2l");
+    lists.m2p = detail::groupByRow(space, memory, sort_workspace, far_pairs, num_leaves,
+                                   "kfmm::lists::m2p");
+  }
+  else
+  {
+    lists.m2l = detail::groupByRow(space, memory, sort_workspace, far_pairs, num_cells,
+                                   "kfmm::lists::m2l");
+    lists.m2p = detail::emptyList(space, memory, num_leaves, "kfmm::lists::m2p");
+  }
+  lists.p2p = detail::groupByRow(space, memory, sort_workspace, near_pairs, num_leaves,
+                                 "kfmm::lists::p2p");
+  sort_workspace.release();
+  Kokkos::Profiling::popRegion();
+  return lists;
 }
 
 } // namespace detail
@@ -580,128 +738,8 @@ buildInteractionLists(ExecutionSpace const &space, Octree<MemorySpace> const &ta
   static_assert(Kokkos::SpaceAccessibility<ExecutionSpace, MemorySpace>::accessible,
                 "kfmm::tree::buildInteractionLists: the tree must be accessible from the "
                 "execution space");
-  kfmm::detail::ScopedRegion region("kfmm::lists::build");
-  std::string const where = "kfmm::tree::buildInteractionLists";
-  kfmm::detail::require(theta > 0 && theta <= 1, where,
-                        "argument 'theta' must be in (0, 1], got " +
-                            kfmm::detail::formatNumber(theta));
-  kfmm::detail::require(detail::sameGrid(targets.cube, sources.cube), where,
-                        "the target and source trees must be built in one cube");
-
-  using Policy = Kokkos::RangePolicy<ExecutionSpace>;
-  bool const treecode = method == Method::treecode;
-  bool const one_tree = targets.centre.data() == sources.centre.data();
-  int const num_cells = targets.numCells();
-  int const num_leaves = targets.numLeaves();
-
-  InteractionLists<MemorySpace> lists;
-  lists.method = method;
-  lists.theta = theta;
-  lists.acceptance = acceptance;
-
-  // Row of each target leaf cell in the leaf lists.
-  Kokkos::View<int *, MemorySpace> leaf_row(
-      Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "kfmm::lists::leaf_row"), num_cells);
-  Kokkos::parallel_for("kfmm::lists::leaf_rows", Policy(space, 0, num_leaves),
-                       detail::LeafRows<MemorySpace>{targets.leaves, leaf_row});
-
-  detail::PairRule<MemorySpace> const rule{detail::TraversalCells<MemorySpace>(targets),
-                                           detail::TraversalCells<MemorySpace>(sources),
-                                           theta,
-                                           targets.cube.side,
-                                           acceptance == Acceptance::classic,
-                                           treecode,
-                                           one_tree};
-
-  // Work arrays reused from round to round (reallocated only when a frontier outgrows them):
-  // the frontier and the next one, each pair's action and the scanned offsets.
-  Kokkos::View<int *, MemorySpace> frontier_t, frontier_s, next_t, next_s;
-  Kokkos::View<std::uint8_t *, MemorySpace> action;
-  Kokkos::View<std::int64_t *, MemorySpace> child_offset;
-  Kokkos::View<std::uint64_t *, MemorySpace> entry_offset;
-  detail::PairBuffer<MemorySpace> far_pairs, near_pairs;
-  std::size_t size = num_cells > 0 && sources.numCells() > 0 ? 1 : 0;
-  if (size > 0)
-  {
-    detail::ExpectedSizes const expected(theta);
-    std::size_t const frontier = expected.of(expected.frontier_per_cell, num_cells);
-    for (auto *view : {&frontier_t, &frontier_s, &next_t, &next_s})
-      detail::reserve(space, *view, frontier, "kfmm::lists::frontier");
-    detail::reserve(space, action, frontier, "kfmm::lists::action");
-    detail::reserve(space, child_offset, frontier, "kfmm::lists::child_offset");
-    detail::reserve(space, entry_offset, frontier, "kfmm::lists::entry_offset");
-    far_pairs.reserve(space, expected.of(expected.far_per_cell, num_cells), "kfmm::lists::far");
-    near_pairs.reserve(space, expected.of(expected.near_per_leaf, num_leaves),
-                       "kfmm::lists::near");
-  }
-  // The first frontier is (root, root); the root is cell 0.
-  auto const first = Kokkos::make_pair(std::size_t(0), size);
-  Kokkos::deep_copy(space, Kokkos::subview(frontier_t, first), 0);
-  Kokkos::deep_copy(space, Kokkos::subview(frontier_s, first), 0);
-
-  Kokkos::Profiling::pushRegion("kfmm::lists::traverse");
-  while (size > 0)
-  {
-    detail::reserve(space, action, size, "kfmm::lists::action");
-    detail::reserve(space, child_offset, size, "kfmm::lists::child_offset");
-    detail::reserve(space, entry_offset, size, "kfmm::lists::entry_offset");
-    Policy const pairs(space, 0, size);
-
-    Kokkos::parallel_for("kfmm::lists::classify_pairs", pairs,
-                         detail::ClassifyPairs<MemorySpace>{rule, frontier_t, frontier_s, action});
-    std::int64_t num_children = 0;
-    Kokkos::parallel_scan(
-        "kfmm::lists::place_children", pairs,
-        detail::PlaceChildren<MemorySpace>{rule, frontier_t, frontier_s, action, child_offset},
-        num_children);
-    std::uint64_t packed = 0;
-    Kokkos::parallel_scan("kfmm::lists::place_entries", pairs,
-                          detail::PlaceEntries<MemorySpace>{rule, action, entry_offset}, packed);
-    kfmm::detail::require(num_children <= INT_MAX, where,
-                          "the traversal frontier exceeds 2^31 - 1 pairs (theta " +
-                              kfmm::detail::formatNumber(theta) + " too small for this tree)");
-
-    // Emit: list entries after those of the earlier rounds, and the next frontier.
-    std::size_t const far_base = far_pairs.size;
-    std::size_t const near_base = near_pairs.size;
-    far_pairs.append(space, packed >> 32, "kfmm::lists::far");
-    near_pairs.append(space, packed & 0xffffffffULL, "kfmm::lists::near");
-    detail::reserve(space, next_t, num_children, "kfmm::lists::frontier");
-    detail::reserve(space, next_s, num_children, "kfmm::lists::frontier");
-    Kokkos::parallel_for("kfmm::lists::emit_pairs", pairs,
-                         detail::EmitPairs<MemorySpace>{rule, frontier_t, frontier_s, action,
-                                                        child_offset, entry_offset, leaf_row,
-                                                        far_pairs.rows, far_pairs.sources,
-                                                        near_pairs.rows, near_pairs.sources,
-                                                        next_t, next_s, far_base, near_base});
-    std::swap(frontier_t, next_t);
-    std::swap(frontier_s, next_s);
-    size = static_cast<std::size_t>(num_children);
-    ++lists.rounds;
-  }
-  frontier_t = frontier_s = next_t = next_s = {};
-  action = {};
-  child_offset = {};
-  entry_offset = {};
-  Kokkos::Profiling::popRegion();
-
-  Kokkos::Profiling::pushRegion("kfmm::lists::group");
-  detail::PairSorter<MemorySpace> sorter;
-  if (treecode)
-  {
-    lists.m2l =
-        detail::emptyList<ExecutionSpace, MemorySpace>(space, num_cells, "kfmm::lists::m2l");
-    lists.m2p = detail::groupByRow(space, sorter, far_pairs, num_leaves, "kfmm::lists::m2p");
-  }
-  else
-  {
-    lists.m2l = detail::groupByRow(space, sorter, far_pairs, num_cells, "kfmm::lists::m2l");
-    lists.m2p =
-        detail::emptyList<ExecutionSpace, MemorySpace>(space, num_leaves, "kfmm::lists::m2p");
-  }
-  lists.p2p = detail::groupByRow(space, sorter, near_pairs, num_leaves, "kfmm::lists::p2p");
-  Kokkos::Profiling::popRegion();
-  return lists;
+  return detail::buildInteractionListsIn(space, kfmm::detail::Workspace<MemorySpace>::direct(),
+                                         targets, sources, theta, method, acceptance);
 }
 
 /// The interaction lists of the particles of `tree` on each other: buildInteractionLists

@@ -33,6 +33,7 @@
 
 #include <kfmm/detail/ScopedRegion.hpp>
 #include <kfmm/detail/Validation.hpp>
+#include <kfmm/detail/Workspace.hpp>
 #include <kfmm/tree/InteractionLists.hpp>
 #include <kfmm/tree/LatticeOffset.hpp>
 #include <kfmm/tree/Octree.hpp>
@@ -42,6 +43,7 @@
 
 #include <cstdint>
 #include <string>
+#include <type_traits>
 
 namespace kfmm::tree
 {
@@ -138,6 +140,17 @@ struct M2LGroups
     return (class_keys.span() + sources.span() + chunk_classes.span()) * sizeof(int) +
            rows.span() * sizeof(std::uint16_t) +
            (chunk_begin.span() + block_chunks.span()) * sizeof(std::int64_t);
+  }
+
+  /// Ends the use of the arrays taken from `memory` (detail/Workspace.hpp).
+  void giveTo(kfmm::detail::Workspace<MemorySpace> &memory)
+  {
+    memory.give(class_keys);
+    memory.give(sources);
+    memory.give(rows);
+    memory.give(chunk_begin);
+    memory.give(chunk_classes);
+    memory.give(block_chunks);
   }
 };
 
@@ -334,23 +347,21 @@ struct BlockChunks
   }
 };
 
-} // namespace detail
-
-/// Regroups the M2L list `m2l` of the cells of `target_tree` against those of `source_tree` (one
-/// tree or two on one cube; see the file comment): blocks of `block_rows` target rows,
-/// entries sorted by class inside each block, classes of at least `min_class_entries`
-/// pairs. Two host synchronisations (the number of classes and of chunks).
+/// groupM2L (below) with the groups' arrays and the work arrays taken from `memory`, for an
+/// entry point with a workspace of its own (kfmm::Fmm).
 template <class ExecutionSpace, class MemorySpace>
-M2LGroups<MemorySpace> groupM2L(ExecutionSpace const &space,
-                                Octree<MemorySpace> const &target_tree,
-                                Octree<MemorySpace> const &source_tree,
-                                CsrList<MemorySpace> const &m2l, int block_rows,
-                                int min_class_entries = 1)
+M2LGroups<MemorySpace> groupM2LIn(ExecutionSpace const &space,
+                                  kfmm::detail::Workspace<MemorySpace> &memory,
+                                  Octree<MemorySpace> const &target_tree,
+                                  Octree<MemorySpace> const &source_tree,
+                                  CsrList<MemorySpace> const &m2l, int block_rows,
+                                  int min_class_entries)
 {
   kfmm::detail::ScopedRegion region("kfmm::tree::groupM2L");
   using Bounds = TranslationClassBounds;
-  auto const alloc = [&](std::string const &label) {
-    return Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "kfmm::m2l_groups::" + label);
+  auto const take = [&](auto &view, std::string const &label, std::size_t extent) {
+    view = memory.template take<std::decay_t<decltype(view)>>(space, "kfmm::m2l_groups::" + label,
+                                                              extent);
   };
   M2LGroups<MemorySpace> groups;
   int const num_rows = m2l.numRows();
@@ -361,11 +372,12 @@ M2LGroups<MemorySpace> groupM2L(ExecutionSpace const &space,
   groups.block_rows = block_rows;
   groups.num_blocks = (num_rows + block_rows - 1) / block_rows;
 
-  // The work arrays of the grouping, all in one allocation (a device allocation and its
-  // release cost tens of microseconds each, and the release synchronises): per entry its
-  // sort key, chunk number (one more), target, class key and place in the sorted order.
+  // The work arrays of the grouping, all in one array (with a direct workspace each is an
+  // allocation, which costs tens of microseconds and whose release synchronises): per entry
+  // its sort key, chunk number (one more), target, class key and place in the sorted order.
   std::size_t const n = static_cast<std::size_t>(size);
-  Kokkos::View<std::uint64_t *, MemorySpace> work(alloc("work"), 2 * n + 1 + (3 * n + 1) / 2);
+  Kokkos::View<std::uint64_t *, MemorySpace> work;
+  take(work, "work", 2 * n + 1 + (3 * n + 1) / 2);
   Kokkos::View<std::uint64_t *, MemorySpace> sort_keys(work.data(), n);
   Kokkos::View<std::int64_t *, MemorySpace> chunk_of(
       reinterpret_cast<std::int64_t *>(work.data() + n), n + 1);
@@ -376,8 +388,9 @@ M2LGroups<MemorySpace> groupM2L(ExecutionSpace const &space,
                                                    n);
 
   // The class key of every entry, and how many entries each dense key has.
-  Kokkos::View<int *, MemorySpace> key_index(
-      Kokkos::view_alloc(space, "kfmm::m2l_groups::key_index"), Bounds::count + 1);
+  Kokkos::View<int *, MemorySpace> key_index;
+  take(key_index, "key_index", Bounds::count + 1);
+  Kokkos::deep_copy(space, key_index, 0);
   detail::ClassOfPair<MemorySpace> const class_of{{target_tree.centre, target_tree.level,
                                                    source_tree.centre, source_tree.level,
                                                    target_tree.cube.side}};
@@ -394,7 +407,7 @@ M2LGroups<MemorySpace> groupM2L(ExecutionSpace const &space,
       detail::NumberUsedKeys<MemorySpace>{key_index, Bounds::count, min_class_entries});
   Kokkos::deep_copy(groups.num_classes, Kokkos::subview(key_index, Bounds::count));
   int const num_classes = groups.num_classes;
-  groups.class_keys = Kokkos::View<int *, MemorySpace>(alloc("class_keys"), num_classes);
+  take(groups.class_keys, "class_keys", num_classes);
   Kokkos::parallel_for(
       "kfmm::m2l_groups::class_keys", Kokkos::RangePolicy<ExecutionSpace>(space, 0, Bounds::count),
       detail::ClassKeys<MemorySpace>{key_index, groups.class_keys});
@@ -409,10 +422,10 @@ M2LGroups<MemorySpace> groupM2L(ExecutionSpace const &space,
       detail::EntrySortKeys<MemorySpace>{entry_keys, key_index, entry_targets, sort_keys, order,
                                          block_rows, class_bits});
   if (size > 0)
-    kfmm::tree::sortPairs(space, sort_keys, order, key_bits);
+    sortPairs(space, sort_keys, order, key_bits, memory);
 
-  groups.sources = Kokkos::View<int *, MemorySpace>(alloc("sources"), size);
-  groups.rows = Kokkos::View<std::uint16_t *, MemorySpace>(alloc("rows"), size);
+  take(groups.sources, "sources", n);
+  take(groups.rows, "rows", n);
   std::uint64_t const slot_mask = (std::uint64_t(1) << class_bits) - 1;
   // A chunk starts where the (block, class) key changes.
   std::int64_t per_pair = 0;
@@ -429,10 +442,9 @@ M2LGroups<MemorySpace> groupM2L(ExecutionSpace const &space,
       detail::NumberChunks<MemorySpace>{chunk_of, size});
   Kokkos::deep_copy(groups.num_chunks, Kokkos::subview(chunk_of, size));
   std::int64_t const num_chunks = groups.num_chunks;
-  groups.chunk_begin = Kokkos::View<std::int64_t *, MemorySpace>(alloc("chunk_begin"), num_chunks + 1);
-  groups.chunk_classes = Kokkos::View<int *, MemorySpace>(alloc("chunk_classes"), num_chunks);
-  groups.block_chunks =
-      Kokkos::View<std::int64_t *, MemorySpace>(alloc("block_chunks"), groups.num_blocks + 1);
+  take(groups.chunk_begin, "chunk_begin", num_chunks + 1);
+  take(groups.chunk_classes, "chunk_classes", num_chunks);
+  take(groups.block_chunks, "block_chunks", groups.num_blocks + 1);
   Kokkos::parallel_for(
       "kfmm::m2l_groups::chunk_begin", Kokkos::RangePolicy<ExecutionSpace>(space, 0, size + 1),
       detail::ChunkBegin<MemorySpace>{chunk_of, sort_keys, slot_mask, groups.chunk_begin,
@@ -445,7 +457,26 @@ M2LGroups<MemorySpace> groupM2L(ExecutionSpace const &space,
       Kokkos::RangePolicy<ExecutionSpace>(space, 0, num_blocks + 1),
       detail::BlockChunks<MemorySpace>{offsets, chunk_of, groups.block_chunks, block_rows,
                                        num_rows});
+  memory.give(work);
+  memory.give(key_index);
   return groups;
+}
+
+} // namespace detail
+
+/// Regroups the M2L list `m2l` of the cells of `target_tree` against those of `source_tree` (one
+/// tree or two on one cube; see the file comment): blocks of `block_rows` target rows,
+/// entries sorted by class inside each block, classes of at least `min_class_entries`
+/// pairs. Two host synchronisations (the number of classes and of chunks).
+template <class ExecutionSpace, class MemorySpace>
+M2LGroups<MemorySpace> groupM2L(ExecutionSpace const &space,
+                                Octree<MemorySpace> const &target_tree,
+                                Octree<MemorySpace> const &source_tree,
+                                CsrList<MemorySpace> const &m2l, int block_rows,
+                                int min_class_entries = 1)
+{
+  return detail::groupM2LIn(space, kfmm::detail::Workspace<MemorySpace>::direct(), target_tree,
+                            source_tree, m2l, block_rows, min_class_entries);
 }
 
 /// groupM2L of the M2L list of the particles of `tree` on each other.

@@ -55,6 +55,7 @@
 #include <kfmm/detail/ScopedRegion.hpp>
 #include <kfmm/detail/UnitFrame.hpp>
 #include <kfmm/detail/Validation.hpp>
+#include <kfmm/detail/Workspace.hpp>
 #include <kfmm/tree/Morton.hpp>
 #include <kfmm/tree/RadixSort.hpp>
 
@@ -165,10 +166,10 @@ struct SplitByCount
 template <class MemorySpace>
 struct LevelCells
 {
-  /// All six arrays below in one allocation, which they view (declared first: it is
-  /// initialised first). A device allocation and its release cost tens of microseconds each
-  /// and the release synchronises, so that six per level took a third of the tree's time on
-  /// an H200 (1e6 particles).
+  /// All six arrays below in one block of the build's workspace, which they view (declared
+  /// first: it is initialised first). A device allocation and its release cost tens of
+  /// microseconds each and the release synchronises, so that six per level took a third of
+  /// the tree's time on an H200 (1e6 particles).
   Kokkos::View<MortonKey *, MemorySpace> storage;
   Kokkos::View<MortonKey *, MemorySpace> prefix;
   Kokkos::View<int *, MemorySpace> begin;
@@ -178,9 +179,9 @@ struct LevelCells
   Kokkos::View<int *, MemorySpace> child_count;
 
   template <class ExecutionSpace>
-  LevelCells(ExecutionSpace const &space, int n)
-      : storage(Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "kfmm::tree::level_cells"),
-                std::size_t(n) + (5 * std::size_t(n) + 1) / 2),
+  LevelCells(ExecutionSpace const &space, kfmm::detail::Workspace<MemorySpace> &memory, int n)
+      : storage(memory.template take<Kokkos::View<MortonKey *, MemorySpace>>(
+            space, "kfmm::tree::level_cells", std::size_t(n) + (5 * std::size_t(n) + 1) / 2)),
         prefix(storage.data(), n), begin(intArray(0, n), n), end(intArray(1, n), n),
         parent(intArray(2, n), n), first_child(intArray(3, n), n), child_count(intArray(4, n), n)
   {
@@ -454,12 +455,13 @@ struct CompactLeaves
 /// The leaf cells in particle order: each leaf marks its first particle, a scan over the
 /// particles compacts the marks.
 template <class ExecutionSpace, class MemorySpace>
-void collectLeaves(ExecutionSpace const &space, Octree<MemorySpace> &tree)
+void collectLeaves(ExecutionSpace const &space, kfmm::detail::Workspace<MemorySpace> &memory,
+                   Octree<MemorySpace> &tree)
 {
+  using Ints = Kokkos::View<int *, MemorySpace>;
   int const n = static_cast<int>(tree.numParticles());
   int const num_cells = tree.numCells();
-  Kokkos::View<int *, MemorySpace> marks(
-      Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "kfmm::tree::leaf_marks"), n);
+  auto marks = memory.template take<Ints>(space, "kfmm::tree::leaf_marks", n);
   Kokkos::deep_copy(space, marks, -1);
   Kokkos::parallel_for("kfmm::tree::mark_leaves",
                        Kokkos::RangePolicy<ExecutionSpace>(space, 0, num_cells),
@@ -468,11 +470,11 @@ void collectLeaves(ExecutionSpace const &space, Octree<MemorySpace> &tree)
   Kokkos::parallel_reduce("kfmm::tree::count_leaves",
                           Kokkos::RangePolicy<ExecutionSpace>(space, 0, num_cells),
                           CountLeaves<MemorySpace>{tree.child_count}, num_leaves);
-  Kokkos::View<int *, MemorySpace> leaves(
-      Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "kfmm::tree::leaves"), num_leaves);
+  auto const leaves = memory.template take<Ints>(space, "kfmm::tree::leaves", num_leaves);
   Kokkos::parallel_scan("kfmm::tree::compact_leaves",
                         Kokkos::RangePolicy<ExecutionSpace>(space, 0, n),
                         CompactLeaves<MemorySpace>{marks, leaves});
+  memory.give(marks);
   tree.leaves = leaves;
 }
 
@@ -565,13 +567,15 @@ struct KeepLeafRadii
 };
 
 /// Steps 3 and 4 of the file comment on validated input, cells split by `rule` (a
-/// SplitByCount for an ordinary tree). `fix_leaf_radii(tree)` runs between the leaves' radii
+/// SplitByCount for an ordinary tree), the tree's arrays taken from `memory`. `fix_leaf_radii(tree)` runs between the leaves' radii
 /// and the inner cells', for leaves that stand for particles the tree does not hold (the
 /// distributed solver's local essential tree).
 template <class ExecutionSpace, class Positions, class MemorySpace, class SplitRule,
           class FixLeafRadii = KeepLeafRadii>
-Octree<MemorySpace> buildCells(ExecutionSpace const &space, Positions const &positions,
-                               Cube const &cube, Kokkos::View<MortonKey *, MemorySpace> const &keys,
+Octree<MemorySpace> buildCells(ExecutionSpace const &space,
+                               kfmm::detail::Workspace<MemorySpace> &memory,
+                               Positions const &positions, Cube const &cube,
+                               Kokkos::View<MortonKey *, MemorySpace> const &keys,
                                Kokkos::View<std::uint32_t *, MemorySpace> const &permutation,
                                SplitRule const &rule, FixLeafRadii const &fix_leaf_radii = {})
 {
@@ -588,7 +592,7 @@ Octree<MemorySpace> buildCells(ExecutionSpace const &space, Positions const &pos
   std::vector<int> offsets{0};
   if (n > 0)
   {
-    LevelCells<MemorySpace> root(space, 1);
+    LevelCells<MemorySpace> root(space, memory, 1);
     Kokkos::parallel_for("kfmm::tree::root", Kokkos::RangePolicy<ExecutionSpace>(space, 0, 1),
                          RootCell<MemorySpace>{root.prefix, root.begin, root.end, root.parent, n});
     levels.push_back(root);
@@ -600,7 +604,7 @@ Octree<MemorySpace> buildCells(ExecutionSpace const &space, Positions const &pos
     int const count = countChildren(space, keys, levels[l], l, rule, next_offset);
     if (count == 0)
       break;
-    LevelCells<MemorySpace> next(space, count);
+    LevelCells<MemorySpace> next(space, memory, count);
     emitChildren(space, keys, levels[l], l, offsets[l], next_offset, next);
     levels.push_back(next);
     offsets.push_back(next_offset + count);
@@ -612,9 +616,8 @@ Octree<MemorySpace> buildCells(ExecutionSpace const &space, Positions const &pos
   // entries first (centre, radius, keys: 5 doubles' worth per cell), then the six int
   // arrays (3 doubles' worth per cell, rounded up).
   std::size_t const cells = static_cast<std::size_t>(offsets.back());
-  tree.cell_storage = Kokkos::View<double *, MemorySpace>(
-      Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "kfmm::tree::cells"),
-      5 * cells + (6 * cells + 1) / 2);
+  tree.cell_storage = memory.template take<Kokkos::View<double *, MemorySpace>>(
+      space, "kfmm::tree::cells", 5 * cells + (6 * cells + 1) / 2);
   double *const doubles = tree.cell_storage.data();
   int *const ints = reinterpret_cast<int *>(doubles + 5 * cells);
   tree.centre = Kokkos::View<double *[3], MemorySpace>(doubles, cells);
@@ -636,9 +639,11 @@ Octree<MemorySpace> buildCells(ExecutionSpace const &space, Positions const &pos
                                    tree.centre, tree.particle_begin, tree.particle_end,
                                    tree.first_child, tree.child_count, tree.parent});
   }
+  for (auto &cells_of_level : levels)
+    memory.give(cells_of_level.storage);
   levels.clear();
 
-  collectLeaves(space, tree);
+  collectLeaves(space, memory, tree);
   leafRadii(space, tree, positions);
   fix_leaf_radii(tree);
   innerRadii(space, tree);
@@ -678,8 +683,8 @@ buildOctreeFromSortedKeys(ExecutionSpace const &space, Positions const &position
   detail::checkPositions(space, where, positions);
   kfmm::detail::requireExtent(where, "keys", keys.extent(0), positions.extent(0));
   kfmm::detail::requireExtent(where, "permutation", permutation.extent(0), positions.extent(0));
-  return detail::buildCells(space, positions, cube, keys, permutation,
-                            detail::SplitByCount{leaf_size});
+  return detail::buildCells(space, kfmm::detail::Workspace<MemorySpace>::direct(), positions,
+                            cube, keys, permutation, detail::SplitByCount{leaf_size});
 }
 
 namespace detail
@@ -699,40 +704,44 @@ struct IdentityPermutation
 
 /// Steps 1 to 4 of the file comment on positions that checkPositions accepted, in a given
 /// `cube` that holds them all (the common cube of a target and a source tree), cells split by
-/// `rule` (SplitByCount{leaf_size} for an ordinary tree): the whole build, for an entry point
-/// that checked its arguments in its own name (kfmm::Fmm).
+/// `rule` (SplitByCount{leaf_size} for an ordinary tree), the tree's arrays taken from
+/// `memory`: the whole build, for an entry point that checked its arguments in its own name
+/// (kfmm::Fmm).
 template <class ExecutionSpace, class Positions, class SplitRule>
 Octree<typename ExecutionSpace::memory_space>
-buildOctreeOfValidInput(ExecutionSpace const &space, Positions const &positions, Cube const &cube,
-                        SplitRule const &rule)
+buildOctreeOfValidInput(ExecutionSpace const &space,
+                        kfmm::detail::Workspace<typename ExecutionSpace::memory_space> &memory,
+                        Positions const &positions, Cube const &cube, SplitRule const &rule)
 {
   using MemorySpace = typename ExecutionSpace::memory_space;
   kfmm::detail::ScopedRegion region("kfmm::tree::build");
   auto const n = positions.extent(0);
 
   Kokkos::Profiling::pushRegion("kfmm::tree::build_keys");
-  Kokkos::View<MortonKey *, MemorySpace> keys(
-      Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "kfmm::tree::keys"), n);
-  Kokkos::View<std::uint32_t *, MemorySpace> permutation(
-      Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "kfmm::tree::permutation"), n);
+  auto const keys =
+      memory.template take<Kokkos::View<MortonKey *, MemorySpace>>(space, "kfmm::tree::keys", n);
+  auto const permutation = memory.template take<Kokkos::View<std::uint32_t *, MemorySpace>>(
+      space, "kfmm::tree::permutation", n);
   computeMortonKeys(space, cube, positions, keys);
   Kokkos::parallel_for("kfmm::tree::identity", Kokkos::RangePolicy<ExecutionSpace>(space, 0, n),
                        IdentityPermutation<MemorySpace>{permutation});
   Kokkos::Profiling::popRegion();
 
   Kokkos::Profiling::pushRegion("kfmm::tree::build_sort");
-  kfmm::tree::sortPairs(space, keys, permutation, 3 * max_level);
+  sortPairs(space, keys, permutation, 3 * max_level, memory);
   Kokkos::Profiling::popRegion();
 
-  return buildCells(space, positions, cube, keys, permutation, rule);
+  return buildCells(space, memory, positions, cube, keys, permutation, rule);
 }
 
 /// buildOctreeOfValidInput in the bounding cube of `positions`, split by count.
 template <class ExecutionSpace, class Positions>
 Octree<typename ExecutionSpace::memory_space>
-buildOctreeOfValidInput(ExecutionSpace const &space, Positions const &positions, int leaf_size)
+buildOctreeOfValidInput(ExecutionSpace const &space,
+                        kfmm::detail::Workspace<typename ExecutionSpace::memory_space> &memory,
+                        Positions const &positions, int leaf_size)
 {
-  return buildOctreeOfValidInput(space, positions, boundingCube(space, positions),
+  return buildOctreeOfValidInput(space, memory, positions, boundingCube(space, positions),
                                  SplitByCount{leaf_size});
 }
 
@@ -758,7 +767,9 @@ Octree<typename ExecutionSpace::memory_space> buildOctree(ExecutionSpace const &
   std::string const where = "kfmm::tree::buildOctree";
   detail::checkLeafSize(where, leaf_size);
   detail::checkPositions(space, where, positions);
-  return detail::buildOctreeOfValidInput(space, positions, leaf_size);
+  return detail::buildOctreeOfValidInput(
+      space, kfmm::detail::Workspace<typename ExecutionSpace::memory_space>::direct(), positions,
+      leaf_size);
 }
 
 namespace detail

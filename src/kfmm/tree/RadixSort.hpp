@@ -221,8 +221,8 @@ void sortPairs(ExecutionSpace const &space, Keys const &keys, Values const &valu
     value_items = ValueView(value_copy.data(), n);
   }
 
-  Workspace::reserve(space, workspace.keys, n, "kfmm::sort::keys_buffer");
-  Workspace::reserve(space, workspace.values, n, "kfmm::sort::values_buffer");
+  workspace.reserve(space, workspace.keys, n, "kfmm::sort::keys_buffer");
+  workspace.reserve(space, workspace.values, n, "kfmm::sort::values_buffer");
   KeyView const key_buffer(workspace.keys.data(), n);
   ValueView const value_buffer(workspace.values.data(), n);
   bool const in_buffer =
@@ -252,6 +252,22 @@ void sortPairs(ExecutionSpace const &space, Keys const &keys, Values const &valu
                 typename ExecutionSpace::memory_space>
       workspace;
   sortPairs(space, keys, values, key_bits, &options, workspace);
+}
+
+/// sortPairs with the sort's arrays taken from `memory` (a solver's workspace) and given
+/// back when the sort's kernels are queued.
+template <class ExecutionSpace, class Keys, class Values>
+void sortPairs(ExecutionSpace const &space, Keys const &keys, Values const &values,
+               int key_bits,
+               kfmm::detail::Workspace<typename ExecutionSpace::memory_space> &memory)
+{
+  SortWorkspace<typename Keys::value_type, typename Values::value_type,
+                typename ExecutionSpace::memory_space>
+      workspace;
+  workspace.memory = &memory;
+  sortPairs(space, keys, values, key_bits, static_cast<SortOptions const *>(nullptr),
+            workspace);
+  workspace.release();
 }
 
 } // namespace detail

@@ -8,6 +8,7 @@
 // thread), so that a small leaf occupies one warp instead of a block its targets cannot
 // fill, and a large leaf spreads over several warps.
 
+#include <kfmm/detail/Workspace.hpp>
 #include <kfmm/kernels/detail/ExpansionArrays.hpp>
 
 #include <Kokkos_Core.hpp>
@@ -49,10 +50,11 @@ struct TargetGroupScan
 };
 
 /// The groups of at most `targets` targets of the first `rows` leaves of `cells`, whose
-/// particles number `num_targets`. One scan; its total returns to the host, which sizes
-/// the near field's launch.
+/// particles number `num_targets`, in an array taken from `memory`. One scan; its total
+/// returns to the host, which sizes the near field's launch.
 template <class ExecutionSpace, class MemorySpace>
 TargetGroups<MemorySpace> buildTargetGroups(ExecutionSpace const &space,
+                                            Workspace<MemorySpace> &memory,
                                             CellView<MemorySpace> const &cells, int rows,
                                             std::size_t num_targets, int targets)
 {
@@ -60,8 +62,8 @@ TargetGroups<MemorySpace> buildTargetGroups(ExecutionSpace const &space,
   groups.targets = targets;
   // A leaf of n targets makes ceil(n / targets) <= n / targets + 1 groups.
   std::size_t const bound = static_cast<std::size_t>(rows) + num_targets / targets;
-  groups.entries = Kokkos::View<int *[2], MemorySpace>(
-      Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "kfmm::Fmm::p2p_groups"), bound);
+  groups.entries = memory.template take<decltype(groups.entries)>(space, "kfmm::Fmm::p2p_groups",
+                                                                   bound);
   Kokkos::parallel_scan("kfmm::Fmm::p2p_groups",
                         Kokkos::RangePolicy<ExecutionSpace>(space, 0, rows),
                         TargetGroupScan<MemorySpace>{cells, groups.entries, targets}, groups.size);

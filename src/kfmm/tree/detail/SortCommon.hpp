@@ -7,6 +7,7 @@
 
 #include <kfmm/detail/Math.hpp>
 #include <kfmm/detail/Tuning.hpp>
+#include <kfmm/detail/Workspace.hpp>
 
 #include <Kokkos_Core.hpp>
 
@@ -81,12 +82,14 @@ KOKKOS_INLINE_FUNCTION std::size_t scratchWords(std::size_t count)
   return (count * sizeof(T) + sizeof(std::uint64_t) - 1) / sizeof(std::uint64_t);
 }
 
-/// Device memory a sort needs besides the caller's arrays. Kept by kfmm::tree::RadixSorter
-/// across calls, so that repeated sorts (a tree rebuilt every time step, the rounds of the
-/// list traversal) allocate only when N grows.
+/// Device memory a sort needs besides the caller's arrays, from `memory`: allocations of
+/// its own (kfmm::tree::RadixSorter keeps them across calls, so that repeated sorts, a tree
+/// rebuilt every time step, allocate only when N grows), or a solver's pooled workspace,
+/// to which release() gives them back (kfmm/detail/Workspace.hpp).
 template <class Key, class Value, class MemorySpace>
 struct SortWorkspace
 {
+  kfmm::detail::Workspace<MemorySpace> *memory = &kfmm::detail::Workspace<MemorySpace>::direct();
   Kokkos::View<Key *, MemorySpace> keys;     ///< the other buffer of the key ping-pong
   Kokkos::View<Value *, MemorySpace> values; ///< the other buffer of the value ping-pong
   /// Reduce-then-scan: the count matrix. Onesweep: every pass's digit counts, then offsets.
@@ -100,14 +103,24 @@ struct SortWorkspace
 
   /// Makes `view` hold at least `size` entries; contents are not kept.
   template <class ExecutionSpace, class View>
-  static void reserve(ExecutionSpace const &space, View &view, std::size_t size,
-                      std::string const &label)
+  void reserve(ExecutionSpace const &space, View &view, std::size_t size, std::string const &label)
   {
     if (view.extent(0) < size)
     {
-      view = View();
-      view = View(Kokkos::view_alloc(space, Kokkos::WithoutInitializing, label), size);
+      memory->give(view);
+      view = memory->template take<View>(space, label, size);
     }
+  }
+
+  /// Ends the use of every array.
+  void release()
+  {
+    memory->give(keys);
+    memory->give(values);
+    memory->give(counts);
+    memory->give(tile_status);
+    memory->give(next_tile);
+    memory->give(digit_varies);
   }
 
   std::size_t bytes() const

@@ -96,6 +96,10 @@ struct Tuning<Kokkos::Cuda> : CudaLeafSizes
   static constexpr int shift_matrix_max_order = 24;
   static constexpr int m2l_min_class_fraction = 4;
   static constexpr std::size_t m2l_matrix_budget_bytes = std::size_t(4) << 30;
+  // A build of 1e7 particles in fp32 at the defaults holds about 1.5 GiB (tree, lists,
+  // expansions and the build's transient arrays); larger ones allocate afresh, which costs
+  // them little against their kernels' time.
+  static constexpr std::size_t workspace_cache_bytes = std::size_t(2) << 30;
 
   // The accuracy table of Options::tolerance (detail/AccuracyTable.hpp): the worst errors at
   // 2e4 and 5e4 particles, at leaf size 64 and at the leaf sizes both backends' tables give,
