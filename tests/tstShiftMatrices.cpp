@@ -58,7 +58,8 @@ TEMPLATE_LIST_TEST_CASE("M2M and L2L products apply the shifts of every octant",
   REQUIRE(tree.depth() >= 3);
   kfmm::detail::CellView<Memory> const cells(tree);
   int const count = kfmm::expansions::coefficientCount(p);
-  auto const matrices = kfmm::detail::buildShiftMatrices<Real, Space, Memory>(space, p, 1);
+  auto const matrices = kfmm::detail::buildShiftMatrices<Real, Space, Memory>(
+      space, kfmm::detail::Workspace<Memory>::direct(), p, 1);
 
   // Random expansions in every cell, O(1) in their cells' units, as the solver stores them.
   Coefficients random("kfmm::test::random", tree.numCells(), count);

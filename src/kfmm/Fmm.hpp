@@ -623,7 +623,7 @@ private:
       take(_locals, "kfmm::Fmm::locals", _target_tree.numCells(), coefficients());
     if (shiftsByMatrices<ExecutionSpace>())
       _shift_matrices = detail::buildShiftMatrices<Real, ExecutionSpace, MemorySpace>(
-          space, order(), detail::Tuning<ExecutionSpace>::expansionTeamSize(order()));
+          space, *_memory, order(), detail::Tuning<ExecutionSpace>::expansionTeamSize(order()));
   }
 
   /// Whether M2M and L2L run as matrix products (kernels/ShiftMatrices.hpp): the backend's

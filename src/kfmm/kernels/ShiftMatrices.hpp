@@ -18,6 +18,7 @@
 // computes one output component for all the columns, reading the matrix once: a product of
 // n x n by n x children per parent, level by level.
 
+#include <kfmm/detail/Workspace.hpp>
 #include <kfmm/expansions/TeamOperators.hpp>
 #include <kfmm/kernels/M2LMatrices.hpp>
 #include <kfmm/kernels/detail/ExpansionArrays.hpp>
@@ -66,15 +67,15 @@ struct ShiftMatrixKernel
   }
 };
 
-/// The M2M and L2L matrices at order p.
+/// The M2M and L2L matrices at order p, in an array taken from `memory`.
 template <class Real, class ExecutionSpace, class MemorySpace>
-ShiftMatrixArray<Real, MemorySpace> buildShiftMatrices(ExecutionSpace const &space, int p,
+ShiftMatrixArray<Real, MemorySpace> buildShiftMatrices(ExecutionSpace const &space,
+                                                       Workspace<MemorySpace> &memory, int p,
                                                        int team_size)
 {
   int const n = realCoefficientCount(p);
-  ShiftMatrixArray<Real, MemorySpace> matrices(
-      Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "kfmm::Fmm::shift_matrices"), 2, n,
-      paddedRealCount(p));
+  auto const matrices = memory.template take<ShiftMatrixArray<Real, MemorySpace>>(
+      space, "kfmm::Fmm::shift_matrices", 2, n, paddedRealCount(p));
   using Kernel = ShiftMatrixKernel<ExecutionSpace, Real>;
   Kokkos::parallel_for("kfmm::Fmm::shift_matrices",
                        Kokkos::TeamPolicy<ExecutionSpace>(space, 2 * n, team_size)

@@ -96,9 +96,10 @@ struct Tuning<Kokkos::Cuda> : CudaLeafSizes
   static constexpr int shift_matrix_max_order = 24;
   static constexpr int m2l_min_class_fraction = 4;
   static constexpr std::size_t m2l_matrix_budget_bytes = std::size_t(4) << 30;
-  // A build of 1e7 particles in fp32 at the defaults holds about 1.5 GiB (tree, lists,
-  // expansions and the build's transient arrays); larger ones allocate afresh, which costs
-  // them little against their kernels' time.
+  // The solver's arrays take about 80 bytes per particle in fp32 at the defaults (7.3 GiB at
+  // 1e8, perf/RESULTS.md) and the build's transient arrays more: the pool keeps the memory of
+  // builds up to a few million particles, where allocations cost most against the kernels;
+  // larger ones allocate afresh (1e8: 0.99 s for the first run, 1.00 s warm).
   static constexpr std::size_t workspace_cache_bytes = std::size_t(2) << 30;
 
   // The accuracy table of Options::tolerance (detail/AccuracyTable.hpp): the worst errors at
