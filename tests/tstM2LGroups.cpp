@@ -232,7 +232,8 @@ TEMPLATE_LIST_TEST_CASE("class matrices apply the per-pair M2L", "[m2l][matrices
   REQUIRE(groups.num_classes > 0);
   auto const matrices =
       onHost(kfmm::detail::buildM2LMatrices<Real>(
-          space, kfmm::detail::Workspace<typename TestType::execution_space::memory_space>::direct(),
+          space,
+          kfmm::detail::Workspace<typename TestType::execution_space::memory_space>::direct(),
           groups, p, 1));
   auto const class_keys = onHost(groups.class_keys);
   int const count = kfmm::expansions::coefficientCount(p);

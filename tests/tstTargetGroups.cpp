@@ -32,8 +32,9 @@ TEMPLATE_LIST_TEST_CASE("the near field's groups cover each leaf's targets once,
   auto const x = kfmm::test::generated<TestType>(distribution, 6000);
   auto const tree = kfmm::tree::buildOctree(space, x, leaf_size);
   kfmm::detail::CellView<Memory> const cells(tree);
-  auto const groups = kfmm::detail::buildTargetGroups(space, kfmm::detail::Workspace<Memory>::direct(), cells, tree.numLeaves(),
-                                                      tree.numParticles(), targets);
+  auto const groups =
+      kfmm::detail::buildTargetGroups(space, kfmm::detail::Workspace<Memory>::direct(), cells,
+                                      tree.numLeaves(), tree.numParticles(), targets);
   REQUIRE(groups.targets == targets);
   REQUIRE(groups.size >= tree.numLeaves());
   REQUIRE(static_cast<std::size_t>(groups.size) <= groups.entries.extent(0));

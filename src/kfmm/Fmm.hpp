@@ -608,19 +608,17 @@ private:
   {
     auto const n = size();
     auto const nt = numTargets();
-    auto const take = [&](auto &view, char const *label, auto... extents) {
-      view = _memory->template take<std::decay_t<decltype(view)>>(space, label, extents...);
-    };
-    take(_x, "kfmm::Fmm::sorted_positions", n);
+    auto &memory = *_memory;
+    memory.take(space, _x, "kfmm::Fmm::sorted_positions", n);
     if (separateTargets())
-      take(_target_x, "kfmm::Fmm::sorted_targets", nt);
-    take(_q, "kfmm::Fmm::sorted_charges", n);
-    take(_phi, "kfmm::Fmm::sorted_potential", nt);
-    take(_field, "kfmm::Fmm::sorted_field", nt);
-    int const cells_of_sources = _source_tree.numCells();
-    take(_multipoles, "kfmm::Fmm::multipoles", cells_of_sources, coefficients());
+      memory.take(space, _target_x, "kfmm::Fmm::sorted_targets", nt);
+    memory.take(space, _q, "kfmm::Fmm::sorted_charges", n);
+    memory.take(space, _phi, "kfmm::Fmm::sorted_potential", nt);
+    memory.take(space, _field, "kfmm::Fmm::sorted_field", nt);
+    memory.take(space, _multipoles, "kfmm::Fmm::multipoles", _source_tree.numCells(),
+                coefficients());
     if (_options.method == Method::fmm)
-      take(_locals, "kfmm::Fmm::locals", _target_tree.numCells(), coefficients());
+      memory.take(space, _locals, "kfmm::Fmm::locals", _target_tree.numCells(), coefficients());
     if (shiftsByMatrices<ExecutionSpace>())
       _shift_matrices = detail::buildShiftMatrices<Real, ExecutionSpace, MemorySpace>(
           space, *_memory, order(), detail::Tuning<ExecutionSpace>::expansionTeamSize(order()));
@@ -995,8 +993,8 @@ Stats evaluateOnce(ExecutionSpace const &space, Positions const &positions,
   Fmm<typename Potential::value_type, typename ExecutionSpace::memory_space> fmm(
       caller, space, positions, options);
   fmm.evaluate(caller, space, charges, potential, field);
-  // The solver's memory is released on return: its kernels must have ended.
-  space.fence();
+  // The solver's destruction on return waits for its kernels before its memory goes back to
+  // the pool (detail/Workspace.hpp).
   return fmm.stats();
 }
 
@@ -1012,8 +1010,8 @@ Stats evaluateAtTargets(ExecutionSpace const &space, Sources const &sources,
   Fmm<typename Potential::value_type, typename ExecutionSpace::memory_space> fmm(
       caller, space, sources, targets, options);
   fmm.evaluate(caller, space, charges, potential, field);
-  // The solver's memory is released on return: its kernels must have ended.
-  space.fence();
+  // The solver's destruction on return waits for its kernels before its memory goes back to
+  // the pool (detail/Workspace.hpp).
   return fmm.stats();
 }
 

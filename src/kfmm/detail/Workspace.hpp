@@ -9,8 +9,9 @@
 // Why: in Kokkos 3.4 a View's allocation on CUDA is a cudaMalloc followed by a blocking copy
 // of its header, and its release a cudaFree, which waits for the whole device. A build of 1e6
 // particles made 66 of them and as many releases, build and destruction together; on an H100
-// they took about 7 ms of a 22 ms evaluation (perf/RESULTS.md, 2026-11-23). The caching device allocators of
-// CUB and of the GPU libraries built on it answer the same cost the same way.
+// they took about 7 ms of a 22 ms evaluation (perf/RESULTS.md, 2026-11-23). The caching
+// device allocators of CUB and of the GPU libraries built on it answer the same cost the same
+// way.
 //
 // A Workspace hands out Views:
 //   - direct (default constructed): take() is an ordinary labelled allocation, which its View
@@ -81,6 +82,25 @@ public:
     if (bytes == 0)
       return View(nullptr, extents...);
     return View(static_cast<typename View::pointer_type>(block(bytes)), extents...);
+  }
+
+  /// take() into `view`, of the View's own type.
+  template <class View, class ExecutionSpace, class... Extents>
+  void take(ExecutionSpace const &space, View &view, std::string const &label,
+            Extents... extents)
+  {
+    view = take<View>(space, label, extents...);
+  }
+
+  /// Makes the rank-1 `view` hold at least `n` entries, taking a new one in place of a
+  /// smaller one; contents are not kept.
+  template <class View, class ExecutionSpace>
+  void reserve(ExecutionSpace const &space, View &view, std::size_t n, std::string const &label)
+  {
+    if (view.extent(0) >= n)
+      return;
+    give(view); // first: its block may serve the larger array
+    take(space, view, label, n);
   }
 
   /// Ends the use of `view` (taken from this workspace, or empty) and empties it. Kernels

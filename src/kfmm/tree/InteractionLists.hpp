@@ -410,18 +410,14 @@ struct RowSources
   }
 };
 
-/// Takes a larger `view` from `memory` when it holds fewer than `n` entries, without keeping
-/// its contents: `n` entries, or twice its size if that is more, so that growth round by
-/// round takes new arrays rarely.
+/// Workspace::reserve of at least `n` entries, or twice the view's size if that is more, so
+/// that growth round by round takes new arrays rarely.
 template <class ExecutionSpace, class MemorySpace, class View>
 void reserve(ExecutionSpace const &space, kfmm::detail::Workspace<MemorySpace> &memory,
              View &view, std::size_t n, std::string const &label)
 {
-  if (view.extent(0) >= n)
-    return;
-  std::size_t const capacity = kfmm::detail::max(n, 2 * view.extent(0));
-  memory.give(view); // first: the old contents are not needed
-  view = memory.template take<View>(space, label, capacity);
+  if (view.extent(0) < n)
+    memory.reserve(space, view, kfmm::detail::max(n, 2 * view.extent(0)), label);
 }
 
 /// Expected sizes, per target cell (or leaf) at theta 0.7, of the traversal's largest
@@ -494,7 +490,8 @@ private:
   template <class ExecutionSpace, class View>
   void grow(ExecutionSpace const &space, View &view, std::size_t capacity, std::string const &label)
   {
-    auto bigger = memory->template take<View>(space, label, capacity);
+    View bigger;
+    memory->take(space, bigger, label, capacity);
     auto const used = Kokkos::make_pair(std::size_t(0), size);
     Kokkos::deep_copy(space, Kokkos::subview(bigger, used), Kokkos::subview(view, used));
     memory->give(view);
@@ -539,9 +536,8 @@ CsrList<MemorySpace> groupByRow(ExecutionSpace const &space,
               static_cast<SortOptions const *>(nullptr), sort_workspace);
   CsrList<MemorySpace> list;
   list.size = size;
-  list.offsets = memory.template take<decltype(list.offsets)>(space, label + "_offsets",
-                                                              num_rows + 1);
-  list.sources = memory.template take<decltype(list.sources)>(space, label + "_sources", size);
+  memory.take(space, list.offsets, label + "_offsets", num_rows + 1);
+  memory.take(space, list.sources, label + "_sources", size);
   Kokkos::parallel_for("kfmm::lists::row_offsets",
                        Kokkos::RangePolicy<ExecutionSpace>(space, 0, num_rows + 1),
                        RowOffsets<MemorySpace, decltype(rows)>{rows, list.offsets, size});
@@ -560,10 +556,9 @@ CsrList<MemorySpace> emptyList(ExecutionSpace const &space,
                                std::string const &label)
 {
   CsrList<MemorySpace> list;
-  list.offsets = memory.template take<decltype(list.offsets)>(space, label + "_offsets",
-                                                              num_rows + 1);
+  memory.take(space, list.offsets, label + "_offsets", num_rows + 1);
   Kokkos::deep_copy(space, list.offsets, 0);
-  list.sources = memory.template take<decltype(list.sources)>(space, label + "_sources", 0);
+  memory.take(space, list.sources, label + "_sources", 0);
   return list;
 }
 
@@ -600,8 +595,8 @@ buildInteractionListsIn(ExecutionSpace const &space, kfmm::detail::Workspace<Mem
   lists.acceptance = acceptance;
 
   // Row of each target leaf cell in the leaf lists.
-  auto leaf_row =
-      memory.template take<Kokkos::View<int *, MemorySpace>>(space, "kfmm::lists::leaf_row", num_cells);
+  Kokkos::View<int *, MemorySpace> leaf_row;
+  memory.take(space, leaf_row, "kfmm::lists::leaf_row", num_cells);
   Kokkos::parallel_for("kfmm::lists::leaf_rows", Policy(space, 0, num_leaves),
                        detail::LeafRows<MemorySpace>{targets.leaves, leaf_row});
 

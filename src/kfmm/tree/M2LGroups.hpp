@@ -43,7 +43,6 @@
 
 #include <cstdint>
 #include <string>
-#include <type_traits>
 
 namespace kfmm::tree
 {
@@ -359,10 +358,7 @@ M2LGroups<MemorySpace> groupM2LIn(ExecutionSpace const &space,
 {
   kfmm::detail::ScopedRegion region("kfmm::tree::groupM2L");
   using Bounds = TranslationClassBounds;
-  auto const take = [&](auto &view, std::string const &label, std::size_t extent) {
-    view = memory.template take<std::decay_t<decltype(view)>>(space, "kfmm::m2l_groups::" + label,
-                                                              extent);
-  };
+  std::string const prefix = "kfmm::m2l_groups::";
   M2LGroups<MemorySpace> groups;
   int const num_rows = m2l.numRows();
   std::int64_t const size = m2l.size;
@@ -377,7 +373,7 @@ M2LGroups<MemorySpace> groupM2LIn(ExecutionSpace const &space,
   // its sort key, chunk number (one more), target, class key and place in the sorted order.
   std::size_t const n = static_cast<std::size_t>(size);
   Kokkos::View<std::uint64_t *, MemorySpace> work;
-  take(work, "work", 2 * n + 1 + (3 * n + 1) / 2);
+  memory.take(space, work, prefix + "work", 2 * n + 1 + (3 * n + 1) / 2);
   Kokkos::View<std::uint64_t *, MemorySpace> sort_keys(work.data(), n);
   Kokkos::View<std::int64_t *, MemorySpace> chunk_of(
       reinterpret_cast<std::int64_t *>(work.data() + n), n + 1);
@@ -389,7 +385,7 @@ M2LGroups<MemorySpace> groupM2LIn(ExecutionSpace const &space,
 
   // The class key of every entry, and how many entries each dense key has.
   Kokkos::View<int *, MemorySpace> key_index;
-  take(key_index, "key_index", Bounds::count + 1);
+  memory.take(space, key_index, prefix + "key_index", Bounds::count + 1);
   Kokkos::deep_copy(space, key_index, 0);
   detail::ClassOfPair<MemorySpace> const class_of{{target_tree.centre, target_tree.level,
                                                    source_tree.centre, source_tree.level,
@@ -407,7 +403,7 @@ M2LGroups<MemorySpace> groupM2LIn(ExecutionSpace const &space,
       detail::NumberUsedKeys<MemorySpace>{key_index, Bounds::count, min_class_entries});
   Kokkos::deep_copy(groups.num_classes, Kokkos::subview(key_index, Bounds::count));
   int const num_classes = groups.num_classes;
-  take(groups.class_keys, "class_keys", num_classes);
+  memory.take(space, groups.class_keys, prefix + "class_keys", num_classes);
   Kokkos::parallel_for(
       "kfmm::m2l_groups::class_keys", Kokkos::RangePolicy<ExecutionSpace>(space, 0, Bounds::count),
       detail::ClassKeys<MemorySpace>{key_index, groups.class_keys});
@@ -424,8 +420,8 @@ M2LGroups<MemorySpace> groupM2LIn(ExecutionSpace const &space,
   if (size > 0)
     sortPairs(space, sort_keys, order, key_bits, memory);
 
-  take(groups.sources, "sources", n);
-  take(groups.rows, "rows", n);
+  memory.take(space, groups.sources, prefix + "sources", n);
+  memory.take(space, groups.rows, prefix + "rows", n);
   std::uint64_t const slot_mask = (std::uint64_t(1) << class_bits) - 1;
   // A chunk starts where the (block, class) key changes.
   std::int64_t per_pair = 0;
@@ -442,9 +438,9 @@ M2LGroups<MemorySpace> groupM2LIn(ExecutionSpace const &space,
       detail::NumberChunks<MemorySpace>{chunk_of, size});
   Kokkos::deep_copy(groups.num_chunks, Kokkos::subview(chunk_of, size));
   std::int64_t const num_chunks = groups.num_chunks;
-  take(groups.chunk_begin, "chunk_begin", num_chunks + 1);
-  take(groups.chunk_classes, "chunk_classes", num_chunks);
-  take(groups.block_chunks, "block_chunks", groups.num_blocks + 1);
+  memory.take(space, groups.chunk_begin, prefix + "chunk_begin", num_chunks + 1);
+  memory.take(space, groups.chunk_classes, prefix + "chunk_classes", num_chunks);
+  memory.take(space, groups.block_chunks, prefix + "block_chunks", groups.num_blocks + 1);
   Kokkos::parallel_for(
       "kfmm::m2l_groups::chunk_begin", Kokkos::RangePolicy<ExecutionSpace>(space, 0, size + 1),
       detail::ChunkBegin<MemorySpace>{chunk_of, sort_keys, slot_mask, groups.chunk_begin,

@@ -567,9 +567,9 @@ struct KeepLeafRadii
 };
 
 /// Steps 3 and 4 of the file comment on validated input, cells split by `rule` (a
-/// SplitByCount for an ordinary tree), the tree's arrays taken from `memory`. `fix_leaf_radii(tree)` runs between the leaves' radii
-/// and the inner cells', for leaves that stand for particles the tree does not hold (the
-/// distributed solver's local essential tree).
+/// SplitByCount for an ordinary tree), the tree's arrays taken from `memory`.
+/// `fix_leaf_radii(tree)` runs between the leaves' radii and the inner cells', for leaves that
+/// stand for particles the tree does not hold (the distributed solver's local essential tree).
 template <class ExecutionSpace, class Positions, class MemorySpace, class SplitRule,
           class FixLeafRadii = KeepLeafRadii>
 Octree<MemorySpace> buildCells(ExecutionSpace const &space,

@@ -221,8 +221,8 @@ void sortPairs(ExecutionSpace const &space, Keys const &keys, Values const &valu
     value_items = ValueView(value_copy.data(), n);
   }
 
-  workspace.reserve(space, workspace.keys, n, "kfmm::sort::keys_buffer");
-  workspace.reserve(space, workspace.values, n, "kfmm::sort::values_buffer");
+  workspace.memory->reserve(space, workspace.keys, n, "kfmm::sort::keys_buffer");
+  workspace.memory->reserve(space, workspace.values, n, "kfmm::sort::values_buffer");
   KeyView const key_buffer(workspace.keys.data(), n);
   ValueView const value_buffer(workspace.values.data(), n);
   bool const in_buffer =

@@ -658,10 +658,12 @@ bool onesweepSort(ExecutionSpace const &space, KeyView keys_in, ValueView values
   auto const position_count = static_cast<std::size_t>(positions.count);
   std::size_t const bins = position_count * max_radix;
 
-  workspace.reserve(space, workspace.counts, bins, "kfmm::sort::counts");
-  workspace.reserve(space, workspace.digit_varies, position_count, "kfmm::sort::digit_varies");
-  workspace.reserve(space, workspace.tile_status, tiles * max_radix, "kfmm::sort::tile_status");
-  workspace.reserve(space, workspace.next_tile, position_count, "kfmm::sort::next_tile");
+  workspace.memory->reserve(space, workspace.counts, bins, "kfmm::sort::counts");
+  workspace.memory->reserve(space, workspace.digit_varies, position_count,
+                            "kfmm::sort::digit_varies");
+  workspace.memory->reserve(space, workspace.tile_status, tiles * max_radix,
+                            "kfmm::sort::tile_status");
+  workspace.memory->reserve(space, workspace.next_tile, position_count, "kfmm::sort::next_tile");
   auto const counts = workspace.counts;
   auto const digit_varies = workspace.digit_varies;
   clearItems(space, "kfmm::sort::clear_counts", counts, bins);

@@ -322,8 +322,9 @@ bool reduceThenScanSort(ExecutionSpace const &space, KeyView keys_in, ValueView 
   auto const n = static_cast<std::uint64_t>(keys_in.extent(0));
   int const team_size = options.team_size;
   SortLayout const layout = reduceThenScanLayout(space, n, options);
-  workspace.reserve(space, workspace.counts,
-                     (std::size_t(1) << options.digit_bits) * layout.groups, "kfmm::sort::counts");
+  workspace.memory->reserve(space, workspace.counts,
+                            (std::size_t(1) << options.digit_bits) * layout.groups,
+                            "kfmm::sort::counts");
   auto const counts = workspace.counts;
   auto const groups = static_cast<int>(layout.groups);
   for (SortPass const &pass : passes)

@@ -101,17 +101,6 @@ struct SortWorkspace
   /// Onesweep: per digit position, 1 where some keys differ in it (the digit is sorted).
   Kokkos::View<SortOffset *, MemorySpace> digit_varies;
 
-  /// Makes `view` hold at least `size` entries; contents are not kept.
-  template <class ExecutionSpace, class View>
-  void reserve(ExecutionSpace const &space, View &view, std::size_t size, std::string const &label)
-  {
-    if (view.extent(0) < size)
-    {
-      memory->give(view);
-      view = memory->template take<View>(space, label, size);
-    }
-  }
-
   /// Ends the use of every array.
   void release()
   {
