@@ -94,6 +94,11 @@ struct Tuning : HostLeafSizes
   static constexpr bool m2l_kokkos_kernels_gemm = false;
   static constexpr int m2l_row_tile = 8;
   static constexpr int m2l_column_tile = 4;
+  /// Whether the product loads its tile's gathered values before it multiplies them, or
+  /// each inside the loop over the tile's columns. Loaded first, the host compiler vectorizes
+  /// the loop over the tile's rows; loaded inside, it built vectors from scalars and the M2L
+  /// took 1.21x as long in fp32 on the 2-core host (perf/RESULTS.md, 2026-11-23).
+  static constexpr bool m2l_preload_tile_columns = true;
   static constexpr std::size_t m2l_matrix_scratch_bytes = 0;
   static constexpr int m2l_grouped_max_order = 15;
   static constexpr int m2l_rotation_min_order = 16;

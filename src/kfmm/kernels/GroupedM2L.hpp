@@ -9,8 +9,9 @@
 //      Kernels' team GEMM (KokkosBatched::TeamGemm) or with a register-tiled product in which
 //      each thread computes a tile of m2l_row_tile outputs of m2l_column_tile columns from the
 //      matrix (staged in team scratch when it fits) and the gathered columns: the backend's
-//      measured choice (one column per thread on a GPU; on a CPU, several, so that the tile
-//      holds enough independent fused multiply-add chains to fill the vector units);
+//      measured choice (two columns per thread on a GPU; on a CPU, more, so that the tile
+//      holds enough independent fused multiply-add chains to fill the vector units, with the
+//      tile's gathered values loaded first so that the compiler vectorizes its rows);
 //   3. adds each product column, divided by the pair's length unit, to its target's local
 //      expansion, summed in team scratch and written once at the end (in place when the
 //      block's locals do not fit in scratch).
@@ -187,12 +188,26 @@ struct GroupedM2LKernel
         Real acc[column_tile][row_tile] = {};
         Real const *a = A_transposed + first_row;
         for (int k = 0; k < n; ++k, a += padded)
-          for (int c = 0; c < column_tile; ++c)
+        {
+          if constexpr (Tune::m2l_preload_tile_columns)
           {
-            Real const b = gathered(k, column[c]);
-            for (int r = 0; r < row_tile; ++r)
-              acc[c][r] += a[r] * b;
+            Real b[column_tile];
+            for (int c = 0; c < column_tile; ++c)
+              b[c] = gathered(k, column[c]);
+            for (int c = 0; c < column_tile; ++c)
+              for (int r = 0; r < row_tile; ++r)
+                acc[c][r] += a[r] * b[c];
           }
+          else
+          {
+            for (int c = 0; c < column_tile; ++c)
+            {
+              Real const b = gathered(k, column[c]);
+              for (int r = 0; r < row_tile; ++r)
+                acc[c][r] += a[r] * b;
+            }
+          }
+        }
         for (int c = 0; c < column_tile && first_column + c < count; ++c)
           for (int r = 0; r < row_tile && first_row + r < n; ++r)
             product(first_row + r, first_column + c) = acc[c][r];

@@ -80,14 +80,23 @@ struct Tuning<Kokkos::Cuda> : CudaLeafSizes
   // less shared memory per multiprocessor need their own threshold). Uncapped, ptxas gave the
   // kernel 99 (fp32) and 130 (fp64) registers once its index splitting lost its divisions,
   // and occupancy fell from 56 to 25 % (Nsight Compute, fp32 p 4, H100; perf/RESULTS.md,
-  // 2026-11-23); capped, fp32 needs no spills and fp64 20 bytes.
+  // 2026-11-23); capped, fp32 needs no spills and fp64 20 bytes. The scratch budget is that
+  // 24 KiB (fewer columns per product than 40 KiB allows, so that every launch is capped)
+  // and a thread's tile is 4 rows by 2 columns: against 40 KiB and 1 column, the M2L at 1e6
+  // uniform particles (defaults but the order) is 1.36x faster at p 6 fp32 (Plummer too),
+  // 1.63x at p 8 fp32, 1.07x at p 4 fp32, 1.83x at p 6 fp64 and 0.91x at p 8 fp64 (H100,
+  // perf/RESULTS.md, 2026-11-23; 2 columns without the cap, the cap with 1 column, 8 rows,
+  // and a restructured gather with or without the matrix in scratch were slower).
   using M2LGroupedLaunchBounds = Kokkos::LaunchBounds<128, 8>;
   static constexpr std::size_t m2l_capped_scratch_bytes = 24 * 1024;
-  static constexpr std::size_t m2l_scratch_bytes = 40 * 1024;
+  static constexpr std::size_t m2l_scratch_bytes = 24 * 1024;
   static constexpr int m2l_max_product_columns = 64;
   static constexpr bool m2l_kokkos_kernels_gemm = false;
   static constexpr int m2l_row_tile = 4;
-  static constexpr int m2l_column_tile = 1;
+  static constexpr int m2l_column_tile = 2;
+  // Each gathered value loaded inside the loop over the tile's columns: the host's form
+  // (Tuning.hpp) was not faster here (perf/RESULTS.md, 2026-11-23).
+  static constexpr bool m2l_preload_tile_columns = false;
   static constexpr std::size_t m2l_matrix_scratch_bytes = 16 * 1024;
   static constexpr int m2l_grouped_max_order = 8;
   static constexpr int m2l_rotation_min_order = 9;
