@@ -621,7 +621,7 @@ private:
       memory.take(space, _locals, "kfmm::Fmm::locals", _target_tree.numCells(), coefficients());
     if (shiftsByMatrices<ExecutionSpace>())
       _shift_matrices = detail::buildShiftMatrices<Real, ExecutionSpace, MemorySpace>(
-          space, *_memory, order(), detail::Tuning<ExecutionSpace>::expansionTeamSize(order()));
+          space, memory, order(), detail::Tuning<ExecutionSpace>::expansionTeamSize(order()));
   }
 
   /// Whether M2M and L2L run as matrix products (kernels/ShiftMatrices.hpp): the backend's
