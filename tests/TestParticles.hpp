@@ -9,6 +9,7 @@
 
 #include <Kokkos_Core.hpp>
 
+#include <algorithm>
 #include <cstdint>
 
 namespace kfmm::test
@@ -40,6 +41,15 @@ template <class View>
 auto onHost(View const &v)
 {
   return Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, v);
+}
+
+/// Whether two contiguous Views hold the same values (compared on the host), sizes included.
+template <class ViewA, class ViewB>
+bool sameContents(ViewA const &a, ViewB const &b)
+{
+  auto const ha = onHost(a);
+  auto const hb = onHost(b);
+  return ha.size() == hb.size() && std::equal(ha.data(), ha.data() + ha.size(), hb.data());
 }
 
 /// N positions of distribution `d` (kfmm::generate, seeded).

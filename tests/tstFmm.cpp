@@ -219,13 +219,14 @@ TEMPLATE_LIST_TEST_CASE("grouped, rotation and per-pair M2L agree to rounding", 
   // The automatic choice follows the backend's tuning data (on a few particles: high orders).
   auto const few = Kokkos::subview(p.x, Kokkos::make_pair(0, 500), Kokkos::ALL);
   using Tune = kfmm::detail::Tuning<Space>;
+  int const rotation_from = kfmm::detail::rotationM2LMinOrder<Tune, Real>();
   for (int order : {Tune::m2l_grouped_max_order, Tune::m2l_grouped_max_order + 1,
-                    Tune::m2l_rotation_min_order - 1, Tune::m2l_rotation_min_order})
+                    rotation_from - 1, rotation_from})
   {
     options.order = order;
     options.m2l_variant = kfmm::M2LVariant::automatic;
     kfmm::Fmm<Real, Memory> fmm(space, few, options);
-    char const *expected = order >= Tune::m2l_rotation_min_order   ? "rotation"
+    char const *expected = order >= rotation_from                 ? "rotation"
                            : order <= Tune::m2l_grouped_max_order ? "grouped"
                                                                   : "per-pair";
     CAPTURE(order);

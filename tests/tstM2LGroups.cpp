@@ -173,6 +173,38 @@ TEMPLATE_LIST_TEST_CASE("grouped M2L list holds the same pairs, one class per ch
   CHECK(per_pair == groups.per_pair_entries);
 }
 
+TEMPLATE_LIST_TEST_CASE("grouped M2L list is the same with 32- and 64-bit sort keys",
+                        "[m2l][groups]", kfmm::test::Spaces)
+{
+  // The lists of this size take 32-bit keys; 64-bit ones, which large trees need, must give
+  // the same groups entry for entry.
+  using Memory = typename TestType::memory_space;
+  typename TestType::execution_space space;
+  auto const distribution = GENERATE(kfmm::Distribution::uniform, kfmm::Distribution::plummer);
+  auto const block_rows = GENERATE(1, 16, 64);
+  CAPTURE(kfmm::distributionName(distribution), block_rows);
+  auto const x = kfmm::test::generated<TestType>(distribution, 6000);
+  auto const tree = kfmm::tree::buildOctree(space, x, 8);
+  auto const lists = kfmm::tree::buildInteractionLists(space, tree, 0.5);
+  auto &memory = kfmm::detail::Workspace<Memory>::direct();
+  using kfmm::tree::detail::SortKeyWidth;
+  auto const fitted = kfmm::tree::detail::groupM2LIn(space, memory, tree, tree, lists.m2l,
+                                                     block_rows, 4, SortKeyWidth::fitted);
+  auto const wide = kfmm::tree::detail::groupM2LIn(space, memory, tree, tree, lists.m2l,
+                                                   block_rows, 4, SortKeyWidth::wide);
+  REQUIRE(lists.m2l.size > 0);
+  CHECK(fitted.num_classes == wide.num_classes);
+  CHECK(fitted.num_chunks == wide.num_chunks);
+  CHECK(fitted.per_pair_entries == wide.per_pair_entries);
+  using kfmm::test::sameContents;
+  CHECK(sameContents(fitted.class_keys, wide.class_keys));
+  CHECK(sameContents(fitted.sources, wide.sources));
+  CHECK(sameContents(fitted.rows, wide.rows));
+  CHECK(sameContents(fitted.chunk_begin, wide.chunk_begin));
+  CHECK(sameContents(fitted.chunk_classes, wide.chunk_classes));
+  CHECK(sameContents(fitted.block_chunks, wide.block_chunks));
+}
+
 TEST_CASE("the M2L of a mirrored offset is the mirrored M2L", "[m2l][mirror]")
 {
   // T(F o) = D_F T(o) D_F for each of the 8 reflections F (tree::mirrorSign).

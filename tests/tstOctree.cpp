@@ -27,11 +27,7 @@ using Catch::Matchers::ContainsSubstring;
 namespace
 {
 
-template <class View>
-auto toHost(View const &v)
-{
-  return Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, v);
-}
+using kfmm::test::onHost;
 
 /// Every structural property the tree promises, checked on the host.
 template <class Tree, class HostPositions>
@@ -40,18 +36,18 @@ void checkOctree(Tree const &tree, HostPositions const &x, int leaf_size)
   using kfmm::tree::max_level;
   using kfmm::tree::MortonKey;
   int const n = static_cast<int>(x.extent(0));
-  auto const keys = toHost(tree.keys);
-  auto const perm = toHost(tree.permutation);
-  auto const cell_keys = toHost(tree.cell_keys);
-  auto const level = toHost(tree.level);
-  auto const centre = toHost(tree.centre);
-  auto const radius = toHost(tree.radius);
-  auto const begin = toHost(tree.particle_begin);
-  auto const end = toHost(tree.particle_end);
-  auto const first_child = toHost(tree.first_child);
-  auto const child_count = toHost(tree.child_count);
-  auto const parent = toHost(tree.parent);
-  auto const leaves = toHost(tree.leaves);
+  auto const keys = onHost(tree.keys);
+  auto const perm = onHost(tree.permutation);
+  auto const cell_keys = onHost(tree.cell_keys);
+  auto const level = onHost(tree.level);
+  auto const centre = onHost(tree.centre);
+  auto const radius = onHost(tree.radius);
+  auto const begin = onHost(tree.particle_begin);
+  auto const end = onHost(tree.particle_end);
+  auto const first_child = onHost(tree.first_child);
+  auto const child_count = onHost(tree.child_count);
+  auto const parent = onHost(tree.parent);
+  auto const leaves = onHost(tree.leaves);
   auto const &offsets = tree.level_offsets;
   auto const &cube = tree.cube;
 
@@ -197,7 +193,7 @@ TEMPLATE_LIST_TEST_CASE("octree invariants on the five distributions", "[tree][o
   typename TestType::execution_space space;
   auto const x = generated<TestType>(distribution, n);
   auto const tree = kfmm::tree::buildOctree(space, x, leaf_size);
-  checkOctree(tree, toHost(x), leaf_size);
+  checkOctree(tree, onHost(x), leaf_size);
   CHECK(tree.depth() >= 1);
 }
 
@@ -215,7 +211,7 @@ TEMPLATE_LIST_TEST_CASE("octree from keys sorted on the host equals the full bui
   auto const cube = kfmm::tree::boundingCube(space, x);
   Kokkos::View<kfmm::tree::MortonKey *, Memory> keys("kfmm::test::keys", n);
   kfmm::tree::computeMortonKeys(space, cube, x, keys);
-  auto keys_h = toHost(keys);
+  auto keys_h = onHost(keys);
   std::vector<std::pair<kfmm::tree::MortonKey, std::uint32_t>> pairs(n);
   for (std::size_t i = 0; i < n; ++i)
     pairs[i] = {keys_h(i), static_cast<std::uint32_t>(i)};
@@ -233,24 +229,19 @@ TEMPLATE_LIST_TEST_CASE("octree from keys sorted on the host equals the full bui
 
   auto const from_keys =
       kfmm::tree::buildOctreeFromSortedKeys(space, x, cube, keys, perm, leaf_size);
-  checkOctree(from_keys, toHost(x), leaf_size);
+  checkOctree(from_keys, onHost(x), leaf_size);
   auto const full = kfmm::tree::buildOctree(space, x, leaf_size);
   REQUIRE(full.level_offsets == from_keys.level_offsets);
-  auto const same = [](auto const &a, auto const &b) {
-    auto const ha = toHost(a);
-    auto const hb = toHost(b);
-    REQUIRE(ha.size() == hb.size());
-    return std::equal(ha.data(), ha.data() + ha.size(), hb.data());
-  };
-  CHECK(same(full.keys, from_keys.keys));
-  CHECK(same(full.permutation, from_keys.permutation));
-  CHECK(same(full.cell_keys, from_keys.cell_keys));
-  CHECK(same(full.particle_begin, from_keys.particle_begin));
-  CHECK(same(full.particle_end, from_keys.particle_end));
-  CHECK(same(full.first_child, from_keys.first_child));
-  CHECK(same(full.parent, from_keys.parent));
-  CHECK(same(full.radius, from_keys.radius));
-  CHECK(same(full.leaves, from_keys.leaves));
+  using kfmm::test::sameContents;
+  CHECK(sameContents(full.keys, from_keys.keys));
+  CHECK(sameContents(full.permutation, from_keys.permutation));
+  CHECK(sameContents(full.cell_keys, from_keys.cell_keys));
+  CHECK(sameContents(full.particle_begin, from_keys.particle_begin));
+  CHECK(sameContents(full.particle_end, from_keys.particle_end));
+  CHECK(sameContents(full.first_child, from_keys.first_child));
+  CHECK(sameContents(full.parent, from_keys.parent));
+  CHECK(sameContents(full.radius, from_keys.radius));
+  CHECK(sameContents(full.leaves, from_keys.leaves));
 }
 
 TEMPLATE_LIST_TEST_CASE("octree of degenerate inputs", "[tree][octree]", kfmm::test::Configs)
@@ -262,7 +253,7 @@ TEMPLATE_LIST_TEST_CASE("octree of degenerate inputs", "[tree][octree]", kfmm::t
   {
     Positions<TestType> x("kfmm::test::positions", 0);
     auto const tree = kfmm::tree::buildOctree(space, x, 4);
-    checkOctree(tree, toHost(x), 4);
+    checkOctree(tree, onHost(x), 4);
     CHECK(tree.depth() == -1);
   }
   SECTION("one particle")
@@ -273,7 +264,7 @@ TEMPLATE_LIST_TEST_CASE("octree of degenerate inputs", "[tree][octree]", kfmm::t
       h(0, 2) = Real(7);
     });
     auto const tree = kfmm::tree::buildOctree(space, x, 1);
-    checkOctree(tree, toHost(x), 1);
+    checkOctree(tree, onHost(x), 1);
     CHECK(tree.numCells() == 1);
     CHECK(tree.numLeaves() == 1);
   }
@@ -286,7 +277,7 @@ TEMPLATE_LIST_TEST_CASE("octree of degenerate inputs", "[tree][octree]", kfmm::t
       h(1, 1) = h(1, 2) = Real(0.5);
     });
     auto const tree = kfmm::tree::buildOctree(space, x, 1);
-    checkOctree(tree, toHost(x), 1);
+    checkOctree(tree, onHost(x), 1);
     CHECK(tree.numLeaves() == 2);
   }
   SECTION("all particles at one point: one chain down to level 21")
@@ -300,7 +291,7 @@ TEMPLATE_LIST_TEST_CASE("octree of degenerate inputs", "[tree][octree]", kfmm::t
       }
     });
     auto const tree = kfmm::tree::buildOctree(space, x, 4);
-    checkOctree(tree, toHost(x), 4);
+    checkOctree(tree, onHost(x), 4);
     CHECK(tree.depth() == kfmm::tree::max_level);
     CHECK(tree.numCells() == kfmm::tree::max_level + 1);
     CHECK(tree.numLeaves() == 1);
@@ -318,7 +309,7 @@ TEMPLATE_LIST_TEST_CASE("octree of degenerate inputs", "[tree][octree]", kfmm::t
       }
     });
     auto const tree = kfmm::tree::buildOctree(space, x, 8);
-    checkOctree(tree, toHost(x), 8);
+    checkOctree(tree, onHost(x), 8);
     CHECK(tree.depth() >= 15);
   }
 }
@@ -330,7 +321,7 @@ TEMPLATE_LIST_TEST_CASE("octree of a deep Plummer sphere", "[tree][octree]", kfm
   auto const tree = kfmm::tree::buildOctree(space, x, 1);
   CAPTURE(tree.depth(), tree.numCells(), tree.numLeaves());
   CHECK(tree.depth() > 15);
-  checkOctree(tree, toHost(x), 1);
+  checkOctree(tree, onHost(x), 1);
 }
 
 TEMPLATE_LIST_TEST_CASE("octree rejects bad input with a message naming it",
@@ -352,7 +343,7 @@ TEMPLATE_LIST_TEST_CASE("octree rejects bad input with a message naming it",
   SECTION("NaN or Inf coordinates name the first bad index")
   {
     auto const bad = GENERATE_COPY(nan, inf, -inf);
-    auto h = toHost(x);
+    auto h = onHost(x);
     h(71, 1) = bad;
     h(42, 2) = bad;
     Positions<TestType> y("kfmm::test::positions", 100);

@@ -773,7 +773,7 @@ private:
   {
     if (_options.m2l_variant != M2LVariant::automatic)
       return _options.m2l_variant;
-    return detail::automaticM2LVariant<detail::Tuning<ExecutionSpace>>(order());
+    return detail::automaticM2LVariant<detail::Tuning<ExecutionSpace>, Real>(order());
   }
 
   /// Estimated flops of the M2L: the pairs of each operator times its cost.

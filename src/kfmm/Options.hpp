@@ -136,15 +136,24 @@ inline void validate(Options const &o, std::string const &where)
           "their defaults");
 }
 
-/// The backend's measured choice of M2L variant at order p (its tuning data `Tuning`): the
-/// rotation M2L from order m2l_rotation_min_order, below it the grouped M2L up to order
-/// m2l_grouped_max_order, the per-pair M2L between them.
-template <class Tuning>
+/// The lowest order at which the backend (its tuning data `Tuning`) runs the rotation M2L in
+/// precision Real.
+template <class Tuning, class Real>
+constexpr int rotationM2LMinOrder()
+{
+  return std::is_same<Real, float>::value ? Tuning::m2l_rotation_min_order_float
+                                          : Tuning::m2l_rotation_min_order_double;
+}
+
+/// The backend's measured choice of M2L variant at order p in precision Real (its tuning
+/// data `Tuning`): the rotation M2L from order rotationM2LMinOrder, below it the grouped M2L
+/// up to order m2l_grouped_max_order, the per-pair M2L between them.
+template <class Tuning, class Real>
 constexpr M2LVariant automaticM2LVariant(int p)
 {
-  return p >= Tuning::m2l_rotation_min_order ? M2LVariant::rotation
-         : p <= Tuning::m2l_grouped_max_order ? M2LVariant::grouped
-                                              : M2LVariant::per_pair;
+  return p >= rotationM2LMinOrder<Tuning, Real>() ? M2LVariant::rotation
+         : p <= Tuning::m2l_grouped_max_order     ? M2LVariant::grouped
+                                                  : M2LVariant::per_pair;
 }
 
 /// `options` with what it leaves to the backend filled in from the tuning data `Tuning` of

@@ -71,8 +71,9 @@ struct Tuning : HostLeafSizes
   /// which copies a class matrix to team scratch when it takes at most
   /// m2l_matrix_scratch_bytes. It is the automatic choice up to order m2l_grouped_max_order
   /// while its class matrices (n^2 reals per class, n = (p+1)(p+2)) take at most
-  /// m2l_matrix_budget_bytes (beyond, the rotation M2L runs); from m2l_rotation_min_order
-  /// the rotation M2L is (Options.hpp, automaticM2LVariant). A class gets a matrix when it
+  /// m2l_matrix_budget_bytes (beyond, the rotation M2L runs); from
+  /// m2l_rotation_min_order_float / _double (by the solver's precision) the rotation M2L is
+  /// (Options.hpp, automaticM2LVariant). A class gets a matrix when it
   /// has at least n / m2l_min_class_fraction pairs (building its matrix costs n
   /// translations); the pairs of rarer classes are translated one at a time.
   /// The product's register tile is m2l_row_tile rows by m2l_column_tile columns.
@@ -85,6 +86,9 @@ struct Tuning : HostLeafSizes
   /// 1.92 s), where its O(p^3) begins to win.
   static constexpr int m2l_block_rows = 64;
   static constexpr int m2lGroupedTeamSize(int /*p*/) { return 1; }
+  /// Threads per team of the grouping's per-block kernels (tree/M2LGroups.hpp), a power of
+  /// two (Kokkos' team scan on CUDA requires one).
+  static constexpr int m2l_grouping_team_size = 1;
   /// The grouped M2L kernel's Kokkos::LaunchBounds (a register cap on GPUs) for teams whose
   /// scratch takes at most m2l_capped_scratch_bytes; larger teams launch without: none here.
   using M2LGroupedLaunchBounds = Kokkos::LaunchBounds<>;
@@ -101,7 +105,8 @@ struct Tuning : HostLeafSizes
   static constexpr bool m2l_preload_tile_columns = true;
   static constexpr std::size_t m2l_matrix_scratch_bytes = 0;
   static constexpr int m2l_grouped_max_order = 15;
-  static constexpr int m2l_rotation_min_order = 16;
+  static constexpr int m2l_rotation_min_order_float = 16;
+  static constexpr int m2l_rotation_min_order_double = 16;
   /// M2M and L2L as matrix products (kernels/ShiftMatrices.hpp) up to this order; above,
   /// each child's shift is built on the fly (m2mTeam, l2lTeam).
   static constexpr int shift_matrix_max_order = 24;

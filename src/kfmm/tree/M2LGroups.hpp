@@ -24,14 +24,18 @@
 // classes of adaptive trees (cross-level pairs, far outliers) from costing a matrix each:
 // it bounds the classes by entries / min_class_entries. The list's rows are cut into
 // blocks of `block_rows` consecutive target cells; inside a block the entries are sorted by
-// class with the stable radix sort, so each run of one class keeps the list's target order
-// (a target has at most one entry per mirror image of the class, and they are adjacent) and
-// becomes one matrix product. Runs are "chunks"; each block owns a contiguous range of
-// chunks. An entry keeps only what varies inside a chunk, in six bytes: its source cell and
-// its target's row in the block with the mirror bits of its offset (a chunk's class is
-// stored once per chunk), so the groups cost less than the list they replace.
+// class, then target row and mirror bits, with the stable radix sort, so each run of one
+// class lists its targets in order (a target has at most one entry per mirror image of the
+// class, and they are adjacent) and becomes one matrix product. Runs are "chunks"; each
+// block owns a contiguous range of chunks. An entry keeps only what varies inside a chunk,
+// in six bytes: its source cell and its target's row in the block with the mirror bits of
+// its offset (a chunk's class is stored once per chunk), so the groups cost less than the
+// list they replace. Both travel through the sort, as its value and in its key's low bits,
+// and a block's sorted entries are the list's entries of its rows, so the chunks are found
+// block by block (EntryKeyLayout, CountChunks, EmitChunks).
 
 #include <kfmm/detail/ScopedRegion.hpp>
+#include <kfmm/detail/Tuning.hpp>
 #include <kfmm/detail/Validation.hpp>
 #include <kfmm/detail/Workspace.hpp>
 #include <kfmm/tree/InteractionLists.hpp>
@@ -179,7 +183,13 @@ struct ClassOfPair
   }
 };
 
-/// Row league rank of the M2L list: each entry's target and class key, counted per class.
+/// Row league rank of the M2L list: each entry's class key times 8 plus its mirror bits
+/// (ClassOfPair), and into key_counts how many entries each dense key has, counted up to
+/// `min_entries` only: the numbering asks no more than whether a key reaches it. Counting
+/// every entry queued all of them on the atomics of the few hundred keys of a uniform tree
+/// (0.34 ms of the build at 1e6 particles on an H100, perf/RESULTS.md 2026-11-24); once a
+/// key is seen at the threshold (a volatile read, which may be late but never early) its
+/// entries skip the atomic. A count may pass `min_entries` by the entries in flight.
 template <class ExecutionSpace, class MemorySpace>
 struct ClassifyEntries
 {
@@ -188,9 +198,9 @@ struct ClassifyEntries
   ClassOfPair<MemorySpace> class_of;
   Kokkos::View<std::int64_t *, MemorySpace> offsets;
   Kokkos::View<int *, MemorySpace> list_sources;
-  Kokkos::View<int *, MemorySpace> entry_targets;
   Kokkos::View<int *, MemorySpace> entry_keys;
-  Kokkos::View<int *, MemorySpace> key_index;
+  Kokkos::View<int *, MemorySpace> key_counts;
+  int min_entries;
 
   KOKKOS_INLINE_FUNCTION void operator()(Team const &team) const
   {
@@ -198,10 +208,12 @@ struct ClassifyEntries
     Kokkos::parallel_for(Kokkos::TeamThreadRange(team, offsets(row), offsets(row + 1)),
                          [&](std::int64_t e) {
                            int const key = class_of(row, list_sources(e));
-                           entry_targets(e) = row;
                            entry_keys(e) = key;
-                           if (key >= 0)
-                             Kokkos::atomic_increment(&key_index(key / 8));
+                           if (key < 0)
+                             return;
+                           int *const count = &key_counts(key / 8);
+                           if (*static_cast<int volatile *>(count) < min_entries)
+                             Kokkos::atomic_increment(count);
                          });
   }
 };
@@ -238,112 +250,275 @@ struct ClassKeys
   }
 };
 
-/// Entry e's sort key (block, class + 1), 0 for no class, and order(e) = e.
-template <class MemorySpace>
+/// The bit fields of an entry's sort key, from the highest: its block, its class slot
+/// (class + 1; 0 for a pair translated on its own, which so comes first in its block), its
+/// target's row in the block and the mirror bits of its offset (0 for a pair on its own).
+/// The low two fields are exactly the entry's M2LGroups::rows value, which so travels
+/// through the sort in the key instead of being gathered after it; ordering by them inside
+/// a class keeps each target's entries adjacent, as the product needs.
+struct EntryKeyLayout
+{
+  int row_bits;   ///< bits of the row in the block
+  int class_bits; ///< bits of the class slot
+  int block_bits; ///< bits of the block
+
+  /// Bits below the class slot: the M2LGroups::rows value.
+  KOKKOS_INLINE_FUNCTION int rowShift() const { return row_bits + 3; }
+  KOKKOS_INLINE_FUNCTION int keyBits() const { return rowShift() + class_bits + block_bits; }
+  KOKKOS_INLINE_FUNCTION std::uint64_t slotMask() const
+  {
+    return (std::uint64_t(1) << class_bits) - 1;
+  }
+
+  template <class Key>
+  KOKKOS_INLINE_FUNCTION Key key(int block, int slot, int row, int mirror) const
+  {
+    return ((((Key(block) << class_bits) | Key(slot)) << row_bits | Key(row)) << 3) |
+           Key(mirror);
+  }
+  /// The (block, class slot) part of a key: equal for the entries of one chunk.
+  template <class Key>
+  KOKKOS_INLINE_FUNCTION Key chunkOf(Key key) const
+  {
+    return key >> rowShift();
+  }
+  /// Whether sorted entry e, of a block whose entries begin at `first`, starts a chunk.
+  template <class Keys>
+  KOKKOS_INLINE_FUNCTION bool startsChunk(Keys const &keys, std::int64_t e,
+                                          std::int64_t first) const
+  {
+    return e == first || chunkOf(keys(e)) != chunkOf(keys(e - 1));
+  }
+  /// The class of a key's chunk, -1 for pairs translated on their own.
+  template <class Key>
+  KOKKOS_INLINE_FUNCTION int classOf(Key key) const
+  {
+    return static_cast<int>(chunkOf(key) & slotMask()) - 1;
+  }
+  template <class Key>
+  KOKKOS_INLINE_FUNCTION std::uint16_t rowOf(Key key) const
+  {
+    return static_cast<std::uint16_t>(key & ((Key(1) << rowShift()) - 1));
+  }
+};
+
+/// Row league rank of the M2L list: each entry's sort key (EntryKeyLayout) and, as the
+/// sort's value, its source cell.
+template <class ExecutionSpace, class MemorySpace, class Key>
 struct EntrySortKeys
 {
+  using Team = typename Kokkos::TeamPolicy<ExecutionSpace>::member_type;
+
+  Kokkos::View<std::int64_t *, MemorySpace> offsets;
+  Kokkos::View<int *, MemorySpace> list_sources;
   Kokkos::View<int *, MemorySpace> entry_keys;
   Kokkos::View<int *, MemorySpace> key_index;
-  Kokkos::View<int *, MemorySpace> entry_targets;
-  Kokkos::View<std::uint64_t *, MemorySpace> sort_keys;
-  Kokkos::View<std::uint32_t *, MemorySpace> order;
+  Kokkos::View<Key *, MemorySpace> sort_keys;
+  Kokkos::View<std::uint32_t *, MemorySpace> values;
+  EntryKeyLayout layout;
   int block_rows;
-  int class_bits;
 
-  KOKKOS_INLINE_FUNCTION void operator()(std::int64_t e) const
+  KOKKOS_INLINE_FUNCTION void operator()(Team const &team) const
   {
-    int const key = entry_keys(e);
-    bool const grouped = key >= 0 && key_index(key / 8 + 1) != key_index(key / 8);
-    std::uint64_t const slot = grouped ? std::uint64_t(key_index(key / 8)) + 1 : 0;
-    sort_keys(e) = (std::uint64_t(entry_targets(e) / block_rows) << class_bits) | slot;
-    order(e) = static_cast<std::uint32_t>(e);
+    int const row = team.league_rank();
+    int const block = row / block_rows;
+    int const row_in_block = row - block * block_rows;
+    Kokkos::parallel_for(
+        Kokkos::TeamThreadRange(team, offsets(row), offsets(row + 1)), [&](std::int64_t e) {
+          int const key = entry_keys(e);
+          bool const grouped = key >= 0 && key_index(key / 8 + 1) != key_index(key / 8);
+          int const slot = grouped ? key_index(key / 8) + 1 : 0;
+          sort_keys(e) = layout.key<Key>(block, slot, row_in_block, grouped ? key % 8 : 0);
+          values(e) = static_cast<std::uint32_t>(list_sources(e));
+        });
   }
 };
 
-/// Sorted entry e: its source, its target's row in the block with the mirror bits, whether
-/// it starts a chunk, and into `fallback` whether it is translated on its own.
+/// Where block b's entries are: a block's rows are consecutive, so its sorted entries are
+/// the list's entries of those rows, offsets(first row) .. offsets(first row of b + 1).
 template <class MemorySpace>
-struct GatherEntries
+KOKKOS_INLINE_FUNCTION Kokkos::pair<std::int64_t, std::int64_t>
+blockEntries(Kokkos::View<std::int64_t *, MemorySpace> const &offsets, int block, int block_rows,
+             int num_rows)
 {
-  Kokkos::View<std::uint32_t *, MemorySpace> order;
-  Kokkos::View<int *, MemorySpace> entry_targets;
-  Kokkos::View<int *, MemorySpace> entry_keys;
-  Kokkos::View<int *, MemorySpace> list_sources;
-  Kokkos::View<std::uint64_t *, MemorySpace> sort_keys;
-  std::uint64_t slot_mask;
-  int block_rows;
-  Kokkos::View<int *, MemorySpace> sources;
-  Kokkos::View<std::uint16_t *, MemorySpace> rows;
-  Kokkos::View<std::int64_t *, MemorySpace> chunk_of;
+  int const first = block * block_rows;
+  int const last = first + block_rows < num_rows ? first + block_rows : num_rows;
+  return {offsets(first), offsets(last)};
+}
 
-  KOKKOS_INLINE_FUNCTION void operator()(std::int64_t e, std::int64_t &fallback) const
-  {
-    std::uint32_t const from = order(e);
-    sources(e) = list_sources(from);
-    bool const per_pair = (sort_keys(e) & slot_mask) == 0;
-    int const mirror = per_pair ? 0 : entry_keys(from) % 8;
-    rows(e) = static_cast<std::uint16_t>((entry_targets(from) % block_rows) * 8 + mirror);
-    chunk_of(e) = (e == 0 || sort_keys(e) != sort_keys(e - 1)) ? 1 : 0;
-    fallback += per_pair ? 1 : 0;
-  }
-};
-
-/// chunk_of(e) = the number of chunks that start before entry e (chunk_of(size): all).
-template <class MemorySpace>
-struct NumberChunks
+/// Block league rank, after the sort: its entries' rows (the low bits of their keys), its
+/// number of chunks (runs of one class) into chunk_counts(b), and its entries translated on
+/// their own added to chunk_counts(num_blocks + 1).
+template <class ExecutionSpace, class MemorySpace, class Key>
+struct CountChunks
 {
-  Kokkos::View<std::int64_t *, MemorySpace> chunk_of;
-  std::int64_t size;
+  using Team = typename Kokkos::TeamPolicy<ExecutionSpace>::member_type;
 
-  KOKKOS_INLINE_FUNCTION void operator()(std::int64_t e, std::int64_t &running, bool final) const
-  {
-    std::int64_t const starts = e < size ? chunk_of(e) : 0;
-    if (final)
-      chunk_of(e) = running;
-    running += starts;
-  }
-};
-
-/// chunk_begin(chunk_of(e)) = e where a chunk starts at entry e, and that chunk's class
-/// (its sort keys' class slot - 1); chunk_begin(num_chunks) = size.
-template <class MemorySpace>
-struct ChunkBegin
-{
-  Kokkos::View<std::int64_t *, MemorySpace> chunk_of;
-  Kokkos::View<std::uint64_t *, MemorySpace> sort_keys;
-  std::uint64_t slot_mask;
-  Kokkos::View<std::int64_t *, MemorySpace> chunk_begin;
-  Kokkos::View<int *, MemorySpace> chunk_classes;
-  std::int64_t num_chunks;
-  std::int64_t size;
-
-  KOKKOS_INLINE_FUNCTION void operator()(std::int64_t e) const
-  {
-    if (e == size)
-      chunk_begin(num_chunks) = size;
-    else if (chunk_of(e + 1) != chunk_of(e))
-    {
-      chunk_begin(chunk_of(e)) = e;
-      chunk_classes(chunk_of(e)) = static_cast<int>(sort_keys(e) & slot_mask) - 1;
-    }
-  }
-};
-
-/// block_chunks(b) = the first chunk of block b (the chunk of its first row's first entry).
-template <class MemorySpace>
-struct BlockChunks
-{
   Kokkos::View<std::int64_t *, MemorySpace> offsets;
-  Kokkos::View<std::int64_t *, MemorySpace> chunk_of;
-  Kokkos::View<std::int64_t *, MemorySpace> block_chunks;
+  Kokkos::View<Key *, MemorySpace> sort_keys;
+  Kokkos::View<std::uint16_t *, MemorySpace> rows;
+  Kokkos::View<std::int64_t *, MemorySpace> chunk_counts;
+  EntryKeyLayout layout;
   int block_rows;
   int num_rows;
 
-  KOKKOS_INLINE_FUNCTION void operator()(int b) const
+  KOKKOS_INLINE_FUNCTION void operator()(Team const &team) const
   {
-    int const row = b * block_rows < num_rows ? b * block_rows : num_rows;
-    block_chunks(b) = chunk_of(offsets(row));
+    int const block = team.league_rank();
+    auto const range = blockEntries(offsets, block, block_rows, num_rows);
+    std::int64_t chunks = 0, per_pair = 0;
+    Kokkos::parallel_reduce(
+        Kokkos::TeamThreadRange(team, range.first, range.second),
+        [&](std::int64_t e, std::int64_t &starts) {
+          rows(e) = layout.rowOf(sort_keys(e));
+          starts += layout.startsChunk(sort_keys, e, range.first) ? 1 : 0;
+        },
+        chunks);
+    // Kokkos 3.4's CUDA team reduction leaves its result in shared memory that the next one
+    // overwrites before every warp has read it (a race that compute-sanitizer's racecheck
+    // reports, and a run under it ended in an illegal memory access): every thread waits here.
+    team.team_barrier();
+    // The entries translated on their own sort first in the block (class slot 0).
+    Kokkos::parallel_reduce(
+        Kokkos::TeamThreadRange(team, range.first, range.second),
+        [&](std::int64_t e, std::int64_t &alone) {
+          alone += layout.classOf(sort_keys(e)) < 0 ? 1 : 0;
+        },
+        per_pair);
+    Kokkos::single(Kokkos::PerTeam(team), [&] {
+      chunk_counts(block) = chunks;
+      if (per_pair > 0)
+        Kokkos::atomic_add(&chunk_counts(chunk_counts.extent(0) - 1), per_pair);
+    });
   }
+};
+
+/// The exclusive scan of the blocks' chunk counts, in place over num_blocks + 1 entries:
+/// block_chunks(b), and block_chunks(num_blocks) = the number of chunks.
+template <class MemorySpace>
+struct NumberBlockChunks
+{
+  Kokkos::View<std::int64_t *, MemorySpace> chunk_counts;
+  int num_blocks;
+
+  KOKKOS_INLINE_FUNCTION void operator()(int b, std::int64_t &running, bool final) const
+  {
+    std::int64_t const chunks = b < num_blocks ? chunk_counts(b) : 0;
+    if (final)
+      chunk_counts(b) = running;
+    running += chunks;
+  }
+};
+
+/// Block league rank: chunk_begin and chunk_classes of its chunks, numbered from
+/// block_chunks(b) by a team scan over its entries; team num_blocks writes
+/// chunk_begin(num_chunks) = the number of entries.
+template <class ExecutionSpace, class MemorySpace, class Key>
+struct EmitChunks
+{
+  using Team = typename Kokkos::TeamPolicy<ExecutionSpace>::member_type;
+
+  Kokkos::View<std::int64_t *, MemorySpace> offsets;
+  Kokkos::View<Key *, MemorySpace> sort_keys;
+  Kokkos::View<std::int64_t *, MemorySpace> block_chunks;
+  Kokkos::View<std::int64_t *, MemorySpace> chunk_begin;
+  Kokkos::View<int *, MemorySpace> chunk_classes;
+  EntryKeyLayout layout;
+  int block_rows;
+  int num_rows;
+  int num_blocks;
+
+  KOKKOS_INLINE_FUNCTION void operator()(Team const &team) const
+  {
+    int const block = team.league_rank();
+    if (block == num_blocks)
+    {
+      Kokkos::single(Kokkos::PerTeam(team), [&] {
+        chunk_begin(block_chunks(num_blocks)) = offsets(num_rows);
+      });
+      return;
+    }
+    auto const range = blockEntries(offsets, block, block_rows, num_rows);
+    std::int64_t const first_chunk = block_chunks(block);
+    Kokkos::parallel_scan(Kokkos::TeamThreadRange(team, range.first, range.second),
+                          [&](std::int64_t e, std::int64_t &chunk, bool final) {
+                            bool const starts = layout.startsChunk(sort_keys, e, range.first);
+                            if (final && starts)
+                            {
+                              chunk_begin(first_chunk + chunk) = e;
+                              chunk_classes(first_chunk + chunk) = layout.classOf(sort_keys(e));
+                            }
+                            chunk += starts ? 1 : 0;
+                          });
+  }
+};
+
+/// The sort and the chunks of groupM2LIn with sort keys of type Key (32 bits when they fit,
+/// which halves the sort's key traffic, else 64).
+template <class Key, class ExecutionSpace, class MemorySpace>
+void sortIntoChunks(ExecutionSpace const &space, kfmm::detail::Workspace<MemorySpace> &memory,
+                    CsrList<MemorySpace> const &m2l, Kokkos::View<int *, MemorySpace> entry_keys,
+                    Kokkos::View<int *, MemorySpace> key_index, EntryKeyLayout const &layout,
+                    M2LGroups<MemorySpace> &groups)
+{
+  std::string const prefix = "kfmm::m2l_groups::";
+  using TeamPolicy = Kokkos::TeamPolicy<ExecutionSpace>;
+  auto const size = static_cast<std::size_t>(m2l.size);
+  int const num_rows = m2l.numRows();
+  int const num_blocks = groups.num_blocks;
+  int const block_rows = groups.block_rows;
+  int const block_team_size = kfmm::detail::Tuning<ExecutionSpace>::m2l_grouping_team_size;
+
+  Kokkos::View<Key *, MemorySpace> sort_keys;
+  memory.take(space, sort_keys, prefix + "sort_keys", size);
+  // The sources, sorted in place as the sort's values (cell numbers are not negative).
+  memory.take(space, groups.sources, prefix + "sources", size);
+  Kokkos::View<std::uint32_t *, MemorySpace> const sources(
+      reinterpret_cast<std::uint32_t *>(groups.sources.data()), size);
+  Kokkos::parallel_for("kfmm::m2l_groups::sort_keys", TeamPolicy(space, num_rows, Kokkos::AUTO),
+                       EntrySortKeys<ExecutionSpace, MemorySpace, Key>{
+                           m2l.offsets, m2l.sources, entry_keys, key_index, sort_keys, sources,
+                           layout, block_rows});
+  if (size > 0)
+    sortPairs(space, sort_keys, sources, layout.keyBits(), memory);
+
+  // Chunks per block, scanned into block_chunks; the last two counts (the number of chunks
+  // and of entries translated on their own) reach the host in one copy.
+  Kokkos::View<std::int64_t *, MemorySpace> chunk_counts;
+  memory.take(space, chunk_counts, prefix + "block_chunks", num_blocks + 2);
+  Kokkos::deep_copy(space, chunk_counts, 0);
+  memory.take(space, groups.rows, prefix + "rows", size);
+  Kokkos::parallel_for("kfmm::m2l_groups::count_chunks",
+                       TeamPolicy(space, num_blocks, block_team_size),
+                       CountChunks<ExecutionSpace, MemorySpace, Key>{
+                           m2l.offsets, sort_keys, groups.rows, chunk_counts, layout, block_rows,
+                           num_rows});
+  Kokkos::parallel_scan("kfmm::m2l_groups::number_chunks",
+                        Kokkos::RangePolicy<ExecutionSpace>(space, 0, num_blocks + 1),
+                        NumberBlockChunks<MemorySpace>{chunk_counts, num_blocks});
+  std::int64_t totals[2];
+  Kokkos::deep_copy(Kokkos::View<std::int64_t *, Kokkos::HostSpace>(totals, 2),
+                    Kokkos::subview(chunk_counts, Kokkos::make_pair(num_blocks, num_blocks + 2)));
+  groups.num_chunks = totals[0];
+  groups.per_pair_entries = totals[1];
+  groups.block_chunks = Kokkos::subview(chunk_counts, Kokkos::make_pair(0, num_blocks + 1));
+
+  memory.take(space, groups.chunk_begin, prefix + "chunk_begin", groups.num_chunks + 1);
+  memory.take(space, groups.chunk_classes, prefix + "chunk_classes", groups.num_chunks);
+  Kokkos::parallel_for("kfmm::m2l_groups::chunks",
+                       TeamPolicy(space, num_blocks + 1, block_team_size),
+                       EmitChunks<ExecutionSpace, MemorySpace, Key>{
+                           m2l.offsets, sort_keys, groups.block_chunks, groups.chunk_begin,
+                           groups.chunk_classes, layout, block_rows, num_rows, num_blocks});
+  memory.give(sort_keys);
+}
+
+/// The sort keys' width: the narrowest that holds them, or 64 bits (for the tests, which
+/// check that both give the same groups).
+enum class SortKeyWidth
+{
+  fitted,
+  wide
 };
 
 /// groupM2L (below) with the groups' arrays and the work arrays taken from `memory`, for an
@@ -354,7 +529,8 @@ M2LGroups<MemorySpace> groupM2LIn(ExecutionSpace const &space,
                                   Octree<MemorySpace> const &target_tree,
                                   Octree<MemorySpace> const &source_tree,
                                   CsrList<MemorySpace> const &m2l, int block_rows,
-                                  int min_class_entries)
+                                  int min_class_entries,
+                                  SortKeyWidth width = SortKeyWidth::fitted)
 {
   kfmm::detail::ScopedRegion region("kfmm::tree::groupM2L");
   using Bounds = TranslationClassBounds;
@@ -365,38 +541,26 @@ M2LGroups<MemorySpace> groupM2LIn(ExecutionSpace const &space,
   kfmm::detail::require(block_rows > 0 && block_rows <= M2LGroups<MemorySpace>::max_block_rows,
                         "kfmm::tree::groupM2L",
                         "block_rows must be in [1, 8192], got " + std::to_string(block_rows));
+  kfmm::detail::require(size <= std::int64_t(0xffffffffLL), "kfmm::tree::groupM2L",
+                        "the M2L list is too large to group");
   groups.block_rows = block_rows;
   groups.num_blocks = (num_rows + block_rows - 1) / block_rows;
 
-  // The work arrays of the grouping, all in one array (with a direct workspace each is an
-  // allocation, which costs tens of microseconds and whose release synchronises): per entry
-  // its sort key, chunk number (one more), target, class key and place in the sorted order.
-  std::size_t const n = static_cast<std::size_t>(size);
-  Kokkos::View<std::uint64_t *, MemorySpace> work;
-  memory.take(space, work, prefix + "work", 2 * n + 1 + (3 * n + 1) / 2);
-  Kokkos::View<std::uint64_t *, MemorySpace> sort_keys(work.data(), n);
-  Kokkos::View<std::int64_t *, MemorySpace> chunk_of(
-      reinterpret_cast<std::int64_t *>(work.data() + n), n + 1);
-  auto *const ints = reinterpret_cast<int *>(work.data() + 2 * n + 1);
-  Kokkos::View<int *, MemorySpace> entry_targets(ints, n);
-  Kokkos::View<int *, MemorySpace> entry_keys(ints + n, n);
-  Kokkos::View<std::uint32_t *, MemorySpace> order(reinterpret_cast<std::uint32_t *>(ints + 2 * n),
-                                                   n);
-
-  // The class key of every entry, and how many entries each dense key has.
+  // The class key of every entry, and whether each dense key has min_class_entries.
+  Kokkos::View<int *, MemorySpace> entry_keys;
+  memory.take(space, entry_keys, prefix + "entry_keys", size);
   Kokkos::View<int *, MemorySpace> key_index;
   memory.take(space, key_index, prefix + "key_index", Bounds::count + 1);
   Kokkos::deep_copy(space, key_index, 0);
   detail::ClassOfPair<MemorySpace> const class_of{{target_tree.centre, target_tree.level,
                                                    source_tree.centre, source_tree.level,
                                                    target_tree.cube.side}};
-  auto const offsets = m2l.offsets;
-  auto const list_sources = m2l.sources;
   Kokkos::parallel_for(
       "kfmm::m2l_groups::classify",
       Kokkos::TeamPolicy<ExecutionSpace>(space, num_rows, Kokkos::AUTO),
-      detail::ClassifyEntries<ExecutionSpace, MemorySpace>{class_of, offsets, list_sources,
-                                                           entry_targets, entry_keys, key_index});
+      detail::ClassifyEntries<ExecutionSpace, MemorySpace>{class_of, m2l.offsets, m2l.sources,
+                                                           entry_keys, key_index,
+                                                           min_class_entries});
   Kokkos::parallel_scan(
       "kfmm::m2l_groups::number_classes",
       Kokkos::RangePolicy<ExecutionSpace>(space, 0, Bounds::count + 1),
@@ -408,52 +572,18 @@ M2LGroups<MemorySpace> groupM2LIn(ExecutionSpace const &space,
       "kfmm::m2l_groups::class_keys", Kokkos::RangePolicy<ExecutionSpace>(space, 0, Bounds::count),
       detail::ClassKeys<MemorySpace>{key_index, groups.class_keys});
 
-  // Sort keys (block, class + 1): the per-pair entries (class -1) come first in a block.
-  int const class_bits = detail::bitsFor(std::int64_t(num_classes) + 1);
-  int const key_bits = class_bits + detail::bitsFor(groups.num_blocks);
-  kfmm::detail::require(key_bits <= 64 && size <= std::int64_t(0xffffffffLL),
-                        "kfmm::tree::groupM2L", "the M2L list is too large to group");
-  Kokkos::parallel_for(
-      "kfmm::m2l_groups::sort_keys", Kokkos::RangePolicy<ExecutionSpace>(space, 0, size),
-      detail::EntrySortKeys<MemorySpace>{entry_keys, key_index, entry_targets, sort_keys, order,
-                                         block_rows, class_bits});
-  if (size > 0)
-    sortPairs(space, sort_keys, order, key_bits, memory);
-
-  memory.take(space, groups.sources, prefix + "sources", n);
-  memory.take(space, groups.rows, prefix + "rows", n);
-  std::uint64_t const slot_mask = (std::uint64_t(1) << class_bits) - 1;
-  // A chunk starts where the (block, class) key changes.
-  std::int64_t per_pair = 0;
-  Kokkos::parallel_reduce(
-      "kfmm::m2l_groups::gather", Kokkos::RangePolicy<ExecutionSpace>(space, 0, size),
-      detail::GatherEntries<MemorySpace>{order,     entry_targets, entry_keys,
-                                         list_sources, sort_keys, slot_mask,
-                                         block_rows, groups.sources, groups.rows,
-                                         chunk_of},
-      per_pair);
-  groups.per_pair_entries = per_pair;
-  Kokkos::parallel_scan(
-      "kfmm::m2l_groups::number_chunks", Kokkos::RangePolicy<ExecutionSpace>(space, 0, size + 1),
-      detail::NumberChunks<MemorySpace>{chunk_of, size});
-  Kokkos::deep_copy(groups.num_chunks, Kokkos::subview(chunk_of, size));
-  std::int64_t const num_chunks = groups.num_chunks;
-  memory.take(space, groups.chunk_begin, prefix + "chunk_begin", num_chunks + 1);
-  memory.take(space, groups.chunk_classes, prefix + "chunk_classes", num_chunks);
-  memory.take(space, groups.block_chunks, prefix + "block_chunks", groups.num_blocks + 1);
-  Kokkos::parallel_for(
-      "kfmm::m2l_groups::chunk_begin", Kokkos::RangePolicy<ExecutionSpace>(space, 0, size + 1),
-      detail::ChunkBegin<MemorySpace>{chunk_of, sort_keys, slot_mask, groups.chunk_begin,
-                                      groups.chunk_classes, num_chunks, size});
-  // A block's entries start at the list offset of its first row, which is a chunk start
-  // when the block has entries (and the next block's first chunk when it has none).
-  int const num_blocks = groups.num_blocks;
-  Kokkos::parallel_for(
-      "kfmm::m2l_groups::block_chunks",
-      Kokkos::RangePolicy<ExecutionSpace>(space, 0, num_blocks + 1),
-      detail::BlockChunks<MemorySpace>{offsets, chunk_of, groups.block_chunks, block_rows,
-                                       num_rows});
-  memory.give(work);
+  detail::EntryKeyLayout const layout{detail::bitsFor(block_rows),
+                                      detail::bitsFor(std::int64_t(num_classes) + 1),
+                                      detail::bitsFor(groups.num_blocks)};
+  kfmm::detail::require(layout.keyBits() <= 64, "kfmm::tree::groupM2L",
+                        "the M2L list is too large to group");
+  if (width == SortKeyWidth::fitted && layout.keyBits() <= 32)
+    detail::sortIntoChunks<std::uint32_t>(space, memory, m2l, entry_keys, key_index, layout,
+                                          groups);
+  else
+    detail::sortIntoChunks<std::uint64_t>(space, memory, m2l, entry_keys, key_index, layout,
+                                          groups);
+  memory.give(entry_keys);
   memory.give(key_index);
   return groups;
 }
@@ -463,7 +593,8 @@ M2LGroups<MemorySpace> groupM2LIn(ExecutionSpace const &space,
 /// Regroups the M2L list `m2l` of the cells of `target_tree` against those of `source_tree` (one
 /// tree or two on one cube; see the file comment): blocks of `block_rows` target rows,
 /// entries sorted by class inside each block, classes of at least `min_class_entries`
-/// pairs. Two host synchronisations (the number of classes and of chunks).
+/// pairs. Three host synchronisations (the number of classes, the sort's, and the number of
+/// chunks).
 template <class ExecutionSpace, class MemorySpace>
 M2LGroups<MemorySpace> groupM2L(ExecutionSpace const &space,
                                 Octree<MemorySpace> const &target_tree,

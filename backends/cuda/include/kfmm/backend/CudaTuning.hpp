@@ -75,6 +75,7 @@ struct Tuning<Kokkos::Cuda> : CudaLeafSizes
   // against 67), so the grouped M2L keeps order 8 (kfmm_bench_m2l, 1e6 uniform, theta 0.5).
   static constexpr int m2l_block_rows = 16;
   static constexpr int m2lGroupedTeamSize(int /*p*/) { return 128; }
+  static constexpr int m2l_grouping_team_size = 128;
   // At most 64 registers per thread, so that 8 blocks of 128 threads fit on a multiprocessor,
   // when 8 blocks' scratch fits too (8 x 24 KiB of the 228 KiB of an H100 or H200; GPUs with
   // less shared memory per multiprocessor need their own threshold). Uncapped, ptxas gave the
@@ -99,7 +100,11 @@ struct Tuning<Kokkos::Cuda> : CudaLeafSizes
   static constexpr bool m2l_preload_tile_columns = false;
   static constexpr std::size_t m2l_matrix_scratch_bytes = 16 * 1024;
   static constexpr int m2l_grouped_max_order = 8;
-  static constexpr int m2l_rotation_min_order = 9;
+  // At order 8 (1e6 uniform, theta 0.7, H100, the build included; perf/RESULTS.md,
+  // 2026-11-24) the rotation M2L is level with the grouped one in fp32 (16.5 / 16.7 ms
+  // against 17.0 / 16.6) and faster in fp64 (28.8 / 28.7 against 30.4 / 30.4).
+  static constexpr int m2l_rotation_min_order_float = 9;
+  static constexpr int m2l_rotation_min_order_double = 8;
   // M2M and L2L as matrix products at every order: together faster than built on the fly at
   // p 4, 10 and 16 (perf/RESULTS.md; L2L alone is slower at p 16, one team per parent).
   static constexpr int shift_matrix_max_order = 24;
