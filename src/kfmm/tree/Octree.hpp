@@ -134,18 +134,6 @@ KOKKOS_INLINE_FUNCTION int firstOfOctant(Keys const &keys, int lo, int hi, int s
   return lo;
 }
 
-/// bounds[k] .. bounds[k + 1] is the sorted range of octant k of the cell [begin, end) whose
-/// children are at the level with key shift `shift`.
-template <class Keys>
-KOKKOS_INLINE_FUNCTION void octantBounds(Keys const &keys, int begin, int end, int shift,
-                                         int bounds[9])
-{
-  bounds[0] = begin;
-  bounds[8] = end;
-  for (unsigned k = 1; k < 8; ++k)
-    bounds[k] = firstOfOctant(keys, bounds[k - 1], end, shift, k);
-}
-
 /// The split rule of an ordinary tree: a cell of `level` splits while it holds more than
 /// `leaf_size` particles (its sorted range [begin, end)) and the level is below max_level.
 /// A rule is any type with this call operator and a leaf_size; the distributed solver's rules
@@ -166,7 +154,7 @@ struct SplitByCount
 template <class MemorySpace>
 struct LevelCells
 {
-  /// All six arrays below in one block of the build's workspace, which they view (declared
+  /// All seven arrays below in one block of the build's workspace, which they view (declared
   /// first: it is initialised first). A device allocation and its release cost tens of
   /// microseconds each and the release synchronises, so that six per level took a third of
   /// the tree's time on an H200 (1e6 particles).
@@ -177,14 +165,29 @@ struct LevelCells
   Kokkos::View<int *, MemorySpace> parent;      // global cell index
   Kokkos::View<int *, MemorySpace> first_child; // global cell index or -1
   Kokkos::View<int *, MemorySpace> child_count;
+  /// octant_bounds(i, k - 1): the first particle of octant k of cell i, for k = 1..7 (octant
+  /// 0 starts at begin(i), and octant k ends where k + 1 starts, octant 7 at end(i)); set for
+  /// the cells that split (OctantBounds).
+  Kokkos::View<int *[7], MemorySpace> octant_bounds;
 
   template <class ExecutionSpace>
   LevelCells(ExecutionSpace const &space, kfmm::detail::Workspace<MemorySpace> &memory, int n)
       : storage(memory.template take<Kokkos::View<MortonKey *, MemorySpace>>(
-            space, "kfmm::tree::level_cells", std::size_t(n) + (5 * std::size_t(n) + 1) / 2)),
+            space, "kfmm::tree::level_cells", std::size_t(n) + (12 * std::size_t(n) + 1) / 2)),
         prefix(storage.data(), n), begin(intArray(0, n), n), end(intArray(1, n), n),
-        parent(intArray(2, n), n), first_child(intArray(3, n), n), child_count(intArray(4, n), n)
+        parent(intArray(2, n), n), first_child(intArray(3, n), n), child_count(intArray(4, n), n),
+        octant_bounds(intArray(5, n), n)
   {
+  }
+
+  /// bounds[k] .. bounds[k + 1] is the sorted range of octant k of cell i (a cell that
+  /// splits).
+  KOKKOS_INLINE_FUNCTION void octantBounds(int i, int bounds[9]) const
+  {
+    bounds[0] = begin(i);
+    for (int k = 1; k < 8; ++k)
+      bounds[k] = octant_bounds(i, k - 1);
+    bounds[8] = end(i);
   }
 
 private:
@@ -198,112 +201,118 @@ public:
   int size() const { return static_cast<int>(prefix.extent(0)); }
 };
 
-/// Cell i's child count into the scan; the final pass stores it and the first child's index.
+/// Item i = 7 c + k - 1: where octant k (1..7) of cell c starts, if the cell splits, by a
+/// binary search over the cell's whole range. The seven searches of a cell are independent
+/// items: one thread searching them in turn, each from the last one's result, made a chain
+/// of dependent loads that took 50-70 us per kernel at the top levels of a 1e6 tree on an
+/// H100, where a level has a handful of cells, and the scan and the emission each did it
+/// again (perf/RESULTS.md, 2026-11-24).
 template <class MemorySpace, class Keys, class SplitRule>
-struct CountChildren
+struct OctantBounds
 {
   Keys keys;
-  Kokkos::View<MortonKey *, MemorySpace> prefix;
-  Kokkos::View<int *, MemorySpace> begin;
-  Kokkos::View<int *, MemorySpace> end;
-  Kokkos::View<int *, MemorySpace> first_child;
-  Kokkos::View<int *, MemorySpace> child_count;
+  LevelCells<MemorySpace> cells;
   int level;
   SplitRule rule;
   int shift;
+
+  KOKKOS_INLINE_FUNCTION void operator()(int item) const
+  {
+    int const i = item / 7;
+    int const k = item - 7 * i + 1;
+    int const b = cells.begin(i);
+    int const e = cells.end(i);
+    if (rule(b, e, cells.prefix(i), level))
+      cells.octant_bounds(i, k - 1) = firstOfOctant(keys, b, e, shift, static_cast<unsigned>(k));
+  }
+};
+
+/// Cell i's child count into the scan; the final pass stores it and the first child's index.
+template <class MemorySpace, class SplitRule>
+struct CountChildren
+{
+  LevelCells<MemorySpace> cells;
+  int level;
+  SplitRule rule;
   int next_offset;
 
   KOKKOS_INLINE_FUNCTION void operator()(int i, int &update, bool final) const
   {
-    int const b = begin(i);
-    int const e = end(i);
     int count = 0;
-    if (rule(b, e, prefix(i), level))
+    if (rule(cells.begin(i), cells.end(i), cells.prefix(i), level))
     {
       int bounds[9];
-      octantBounds(keys, b, e, shift, bounds);
+      cells.octantBounds(i, bounds);
       for (int k = 0; k < 8; ++k)
         count += bounds[k + 1] > bounds[k] ? 1 : 0;
     }
     if (final)
     {
-      child_count(i) = count;
-      first_child(i) = count > 0 ? next_offset + update : -1;
+      cells.child_count(i) = count;
+      cells.first_child(i) = count > 0 ? next_offset + update : -1;
     }
     update += count;
   }
 };
 
-/// Counts the children of every cell of level `level` (stored in `cells.child_count`),
-/// places them by an exclusive scan (`cells.first_child`, global indices starting at
-/// `next_offset`) and returns how many there are.
+/// Finds the octants of every cell of level `level` that splits (`cells.octant_bounds`),
+/// counts the children of every cell (stored in `cells.child_count`), places them by an
+/// exclusive scan (`cells.first_child`, global indices starting at `next_offset`) and
+/// returns how many there are.
 template <class ExecutionSpace, class MemorySpace, class Keys, class SplitRule>
 int countChildren(ExecutionSpace const &space, Keys const &keys,
                   LevelCells<MemorySpace> const &cells, int level, SplitRule const &rule,
                   int next_offset)
 {
   int const shift = 3 * (max_level - level - 1);
+  Kokkos::parallel_for("kfmm::tree::octant_bounds",
+                       Kokkos::RangePolicy<ExecutionSpace>(space, 0, 7 * cells.size()),
+                       OctantBounds<MemorySpace, Keys, SplitRule>{keys, cells, level, rule, shift});
   int total = 0;
   Kokkos::parallel_scan(
       "kfmm::tree::count_children", Kokkos::RangePolicy<ExecutionSpace>(space, 0, cells.size()),
-      CountChildren<MemorySpace, Keys, SplitRule>{keys, cells.prefix, cells.begin, cells.end,
-                                                  cells.first_child, cells.child_count, level,
-                                                  rule, shift, next_offset},
-      total);
+      CountChildren<MemorySpace, SplitRule>{cells, level, rule, next_offset}, total);
   return total;
 }
 
 /// Writes the children of cell i (one per non-empty octant) into their slots of the next level.
-template <class MemorySpace, class Keys>
+template <class MemorySpace>
 struct EmitChildren
 {
-  Keys keys;
-  Kokkos::View<MortonKey *, MemorySpace> prefix;
-  Kokkos::View<int *, MemorySpace> begin;
-  Kokkos::View<int *, MemorySpace> end;
-  Kokkos::View<int *, MemorySpace> first_child;
-  Kokkos::View<int *, MemorySpace> child_count;
-  Kokkos::View<MortonKey *, MemorySpace> next_prefix;
-  Kokkos::View<int *, MemorySpace> next_begin;
-  Kokkos::View<int *, MemorySpace> next_end;
-  Kokkos::View<int *, MemorySpace> next_parent;
-  int shift;
+  LevelCells<MemorySpace> cells;
+  LevelCells<MemorySpace> next;
   int offset;
   int next_offset;
 
   KOKKOS_INLINE_FUNCTION void operator()(int i) const
   {
-    if (child_count(i) == 0)
+    if (cells.child_count(i) == 0)
       return;
     int bounds[9];
-    octantBounds(keys, begin(i), end(i), shift, bounds);
-    int slot = first_child(i) - next_offset;
+    cells.octantBounds(i, bounds);
+    int slot = cells.first_child(i) - next_offset;
     for (int k = 0; k < 8; ++k)
     {
       if (bounds[k + 1] == bounds[k])
         continue;
-      next_prefix(slot) = prefix(i) << 3 | static_cast<MortonKey>(k);
-      next_begin(slot) = bounds[k];
-      next_end(slot) = bounds[k + 1];
-      next_parent(slot) = offset + i;
+      next.prefix(slot) = cells.prefix(i) << 3 | static_cast<MortonKey>(k);
+      next.begin(slot) = bounds[k];
+      next.end(slot) = bounds[k + 1];
+      next.parent(slot) = offset + i;
       ++slot;
     }
   }
 };
 
-/// Writes the children of the cells of `cells` (level `level`) into `next`.
-template <class ExecutionSpace, class MemorySpace, class Keys>
-void emitChildren(ExecutionSpace const &space, Keys const &keys,
-                  LevelCells<MemorySpace> const &cells, int level, int offset, int next_offset,
-                  LevelCells<MemorySpace> const &next)
+/// Writes the children of the cells of `cells` (their octants found by countChildren) into
+/// `next`.
+template <class ExecutionSpace, class MemorySpace>
+void emitChildren(ExecutionSpace const &space, LevelCells<MemorySpace> const &cells, int offset,
+                  int next_offset, LevelCells<MemorySpace> const &next)
 {
-  int const shift = 3 * (max_level - level - 1);
   Kokkos::parallel_for(
       "kfmm::tree::emit_children", Kokkos::RangePolicy<ExecutionSpace>(space, 0, cells.size()),
-      EmitChildren<MemorySpace, Keys>{keys, cells.prefix, cells.begin, cells.end,
-                                      cells.first_child, cells.child_count, next.prefix,
-                                      next.begin, next.end, next.parent, shift, offset,
-                                      next_offset});
+      EmitChildren<MemorySpace>{cells, next, offset, next_offset});
 }
 
 /// The radius of leaf leaves(league rank): the largest distance from its centre to its particles.
@@ -605,7 +614,7 @@ Octree<MemorySpace> buildCells(ExecutionSpace const &space,
     if (count == 0)
       break;
     LevelCells<MemorySpace> next(space, memory, count);
-    emitChildren(space, keys, levels[l], l, offsets[l], next_offset, next);
+    emitChildren(space, levels[l], offsets[l], next_offset, next);
     levels.push_back(next);
     offsets.push_back(next_offset + count);
   }
