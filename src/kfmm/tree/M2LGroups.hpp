@@ -187,7 +187,7 @@ struct ClassOfPair
 /// (ClassOfPair), and into key_counts how many entries each dense key has, counted up to
 /// `min_entries` only: the numbering asks no more than whether a key reaches it. Counting
 /// every entry queued all of them on the atomics of the few hundred keys of a uniform tree
-/// (0.34 ms of the build at 1e6 particles on an H100, perf/RESULTS.md 2026-11-24); once a
+/// (0.37 ms of the build at 1e6 particles on an H100, perf/RESULTS.md 2026-11-24); once a
 /// key is seen at the threshold (a volatile read, which may be late but never early) its
 /// entries skip the atomic. A count may pass `min_entries` by the entries in flight.
 template <class ExecutionSpace, class MemorySpace>
@@ -295,6 +295,8 @@ struct EntryKeyLayout
   {
     return static_cast<int>(chunkOf(key) & slotMask()) - 1;
   }
+  /// The M2LGroups::rows value of a key: its target's row in the block times 8 plus the
+  /// mirror bits.
   template <class Key>
   KOKKOS_INLINE_FUNCTION std::uint16_t rowOf(Key key) const
   {
