@@ -67,9 +67,9 @@ struct Tuning : HostLeafSizes
   /// Grouped M2L (kernels/GroupedM2L.hpp): target rows per block (one team each), threads
   /// per team at order p, its team scratch (what the block's locals and the rest leave of
   /// it bounds the columns of one product) and the most columns of one product; the product
-  /// by Kokkos Kernels' register-blocked team GEMM or by the register-tiled loop,
-  /// which copies a class matrix to team scratch when it takes at most
-  /// m2l_matrix_scratch_bytes. It is the automatic choice up to order m2l_grouped_max_order
+  /// by Kokkos Kernels' register-blocked team GEMM or by the register-tiled loop, which
+  /// reads the class matrix where it is. It is the automatic choice up to order
+  /// m2l_grouped_max_order
   /// while its class matrices (n^2 reals per class, n = (p+1)(p+2)) take at most
   /// m2l_matrix_budget_bytes (beyond, the rotation M2L runs); from
   /// m2l_rotation_min_order_float / _double (by the solver's precision) the rotation M2L is
@@ -103,7 +103,9 @@ struct Tuning : HostLeafSizes
   /// the loop over the tile's rows; loaded inside, it built vectors from scalars and the M2L
   /// took 1.21x as long in fp32 on the 2-core host (perf/RESULTS.md, 2026-11-23).
   static constexpr bool m2l_preload_tile_columns = true;
-  static constexpr std::size_t m2l_matrix_scratch_bytes = 0;
+  /// Input components whose class matrix entries a thread of the product loads before it
+  /// multiplies them: one here, where the matrix is read from the cache in order.
+  static constexpr int m2l_component_batch = 1;
   static constexpr int m2l_grouped_max_order = 15;
   static constexpr int m2l_rotation_min_order_float = 16;
   static constexpr int m2l_rotation_min_order_double = 16;

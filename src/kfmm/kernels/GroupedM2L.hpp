@@ -8,7 +8,8 @@
 //   2. multiplies them by the class matrix (kernels/M2LMatrices.hpp), either with Kokkos
 //      Kernels' team GEMM (KokkosBatched::TeamGemm) or with a register-tiled product in which
 //      each thread computes a tile of m2l_row_tile outputs of m2l_column_tile columns from the
-//      matrix (staged in team scratch when it fits) and the gathered columns: the backend's
+//      matrix (read where it is, through the L1 cache on a GPU, the entries of a few input
+//      components loaded before their products) and the gathered columns: the backend's
 //      measured choice (two columns per thread on a GPU; on a CPU, more, so that the tile
 //      holds enough independent fused multiply-add chains to fill the vector units, with the
 //      tile's gathered values loaded first so that the compiler vectorizes its rows);
@@ -17,10 +18,11 @@
 //      block's locals do not fit in scratch).
 // A chunk's offsets are mirror images of its class's offset: the gathered columns and the
 // products take the mirror's signs (tree::mirrorSign). Large chunks are cut into products
-// of at most `columns` columns. The team alone writes its block's locals, in the fixed order
-// of the sorted entries: no atomics, and the result is the same bit for bit from run to
-// run. Entries outside the dense classes (class -1) are translated one pair at a time with
-// m2lTeam, as the per-pair M2L does.
+// of at most `columns` columns; each column's entry row word is kept in team scratch with
+// it for the sum. The team alone writes its block's locals, in the fixed order of the sorted
+// entries: no atomics, and the result is the same bit for bit from run to run. Entries
+// outside the dense classes (class -1) are translated one pair at a time with m2lTeam, as
+// the per-pair M2L does.
 // The loops over a product's (column, component) pairs split their flattened index with a
 // SmallDivisor and take each target's inverse length unit from a table made once per team:
 // on the host the integer and floating-point divisions they replace cost more than the
@@ -49,8 +51,8 @@ struct GroupedM2LKernel
   using ScratchMatrix = Kokkos::View<Real **, Kokkos::LayoutRight,
                                      typename ExecutionSpace::scratch_memory_space,
                                      Kokkos::MemoryUnmanaged>;
-  using ScratchParities = Kokkos::View<int *, typename ExecutionSpace::scratch_memory_space,
-                                       Kokkos::MemoryUnmanaged>;
+  using ScratchInts = Kokkos::View<int *, typename ExecutionSpace::scratch_memory_space,
+                                   Kokkos::MemoryUnmanaged>;
   using ScratchDoubles = Kokkos::View<double *, typename ExecutionSpace::scratch_memory_space,
                                       Kokkos::MemoryUnmanaged>;
 
@@ -64,7 +66,6 @@ struct GroupedM2LKernel
   int num_rows;
   // Derived from the above and the backend's tuning by the constructor:
   int columns;                ///< most columns of one product
-  bool stage_matrix;          ///< copy each class matrix to team scratch (register-tiled product)
   bool accumulate_in_scratch; ///< sum the block's locals in team scratch, else in place
 
   GroupedM2LKernel(CellView<Memory> const &target_cells_, CellView<Memory> const &source_cells_,
@@ -72,9 +73,10 @@ struct GroupedM2LKernel
                    M2LMatrixArray<Real, Memory> const &matrices_,
                    CoefficientArray<Real, Memory> const &multipoles_,
                    CoefficientArray<Real, Memory> const &locals_, int order_, int num_rows_)
-      : target_cells(target_cells_), source_cells(source_cells_), groups(groups_), matrices(matrices_), multipoles(multipoles_),
-        locals(locals_), order(order_), num_rows(num_rows_),
-        columns(productColumns(order_, groups_.block_rows)), stage_matrix(stagesMatrix(order_)),
+      : target_cells(target_cells_), source_cells(source_cells_), groups(groups_),
+        matrices(matrices_), multipoles(multipoles_), locals(locals_), order(order_),
+        num_rows(num_rows_),
+        columns(productColumns(order_, groups_.block_rows)),
         accumulate_in_scratch(accumulatesInScratch(order_, groups_.block_rows))
   {
   }
@@ -85,41 +87,39 @@ struct GroupedM2LKernel
   using Tune = Tuning<ExecutionSpace>;
   static constexpr bool kokkos_kernels_gemm = Tune::m2l_kokkos_kernels_gemm;
 
-  /// Whether a class matrix of order p fits the backend's scratch for it.
-  static bool stagesMatrix(int p)
-  {
-    return !kokkos_kernels_gemm &&
-           static_cast<std::size_t>(realCoefficientCount(p)) * paddedRealCount(p) * sizeof(Real) <=
-               Tune::m2l_matrix_scratch_bytes;
-  }
-
   /// Smallest product worth running: fewer columns re-read the class matrix too often.
   static constexpr int min_product_columns = 8;
 
-  /// Team scratch besides the product's two matrices and the block's locals: the staged
-  /// class matrix, the components' mirror parities, the block's inverse length units and
-  /// the per-pair operator's work array.
+  /// Team scratch of one product column: its gathered and product components and its
+  /// entry's row word.
+  static std::size_t columnBytes(int p)
+  {
+    return 2 * realCoefficientCount(p) * sizeof(Real) + sizeof(int);
+  }
+
+  /// Team scratch besides the product's columns and the block's locals: the components'
+  /// mirror parities, the block's inverse length units and the per-pair operator's work
+  /// array.
   static std::size_t operandScratchBytes(int p, int block_rows)
   {
-    int const n = realCoefficientCount(p);
-    std::size_t const matrix =
-        stagesMatrix(p) ? ScratchMatrix::shmem_size(n, paddedRealCount(p)) : 0;
-    return matrix + ScratchParities::shmem_size(n) + ScratchDoubles::shmem_size(block_rows) +
+    return ScratchInts::shmem_size(realCoefficientCount(p)) +
+           ScratchDoubles::shmem_size(block_rows) +
            scratchCoefficientBytes<Real, ExecutionSpace>(expansions::m2lTeamScratchSize(p)) +
-           2 * ScratchMatrix::shmem_size(0, 0);
+           2 * ScratchMatrix::shmem_size(0, 0) + ScratchInts::shmem_size(0);
   }
 
   static std::size_t localsScratchBytes(int p, int block_rows)
   {
-    return scratchCoefficientBytes<Real, ExecutionSpace>(block_rows * expansions::coefficientCount(p));
+    return scratchCoefficientBytes<Real, ExecutionSpace>(block_rows *
+                                                         expansions::coefficientCount(p));
   }
 
   /// Whether the block's locals fit in team scratch beside a product of
   /// min_product_columns (Tuning::m2l_scratch_bytes); else they are summed in place.
   static bool accumulatesInScratch(int p, int block_rows)
   {
-    std::size_t const product = 2 * min_product_columns * realCoefficientCount(p) * sizeof(Real);
-    return operandScratchBytes(p, block_rows) + localsScratchBytes(p, block_rows) + product <=
+    return operandScratchBytes(p, block_rows) + localsScratchBytes(p, block_rows) +
+               min_product_columns * columnBytes(p) <=
            Tune::m2l_scratch_bytes;
   }
 
@@ -136,15 +136,14 @@ struct GroupedM2LKernel
     std::size_t const fixed = fixedScratchBytes(p, block_rows);
     if (fixed >= Tune::m2l_scratch_bytes)
       return 0;
-    std::size_t const per_column = 2 * realCoefficientCount(p) * sizeof(Real);
-    auto const fit = static_cast<int>((Tune::m2l_scratch_bytes - fixed) / per_column);
+    auto const fit = static_cast<int>((Tune::m2l_scratch_bytes - fixed) / columnBytes(p));
     return fit < Tune::m2l_max_product_columns ? fit : Tune::m2l_max_product_columns;
   }
 
   static std::size_t scratchBytes(int p, int columns, int block_rows)
   {
     return 2 * ScratchMatrix::shmem_size(realCoefficientCount(p), columns) +
-           fixedScratchBytes(p, block_rows);
+           ScratchInts::shmem_size(columns) + fixedScratchBytes(p, block_rows);
   }
 
   /// product(:, 0..count) = A gathered(:, 0..count), A given transposed and padded
@@ -186,9 +185,9 @@ struct GroupedM2LKernel
         for (int c = 0; c < column_tile; ++c)
           column[c] = first_column + c < count ? first_column + c : count - 1;
         Real acc[column_tile][row_tile] = {};
-        Real const *a = A_transposed + first_row;
-        for (int k = 0; k < n; ++k, a += padded)
-        {
+        // acc += a (the matrix's tile entries of input component k) times the tile's
+        // gathered values of component k.
+        auto const accumulate = [&](Real const(&a)[row_tile], int k) {
           if constexpr (Tune::m2l_preload_tile_columns)
           {
             Real b[column_tile];
@@ -207,6 +206,27 @@ struct GroupedM2LKernel
                 acc[c][r] += a[r] * b;
             }
           }
+        };
+        // The matrix entries of `batch` input components are loaded before their products,
+        // so that their loads wait one memory latency together (Tuning::m2l_component_batch).
+        constexpr int batch = Tune::m2l_component_batch;
+        Real const *const tile_rows = A_transposed + first_row;
+        int k = 0;
+        for (; k + batch <= n; k += batch)
+        {
+          Real a[batch][row_tile];
+          for (int u = 0; u < batch; ++u)
+            for (int r = 0; r < row_tile; ++r)
+              a[u][r] = tile_rows[(k + u) * padded + r];
+          for (int u = 0; u < batch; ++u)
+            accumulate(a[u], k + u);
+        }
+        for (; k < n; ++k)
+        {
+          Real a[row_tile];
+          for (int r = 0; r < row_tile; ++r)
+            a[r] = tile_rows[k * padded + r];
+          accumulate(a, k);
         }
         for (int c = 0; c < column_tile && first_column + c < count; ++c)
           for (int r = 0; r < row_tile && first_row + r < n; ++r)
@@ -224,14 +244,14 @@ struct GroupedM2LKernel
     int const rows = (first_row + groups.block_rows < num_rows ? first_row + groups.block_rows
                                                                : num_rows) -
                      first_row;
-    int const padded = paddedRealCount(order);
     ScratchMatrix gathered(team.team_scratch(0), n, columns);
     ScratchMatrix product(team.team_scratch(0), n, columns);
-    ScratchMatrix staged(team.team_scratch(0), stage_matrix ? n : 0, stage_matrix ? padded : 0);
+    // The row word (M2LGroups::rows) of each column's entry.
+    ScratchInts column_words(team.team_scratch(0), columns);
     // Exact on the flattened (column, component) indices: they stay below columns * n, and
     // m2l_max_product_columns * n * n < 2^32 up to order 24 (n <= 650).
     SmallDivisor const by_n(n);
-    ScratchParities component_parities(team.team_scratch(0), n);
+    ScratchInts component_parities(team.team_scratch(0), n);
     // inverse_units(r): 1 / the length unit of target row first_row + r, in double as the
     // class matrices' scaling is computed (a power of two away from the pair's).
     ScratchDoubles inverse_units(team.team_scratch(0), groups.block_rows);
@@ -256,12 +276,15 @@ struct GroupedM2LKernel
     // per-pair operator adds to locals that other threads have just zeroed.
     team.team_barrier();
     using Groups = tree::M2LGroups<Memory>;
-    auto const sign = [&](std::int64_t entry, int i) {
-      return static_cast<Real>(
-          tree::mirrorSign(Groups::mirrorBits(groups.rows(entry)), component_parities(i)));
+    // The sign of component i of a column (an entry of row word `word`).
+    auto const sign = [&](int word, int i) {
+      auto const mirror = Groups::mirrorBits(static_cast<std::uint16_t>(word));
+      return static_cast<Real>(tree::mirrorSign(mirror, component_parities(i)));
     };
-    // The block-relative target row of an entry.
-    auto const row_of = [&](std::int64_t entry) { return Groups::targetRow(groups.rows(entry)); };
+    // The block-relative target row of a product column.
+    auto const row_of = [&](int column) {
+      return Groups::targetRow(static_cast<std::uint16_t>(column_words(column)));
+    };
 
     for (auto chunk = groups.block_chunks(block); chunk < groups.block_chunks(block + 1); ++chunk)
     {
@@ -272,7 +295,7 @@ struct GroupedM2LKernel
       {
         for (auto e = begin; e < end; ++e)
         {
-          int const t = first_row + row_of(e);
+          int const t = first_row + Groups::targetRow(groups.rows(e));
           int const s = groups.sources(e);
           expansions::m2lTeam(team, order, centreOffset<Real>(target_cells, t, source_cells, s, 0),
                               centreOffset<Real>(target_cells, t, source_cells, s, 1),
@@ -287,13 +310,10 @@ struct GroupedM2LKernel
       }
       int delta, ox, oy, oz;
       tree::TranslationClassBounds::decode(groups.class_keys(cls), delta, ox, oy, oz);
+      // Read where it is (through the L1 cache on a GPU): a copy to team scratch per chunk
+      // cost more than it saved, and the scratch holds more product columns instead
+      // (perf/RESULTS.md, 2026-11-24).
       Real const *matrix = &matrices(cls, 0, 0);
-      if (stage_matrix)
-      {
-        Kokkos::parallel_for(Kokkos::TeamThreadRange(team, n * padded),
-                             [&](int i) { staged.data()[i] = matrix[i]; });
-        matrix = staged.data();
-      }
       // The pair's unit is the finer cell's: the target's, or 2^-delta times smaller when the
       // source is finer (delta < 0): a power of two, so the product is exactly the double
       // that the quotient 1 / unit gave before it was computed once per row.
@@ -301,12 +321,16 @@ struct GroupedM2LKernel
       for (auto first = begin; first < end; first += columns)
       {
         int const count = end - first < columns ? static_cast<int>(end - first) : columns;
+        // Each column's first component also keeps its entry's row word for the sum.
         Kokkos::parallel_for(Kokkos::TeamThreadRange(team, count * n), [&](int item) {
           int const column = by_n.quotient(item);
           int const i = item - column * n;
           auto const entry = first + column;
+          int const word = groups.rows(entry);
           auto const *M = reinterpret_cast<Real const *>(&multipoles(groups.sources(entry), 0));
-          gathered(i, column) = M[i] * sign(entry, i);
+          gathered(i, column) = M[i] * sign(word, i);
+          if (i == 0)
+            column_words(column) = word;
         });
         team.team_barrier();
         multiply(team, matrix, gathered, product, count);
@@ -316,12 +340,12 @@ struct GroupedM2LKernel
         Kokkos::parallel_for(Kokkos::TeamThreadRange(team, count * n), [&](int item) {
           int const column = by_n.quotient(item);
           int const i = item - column * n;
-          int const r = row_of(first + column);
-          if (column > 0 && row_of(first + column - 1) == r)
+          int const r = row_of(column);
+          if (column > 0 && row_of(column - 1) == r)
             return;
           Real sum = Real(0);
-          for (int c = column; c < count && row_of(first + c) == r; ++c)
-            sum += product(i, c) * sign(first + c, i);
+          for (int c = column; c < count && row_of(c) == r; ++c)
+            sum += product(i, c) * sign(column_words(c), i);
           Real const inv_unit = static_cast<Real>(inverse_units(r) * finer_factor);
           accumulated[r * n + i] += sum * inv_unit;
         });

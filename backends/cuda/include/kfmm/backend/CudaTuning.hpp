@@ -66,10 +66,13 @@ struct Tuning<Kokkos::Cuda> : CudaLeafSizes
 
   // Grouped M2L, measured on an H200 at 1e6 particles (perf/RESULTS.md): 16 target cells
   // per thread block of 128 threads (fastest of 8, 16, 32 and 64 cells with 64 or 128
-  // threads), the register-tiled product (1.2x Kokkos Kernels' blocked team GEMM at p 4) with
-  // class matrices of up to 16 KiB staged in shared memory, all within the 40 KiB of team
-  // scratch Kokkos 3.4 allows. It beats the per-pair M2L up to order 10 (3.2x at p 4 fp32,
-  // 1.4x at p 10 fp64) and loses at p 12 fp64 (0.8x). The rotation M2L beats both from
+  // threads), the register-tiled product (1.2x Kokkos Kernels' blocked team GEMM at p 4),
+  // all within the 40 KiB of team scratch Kokkos 3.4 allows. The class matrices are read
+  // through the L1 cache, not copied to shared memory per chunk: the copy was the kernel's
+  // largest stall (Nsight Compute: 13 % of its warp samples, on global loads), and without
+  // it the scratch holds more product columns (m2l_component_batch below). It beats the
+  // per-pair M2L up to order 10 (3.2x at p 4 fp32, 1.4x at p 10 fp64) and loses at p 12
+  // fp64 (0.8x). The rotation M2L beats both from
   // order 9 (p 9: 50 / 82 ms fp32 / fp64 against 73 / 88 grouped; p 16 fp64: 305 against
   // 501 per pair); at p 8 it is faster in fp32 (50 against 55 ms) and slower in fp64 (80
   // against 67), so the grouped M2L keeps order 8 (kfmm_bench_m2l, 1e6 uniform, theta 0.5).
@@ -98,13 +101,22 @@ struct Tuning<Kokkos::Cuda> : CudaLeafSizes
   // Each gathered value loaded inside the loop over the tile's columns: the host's form
   // (Tuning.hpp) was not faster here (perf/RESULTS.md, 2026-11-23).
   static constexpr bool m2l_preload_tile_columns = false;
-  static constexpr std::size_t m2l_matrix_scratch_bytes = 16 * 1024;
+  // The class matrix's entries of 8 input components are loaded before their products:
+  // the loop as written had the compiler issue each load next to its products, and the M2L
+  // waited on the cache (Nsight Compute: long scoreboard 5.2 of 12.8 cycles per issued
+  // instruction; 5.75 ms at p 6 fp32). Against the matrix copied to shared memory (f3fea40),
+  // in one lease at 1e6 uniform particles, the M2L is 1.25x faster at p 6 fp32 (1.22x on
+  // Plummer), 1.14x at p 6 fp64, 1.04x at p 4 fp32 (theta 0.5, leaf 64), 1.10x at p 8 fp32
+  // and 1.34x at p 8 fp64; batches of 4 were slower than 8 at every order (H100,
+  // perf/RESULTS.md, 2026-11-24).
+  static constexpr int m2l_component_batch = 8;
   static constexpr int m2l_grouped_max_order = 8;
-  // At order 8 (1e6 uniform, theta 0.7, H100, the build included; perf/RESULTS.md,
-  // 2026-11-24) the rotation M2L is level with the grouped one in fp32 (16.5 / 16.7 ms
-  // against 17.0 / 16.6) and faster in fp64 (28.8 / 28.7 against 30.4 / 30.4).
+  // At order 8 (1e6 uniform, theta 0.7, H100, the build included, one lease;
+  // perf/RESULTS.md, 2026-11-24, the matrix loads batched) the grouped M2L is level with the
+  // rotation in fp32 (16.5 against 16.3 ms) and faster in fp64 (27.7 against 29.1); at order
+  // 9 the rotation wins (fp32: M2L 3.0 against 4.8 ms).
   static constexpr int m2l_rotation_min_order_float = 9;
-  static constexpr int m2l_rotation_min_order_double = 8;
+  static constexpr int m2l_rotation_min_order_double = 9;
   // M2M and L2L as matrix products at every order: together faster than built on the fly at
   // p 4, 10 and 16 (perf/RESULTS.md; L2L alone is slower at p 16, one team per parent).
   static constexpr int shift_matrix_max_order = 24;
