@@ -804,7 +804,8 @@ private:
   void prepareGroupedM2L(ExecutionSpace const &space, std::string const &where)
   {
     using Tune = detail::Tuning<ExecutionSpace>;
-    if (detail::GroupedM2LKernel<ExecutionSpace, Real>::productColumns(order(), Tune::m2l_block_rows) < 1)
+    int const block_rows = Tune::m2lBlockRows(order());
+    if (detail::GroupedM2LKernel<ExecutionSpace, Real>::productColumns(order(), block_rows) < 1)
     {
       detail::require(_options.m2l_variant != M2LVariant::grouped, where,
                       "the grouped M2L at order " + detail::formatNumber(order()) +
@@ -816,7 +817,7 @@ private:
     int const min_class_entries =
         kfmm::detail::max(1, detail::realCoefficientCount(order()) / Tune::m2l_min_class_fraction);
     auto groups = tree::detail::groupM2LIn(space, *_memory, _target_tree, _source_tree,
-                                           _lists.m2l, Tune::m2l_block_rows, min_class_entries);
+                                           _lists.m2l, block_rows, min_class_entries);
     std::size_t const bytes = detail::m2lMatrixBytes<Real>(groups.num_classes, order());
     if (bytes > Tune::m2l_matrix_budget_bytes)
     {

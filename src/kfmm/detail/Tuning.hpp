@@ -64,8 +64,8 @@ struct Tuning : HostLeafSizes
   /// Threads per team of the expansion operators (P2M, M2M, M2L, L2L, L2P, M2P) at order p.
   static constexpr int expansionTeamSize(int /*p*/) { return 1; }
 
-  /// Grouped M2L (kernels/GroupedM2L.hpp): target rows per block (one team each), threads
-  /// per team at order p, its team scratch (what the block's locals and the rest leave of
+  /// Grouped M2L (kernels/GroupedM2L.hpp): target rows per block (one team each) and
+  /// threads per team at order p, its team scratch (what the block's locals and the rest leave of
   /// it bounds the columns of one product) and the most columns of one product; the product
   /// by Kokkos Kernels' register-blocked team GEMM or by the register-tiled loop, which
   /// reads the class matrix where it is. It is the automatic choice up to order
@@ -84,7 +84,7 @@ struct Tuning : HostLeafSizes
   /// whose sums do not vectorise, was 1.1-1.6x slower than the grouped one at p 4-14 there
   /// (3e4 uniform particles, theta 0.5) and level with it at p 16 in double (1.91 against
   /// 1.92 s), where its O(p^3) begins to win.
-  static constexpr int m2l_block_rows = 64;
+  static constexpr int m2lBlockRows(int /*p*/) { return 64; }
   static constexpr int m2lGroupedTeamSize(int /*p*/) { return 1; }
   /// Threads per team of the grouping's per-block kernels (tree/M2LGroups.hpp), a power of
   /// two (Kokkos' team scan on CUDA requires one).

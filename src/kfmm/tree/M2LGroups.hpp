@@ -368,30 +368,20 @@ struct CountChunks
   {
     int const block = team.league_rank();
     auto const range = blockEntries(offsets, block, block_rows, num_rows);
-    std::int64_t chunks = 0, per_pair = 0;
+    std::int64_t chunks = 0;
     Kokkos::parallel_reduce(
         Kokkos::TeamThreadRange(team, range.first, range.second),
         [&](std::int64_t e, std::int64_t &starts) {
           rows(e) = layout.rowOf(sort_keys(e));
           starts += layout.startsChunk(sort_keys, e, range.first) ? 1 : 0;
+          // The entries translated on their own sort first in the block (class slot 0): the
+          // last of them adds their count.
+          if (layout.classOf(sort_keys(e)) < 0 &&
+              (e + 1 == range.second || layout.classOf(sort_keys(e + 1)) >= 0))
+            Kokkos::atomic_add(&chunk_counts(chunk_counts.extent(0) - 1), e + 1 - range.first);
         },
         chunks);
-    // Kokkos 3.4's CUDA team reduction leaves its result in shared memory that the next one
-    // overwrites before every warp has read it (a race that compute-sanitizer's racecheck
-    // reports, and a run under it ended in an illegal memory access): every thread waits here.
-    team.team_barrier();
-    // The entries translated on their own sort first in the block (class slot 0).
-    Kokkos::parallel_reduce(
-        Kokkos::TeamThreadRange(team, range.first, range.second),
-        [&](std::int64_t e, std::int64_t &alone) {
-          alone += layout.classOf(sort_keys(e)) < 0 ? 1 : 0;
-        },
-        per_pair);
-    Kokkos::single(Kokkos::PerTeam(team), [&] {
-      chunk_counts(block) = chunks;
-      if (per_pair > 0)
-        Kokkos::atomic_add(&chunk_counts(chunk_counts.extent(0) - 1), per_pair);
-    });
+    Kokkos::single(Kokkos::PerTeam(team), [&] { chunk_counts(block) = chunks; });
   }
 };
 
