@@ -104,7 +104,8 @@ struct Tuning : HostLeafSizes
   /// took 1.21x as long in fp32 on the 2-core host (perf/RESULTS.md, 2026-11-23).
   static constexpr bool m2l_preload_tile_columns = true;
   /// Input components whose class matrix entries a thread of the product loads before it
-  /// multiplies them: one here, where the matrix is read from the cache in order.
+  /// multiplies them: one here, where the matrix is read from the cache in order; with 4
+  /// the M2L took 2.1-2.3x as long on the 2-core host (perf/RESULTS.md, 2026-11-24).
   static constexpr int m2l_component_batch = 1;
   static constexpr int m2l_grouped_max_order = 15;
   static constexpr int m2l_rotation_min_order_float = 16;
