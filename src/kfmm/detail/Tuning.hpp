@@ -65,17 +65,16 @@ struct Tuning : HostLeafSizes
   static constexpr int expansionTeamSize(int /*p*/) { return 1; }
 
   /// Grouped M2L (kernels/GroupedM2L.hpp): target rows per block (one team each) and
-  /// threads per team at order p, its team scratch (what the block's locals and the rest leave of
-  /// it bounds the columns of one product) and the most columns of one product; the product
-  /// by Kokkos Kernels' register-blocked team GEMM or by the register-tiled loop, which
-  /// reads the class matrix where it is. It is the automatic choice up to order
-  /// m2l_grouped_max_order
-  /// while its class matrices (n^2 reals per class, n = (p+1)(p+2)) take at most
-  /// m2l_matrix_budget_bytes (beyond, the rotation M2L runs); from
+  /// threads per team at order p, its team scratch (what the block's locals and the rest
+  /// leave of it bounds the columns of one product) and the most columns of one product; the
+  /// product by Kokkos Kernels' register-blocked team GEMM or by the register-tiled loop,
+  /// which reads the class matrix where it is. It is the automatic choice up to order
+  /// m2l_grouped_max_order while its class matrices (n^2 reals per class, n = (p+1)(p+2))
+  /// take at most m2l_matrix_budget_bytes (beyond, the rotation M2L runs); from
   /// m2l_rotation_min_order_float / _double (by the solver's precision) the rotation M2L is
-  /// (Options.hpp, automaticM2LVariant). A class gets a matrix when it
-  /// has at least n / m2l_min_class_fraction pairs (building its matrix costs n
-  /// translations); the pairs of rarer classes are translated one at a time.
+  /// (Options.hpp, automaticM2LVariant). A class gets a matrix when it has at least
+  /// n / m2l_min_class_fraction pairs (building its matrix costs n translations); the pairs
+  /// of rarer classes are translated one at a time.
   /// The product's register tile is m2l_row_tile rows by m2l_column_tile columns.
   /// On the 2-core host (perf/RESULTS.md) the grouped M2L beat the per-pair one by 1.31-1.57x
   /// at p 4-12; a one-column tile (the GPU's) was 1.04-1.25x slower than Kokkos Kernels'

@@ -66,16 +66,16 @@ struct Tuning<Kokkos::Cuda> : CudaLeafSizes
 
   // Grouped M2L, measured on an H200 at 1e6 particles (perf/RESULTS.md): 16 target cells
   // per thread block of 128 threads below order 7 (fastest of 8, 16, 32 and 64 cells with 64
-  // or 128 threads), the register-tiled product (1.2x Kokkos Kernels' blocked team GEMM at p 4),
-  // all within the 40 KiB of team scratch Kokkos 3.4 allows. The class matrices are read
-  // through the L1 cache, not copied to shared memory per chunk: the copy was the kernel's
-  // largest stall (Nsight Compute: 13 % of its warp samples, on global loads), and without
-  // it the scratch holds more product columns (m2l_component_batch below). It beats the
-  // per-pair M2L up to order 10 (3.2x at p 4 fp32, 1.4x at p 10 fp64) and loses at p 12
-  // fp64 (0.8x). The rotation M2L beats both from
-  // order 9 (p 9: 50 / 82 ms fp32 / fp64 against 73 / 88 grouped; p 16 fp64: 305 against
-  // 501 per pair); at p 8 it is faster in fp32 (50 against 55 ms) and slower in fp64 (80
-  // against 67), so the grouped M2L keeps order 8 (kfmm_bench_m2l, 1e6 uniform, theta 0.5).
+  // or 128 threads), the register-tiled product (1.2x Kokkos Kernels' blocked team GEMM at
+  // p 4), all within the 40 KiB of team scratch Kokkos 3.4 allows. The class matrices are
+  // read through the L1 cache, not copied to shared memory per chunk: the copy was the
+  // kernel's largest stall (Nsight Compute: 13 % of its warp samples, on global loads), and
+  // without it the scratch holds more product columns (m2l_component_batch below). It beats
+  // the per-pair M2L up to order 10 (3.2x at p 4 fp32, 1.4x at p 10 fp64) and loses at p 12
+  // fp64 (0.8x). The rotation M2L beats both from order 9 (p 9: 50 / 82 ms fp32 / fp64
+  // against 73 / 88 grouped; p 16 fp64: 305 against 501 per pair); at p 8 it is faster in
+  // fp32 (50 against 55 ms) and slower in fp64 (80 against 67), so the grouped M2L keeps
+  // order 8 (kfmm_bench_m2l, 1e6 uniform, theta 0.5).
   // From order 7, 8 target cells per block: the M2L took 2.14 against 3.12 ms at p 7 fp32
   // (level in fp64), 2.98 against 4.24 at p 8 fp32 and 5.50 against 6.81 in fp64, while at
   // p 4 and 6 it was slower than with 16 (7.38 against 7.03, 4.85 against 4.52 in fp32;
