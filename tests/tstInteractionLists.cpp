@@ -36,7 +36,8 @@ auto toHost(View const &v)
   return Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, v);
 }
 
-/// Checks one list's CSR shape and returns its host copy.
+/// Checks one list's CSR shape, and that each row's sources ascend (no source twice), and
+/// returns its host copy.
 template <class List>
 auto hostList(List const &list, int rows)
 {
@@ -45,7 +46,11 @@ auto hostList(List const &list, int rows)
   REQUIRE(list.numRows() == rows);
   REQUIRE(offsets(0) == 0);
   for (int r = 0; r < rows; ++r)
+  {
     REQUIRE(offsets(r) <= offsets(r + 1));
+    for (auto e = offsets(r) + 1; e < offsets(r + 1); ++e)
+      REQUIRE(sources(e - 1) < sources(e));
+  }
   REQUIRE(offsets(rows) == list.size);
   REQUIRE(static_cast<std::int64_t>(sources.extent(0)) == list.size);
   return std::make_pair(offsets, sources);
@@ -336,6 +341,29 @@ TEMPLATE_LIST_TEST_CASE("interaction lists are deterministic", "[tree][lists]", 
     CHECK(sameList(a.m2p, b.m2p));
     CHECK(sameList(a.p2p, b.p2p));
     CHECK(a.rounds == b.rounds);
+  }
+}
+
+TEMPLATE_LIST_TEST_CASE("interaction lists do not depend on the traversal's first capacities",
+                        "[tree][lists]", kfmm::test::Configs)
+{
+  // Capacities a thousandth of the expected sizes overflow in the first rounds: the
+  // traversal runs again with more room, until everything fits.
+  typename TestType::execution_space space;
+  auto const x = generated<TestType>(kfmm::Distribution::plummer, 5000, 4);
+  auto const tree = kfmm::tree::buildOctree(space, x, 8);
+  auto &memory = kfmm::detail::Workspace<typename TestType::memory_space>::direct();
+  for (auto const method : {Method::fmm, Method::treecode})
+  {
+    CAPTURE(method == Method::fmm ? "fmm" : "treecode");
+    auto const expected = kfmm::tree::buildInteractionLists(space, tree, 0.5, method);
+    auto const grown = kfmm::tree::detail::buildInteractionListsIn(
+        space, memory, tree, tree, 0.5, method, kfmm::Acceptance::theta, 1e-3);
+    CHECK(sameList(expected.m2l, grown.m2l));
+    CHECK(sameList(expected.m2p, grown.m2p));
+    CHECK(sameList(expected.p2p, grown.p2p));
+    CHECK(expected.rounds == grown.rounds);
+    checkLists(tree, grown);
   }
 }
 

@@ -25,9 +25,14 @@
 // grid) pairs are directed too; on two copies of one tree the traversal gives exactly the
 // entries of the mutual one.
 //
-// Each round splits one side of a pair, so the traversal ends after at most about 2 x 21
-// rounds; the pairs of one round are placed by exclusive scans, so the output does not
-// depend on thread scheduling. Pairs start at (root, root) and each split partitions the
+// Each round splits one side of a pair, taking it one level deeper in one tree, so the
+// traversal ends after at most depth(targets) + depth(sources) + 1 rounds: that many
+// kernels are queued, each reading its frontier's size from a counter on the device, and the
+// host reads the counters once, after the last round (sizes found on the device, with
+// capacities bounded and checked: a traversal that overflowed one runs again with more
+// room). Within a round, a team places a tile of pairs' children and entries by a team scan
+// and reserves them with one atomic addition per counter. Pairs start at (root, root) and
+// each split partitions the
 // particles of one side, so for every target particle the particles under its P2P sources
 // and its accepted far-field cells (those of its leaf and, in fmm mode, of all the leaf's
 // ancestors) are all particles, each exactly once.
@@ -38,13 +43,15 @@
 //   - m2p: rows are target leaves, i.e. positions in leaves (treecode; empty rows in fmm);
 //   - p2p: rows are target leaves, sources are source leaf cells (with one tree a leaf's own
 //     cell is in its row).
-// Row r's sources are sources(offsets(r)) .. sources(offsets(r + 1) - 1). The pairs are
-// grouped by target with the stable radix sort (tree::sortPairs), so within a row the
-// sources keep the traversal's order and the lists are identical from run to run.
+// Row r's sources are sources(offsets(r)) .. sources(offsets(r + 1) - 1), ascending: the
+// entries, stored in an order that depends on the tiles' scheduling, are sorted by source
+// and then by row with the stable radix sort (tree::sortPairs), so the lists are identical
+// from run to run.
 
 #include <kfmm/Options.hpp>
 #include <kfmm/detail/Math.hpp>
 #include <kfmm/detail/ScopedRegion.hpp>
+#include <kfmm/detail/Tuning.hpp>
 #include <kfmm/detail/Validation.hpp>
 #include <kfmm/tree/Octree.hpp>
 #include <kfmm/tree/RadixSort.hpp>
@@ -56,6 +63,7 @@
 #include <cstdint>
 #include <string>
 #include <utility>
+#include <vector>
 
 namespace kfmm::tree
 {
@@ -236,139 +244,262 @@ struct LeafRows
   KOKKOS_FUNCTION void operator()(int j) const { leaf_row(leaves(j)) = j; }
 };
 
-/// Classifies each pair of the frontier once; the scans below only read the result.
-template <class MemorySpace>
-struct ClassifyPairs
+/// The list entries and child pairs that pairs of the frontier make, packed into one integer
+/// so that one team scan places all three: child pairs in the high field, far entries in the
+/// middle one, near entries in the low one. A pair makes at most 64 child pairs (a self pair
+/// of eight children, directed) and 2 entries of each kind, so that a field of 21 bits holds
+/// the sum over a tile of up to 2^15 pairs.
+struct PairCounts
 {
-  PairRule<MemorySpace> rule;
-  Kokkos::View<int *, MemorySpace> ft, fs; ///< the frontier's targets and sources
-  Kokkos::View<std::uint8_t *, MemorySpace> act;
+  static constexpr int field_bits = 21;
+  static constexpr std::uint64_t field_mask = (std::uint64_t(1) << field_bits) - 1;
+  static constexpr int max_tile = 1 << 15;
 
-  KOKKOS_FUNCTION void operator()(int i) const { act(i) = rule.action(ft(i), fs(i)); }
-};
-
-/// Exclusive scan: where each pair's child pairs go in the next frontier.
-template <class MemorySpace>
-struct PlaceChildren
-{
-  PairRule<MemorySpace> rule;
-  Kokkos::View<int *, MemorySpace> ft, fs;
-  Kokkos::View<std::uint8_t *, MemorySpace> act;
-  Kokkos::View<std::int64_t *, MemorySpace> child_at;
-
-  KOKKOS_FUNCTION void operator()(int i, std::int64_t &update, bool final) const
+  KOKKOS_FUNCTION static std::uint64_t pack(std::uint64_t children, std::uint64_t far,
+                                            std::uint64_t near)
   {
-    if (final)
-      child_at(i) = update;
-    update += rule.children(act(i), ft(i), fs(i));
+    return children << (2 * field_bits) | far << field_bits | near;
+  }
+  KOKKOS_FUNCTION static std::uint64_t children(std::uint64_t packed)
+  {
+    return packed >> (2 * field_bits);
+  }
+  KOKKOS_FUNCTION static std::uint64_t far(std::uint64_t packed)
+  {
+    return (packed >> field_bits) & field_mask;
+  }
+  KOKKOS_FUNCTION static std::uint64_t near(std::uint64_t packed) { return packed & field_mask; }
+
+  /// What `action` on (t, s) makes under `rule`.
+  template <class Rule>
+  KOKKOS_FUNCTION static std::uint64_t of(Rule const &rule, std::uint8_t action, int t, int s)
+  {
+    std::uint64_t const children = static_cast<std::uint64_t>(rule.children(action, t, s));
+    switch (action)
+    {
+    case far_pair: return pack(children, rule.entries(), 0);
+    case near_pair: return pack(children, 0, rule.entries());
+    case near_self: return pack(children, 0, 1);
+    default: return pack(children, 0, 0);
+    }
   }
 };
 
-/// Exclusive scan: where each pair's list entries go, far entries counted in the high 32
-/// bits, near entries in the low ones (at most 2 per pair and fewer than 2^31 pairs, so
-/// neither half overflows).
+/// One side of the traversal's frontier: pair i is (targets(i), sources(i)); the Views'
+/// extent is the capacity.
 template <class MemorySpace>
-struct PlaceEntries
+struct Frontier
 {
-  PairRule<MemorySpace> rule;
-  Kokkos::View<std::uint8_t *, MemorySpace> act;
-  Kokkos::View<std::uint64_t *, MemorySpace> entry_at;
-
-  KOKKOS_FUNCTION void operator()(int i, std::uint64_t &update, bool final) const
-  {
-    if (final)
-      entry_at(i) = update;
-    std::uint8_t const a = act(i);
-    if (a == far_pair)
-      update += rule.entries() << 32;
-    else if (a == near_pair)
-      update += rule.entries();
-    else if (a == near_self)
-      update += 1;
-  }
+  Kokkos::View<int *, MemorySpace> targets;
+  Kokkos::View<int *, MemorySpace> sources;
 };
 
-/// Writes each pair's list entries after those of the earlier rounds, and its child pairs
-/// into the next frontier.
+/// List entries (target row, source cell) of one kind, in arrays of fixed capacity (their
+/// extent); cell and leaf indices are below 2^31.
 template <class MemorySpace>
-struct EmitPairs
+struct PairEntries
 {
+  Kokkos::View<std::uint32_t *, MemorySpace> rows;
+  Kokkos::View<std::uint32_t *, MemorySpace> sources;
+};
+
+/// Where a traversal keeps its sizes on the device, so that its rounds need no host
+/// synchronisation: counters(k) counts the pairs of round k's frontier (k = 0 .. last + 1,
+/// the last always 0), then come the far entries and the near entries of all rounds.
+struct TraversalCounters
+{
+  /// The type of the counters: unsigned long long, which CUDA's 64-bit atomics take (Kokkos
+  /// 3.4 has no device atomic_fetch_add for unsigned long, std::uint64_t on Linux).
+  using Count = unsigned long long;
+
+  int last_round;
+
+  KOKKOS_FUNCTION int frontier(int round) const { return round; }
+  KOKKOS_FUNCTION int far() const { return last_round + 2; }
+  KOKKOS_FUNCTION int near() const { return last_round + 3; }
+  KOKKOS_FUNCTION int size() const { return last_round + 4; }
+};
+
+/// One round of the traversal. Teams take tiles of team_size x items pairs of the frontier
+/// in turn (the frontier's size is read on the device, so the launch does not depend on
+/// it). A team scan over the tile places each pair's child pairs and list entries inside the
+/// tile, and one atomic addition per counter reserves the tile's places after those of the
+/// tiles before it: one atomic per tile rather than per pair, and no scan over the whole
+/// frontier, which took two kernels and a host read per round. The order of the tiles'
+/// places depends on scheduling; groupByRow sorts the lists, so they do not. A place beyond
+/// a capacity is not written, and the counters still count it: the host sees the overflow
+/// after the traversal and runs it again with more room.
+template <class ExecutionSpace, class MemorySpace>
+struct TraverseRound
+{
+  using Member = typename Kokkos::TeamPolicy<ExecutionSpace>::member_type;
+  using Tune = kfmm::detail::Tuning<ExecutionSpace>;
+  static constexpr int items = Tune::lists_items_per_thread;
+  static_assert(items >= 1 && Tune::lists_team_size * items <= PairCounts::max_tile,
+                "kfmm: a traversal tile holds 1 to 2^15 pairs");
+
   PairRule<MemorySpace> rule;
-  Kokkos::View<int *, MemorySpace> ft, fs;
-  Kokkos::View<std::uint8_t *, MemorySpace> act;
-  Kokkos::View<std::int64_t *, MemorySpace> child_at;
-  Kokkos::View<std::uint64_t *, MemorySpace> entry_at;
+  Frontier<MemorySpace> frontier; ///< this round's pairs
+  Frontier<MemorySpace> next;     ///< the next round's
   Kokkos::View<int *, MemorySpace> leaf_row; ///< of the target tree
-  Kokkos::View<std::uint32_t *, MemorySpace> far_rows, far_sources, near_rows, near_sources;
-  Kokkos::View<int *, MemorySpace> nt, ns; ///< the next frontier
-  std::size_t far_base, near_base;
+  PairEntries<MemorySpace> far;
+  PairEntries<MemorySpace> near;
+  Kokkos::View<TraversalCounters::Count *, MemorySpace> counters;
+  TraversalCounters slots;
+  int round;
 
-  KOKKOS_FUNCTION void operator()(int i) const
+  /// Team scratch: each thread's exclusive prefix of packed counts, the tile's total and the
+  /// three places reserved, and the pairs' actions.
+  KOKKOS_FUNCTION static std::size_t scratchBytes(int team_size)
   {
-    int const t = ft(i);
-    int const s = fs(i);
+    return (team_size + 4) * sizeof(std::uint64_t) + team_size * items;
+  }
+
+  KOKKOS_FUNCTION void operator()(Member const &team) const
+  {
+    int const threads = team.team_size();
+    auto *const prefix =
+        static_cast<std::uint64_t *>(team.team_scratch(0).get_shmem(scratchBytes(threads)));
+    std::uint64_t *const shared = prefix + threads; // total, then the three places
+    auto *const actions = reinterpret_cast<std::uint8_t *>(shared + 4);
+    std::uint64_t const capacity = frontier.targets.extent(0);
+    std::uint64_t const stored = counters(slots.frontier(round));
+    std::uint64_t const pairs = stored < capacity ? stored : capacity;
+    std::uint64_t const tile = static_cast<std::uint64_t>(threads) * items;
+    for (std::uint64_t base = team.league_rank() * tile; base < pairs;
+         base += team.league_size() * tile)
+    {
+      Kokkos::parallel_scan(Kokkos::TeamThreadRange(team, threads),
+                            [&](int t, std::uint64_t &running, bool final) {
+                              std::uint64_t counts = 0;
+                              for (int j = 0; j < items; ++j)
+                              {
+                                std::uint64_t const i = base + t * items + j;
+                                if (i >= pairs)
+                                  break;
+                                int const ti = frontier.targets(i);
+                                int const si = frontier.sources(i);
+                                std::uint8_t const a = rule.action(ti, si);
+                                counts += PairCounts::of(rule, a, ti, si);
+                                if (final)
+                                  actions[t * items + j] = a;
+                              }
+                              if (final)
+                              {
+                                prefix[t] = running;
+                                if (t == threads - 1)
+                                  shared[0] = running + counts;
+                              }
+                              running += counts;
+                            });
+      team.team_barrier();
+      Kokkos::single(Kokkos::PerTeam(team), [&]() {
+        std::uint64_t const total = shared[0];
+        using Count = TraversalCounters::Count;
+        shared[1] = Kokkos::atomic_fetch_add(&counters(slots.frontier(round + 1)),
+                                             Count(PairCounts::children(total)));
+        shared[2] =
+            Kokkos::atomic_fetch_add(&counters(slots.far()), Count(PairCounts::far(total)));
+        shared[3] =
+            Kokkos::atomic_fetch_add(&counters(slots.near()), Count(PairCounts::near(total)));
+      });
+      team.team_barrier();
+      Kokkos::parallel_for(Kokkos::TeamThreadRange(team, threads), [&](int t) {
+        std::uint64_t child_at = shared[1] + PairCounts::children(prefix[t]);
+        std::uint64_t far_at = shared[2] + PairCounts::far(prefix[t]);
+        std::uint64_t near_at = shared[3] + PairCounts::near(prefix[t]);
+        for (int j = 0; j < items; ++j)
+        {
+          std::uint64_t const i = base + t * items + j;
+          if (i >= pairs)
+            break;
+          emit(actions[t * items + j], frontier.targets(i), frontier.sources(i), child_at,
+               far_at, near_at);
+        }
+      });
+      team.team_barrier(); // the next tile reuses the scratch
+    }
+  }
+
+private:
+  /// Writes the list entries or the child pairs of (t, s) at the given places, which it
+  /// advances, each only within its array's capacity.
+  KOKKOS_FUNCTION void emit(std::uint8_t action, int t, int s, std::uint64_t &child_at,
+                            std::uint64_t &far_at, std::uint64_t &near_at) const
+  {
     bool const mutual = rule.mutual();
-    bool const treecode = rule.treecode;
     auto const &target = rule.target;
     auto const &source = rule.source;
-    std::int64_t o = child_at(i);
-    switch (act(i))
+    switch (action)
     {
     case far_pair:
-    {
       // fmm: cell rows; treecode: leaf rows. Mutual pairs: both directions.
-      std::size_t const slot = far_base + (entry_at(i) >> 32);
-      far_rows(slot) = static_cast<std::uint32_t>(treecode ? leaf_row(t) : t);
-      far_sources(slot) = static_cast<std::uint32_t>(s);
+      entry(far, far_at, rule.treecode ? leaf_row(t) : t, s);
       if (mutual)
-      {
-        far_rows(slot + 1) = static_cast<std::uint32_t>(s);
-        far_sources(slot + 1) = static_cast<std::uint32_t>(t);
-      }
+        entry(far, far_at, s, t);
       break;
-    }
     case near_pair:
     case near_self:
-    {
-      std::size_t const slot = near_base + (entry_at(i) & 0xffffffffULL);
-      near_rows(slot) = static_cast<std::uint32_t>(leaf_row(t));
-      near_sources(slot) = static_cast<std::uint32_t>(s);
+      entry(near, near_at, leaf_row(t), s);
       if (mutual && t != s)
-      {
-        near_rows(slot + 1) = static_cast<std::uint32_t>(leaf_row(s));
-        near_sources(slot + 1) = static_cast<std::uint32_t>(t);
-      }
+        entry(near, near_at, leaf_row(s), t);
       break;
-    }
     case split_target:
       for (int k = target.first_child(t); k < target.first_child(t) + target.child_count(t);
-           ++k, ++o)
-      {
-        nt(o) = k;
-        ns(o) = s;
-      }
+           ++k)
+        child(child_at, k, s);
       break;
     case split_source:
       for (int k = source.first_child(s); k < source.first_child(s) + source.child_count(s);
-           ++k, ++o)
-      {
-        nt(o) = t;
-        ns(o) = k;
-      }
+           ++k)
+        child(child_at, t, k);
       break;
     default: // split_both: a self pair of one tree; mutual pairs need only b >= a
     {
       int const first = target.first_child(t);
       int const end = first + target.child_count(t);
       for (int a = first; a < end; ++a)
-        for (int b = mutual ? a : first; b < end; ++b, ++o)
-        {
-          nt(o) = a;
-          ns(o) = b;
-        }
+        for (int b = mutual ? a : first; b < end; ++b)
+          child(child_at, a, b);
       break;
     }
     }
+  }
+
+  KOKKOS_FUNCTION void entry(PairEntries<MemorySpace> const &entries, std::uint64_t &at, int row,
+                             int source_cell) const
+  {
+    if (at < entries.rows.extent(0))
+    {
+      entries.rows(at) = static_cast<std::uint32_t>(row);
+      entries.sources(at) = static_cast<std::uint32_t>(source_cell);
+    }
+    ++at;
+  }
+
+  KOKKOS_FUNCTION void child(std::uint64_t &at, int t, int s) const
+  {
+    if (at < next.targets.extent(0))
+    {
+      next.targets(at) = t;
+      next.sources(at) = s;
+    }
+    ++at;
+  }
+};
+
+/// The first frontier: the pair (root, root), the root being cell 0.
+template <class MemorySpace>
+struct FirstPair
+{
+  Frontier<MemorySpace> frontier;
+  Kokkos::View<TraversalCounters::Count *, MemorySpace> counters;
+
+  KOKKOS_FUNCTION void operator()(int) const
+  {
+    frontier.targets(0) = 0;
+    frontier.sources(0) = 0;
+    counters(0) = 1;
   }
 };
 
@@ -410,94 +541,48 @@ struct RowSources
   }
 };
 
-/// Workspace::reserve of at least `n` entries, or twice the view's size if that is more, so
-/// that growth round by round takes new arrays rarely.
-template <class ExecutionSpace, class MemorySpace, class View>
-void reserve(ExecutionSpace const &space, kfmm::detail::Workspace<MemorySpace> &memory,
-             View &view, std::size_t n, std::string const &label)
-{
-  if (view.extent(0) < n)
-    memory.reserve(space, view, kfmm::detail::max(n, 2 * view.extent(0)), label);
-}
-
 /// Expected sizes, per target cell (or leaf) at theta 0.7, of the traversal's largest
-/// frontier and of its lists, from which the work arrays start: a device allocation and
-/// its release cost tens of microseconds each and the release synchronises, so that the
-/// arrays grown round by round from one pair took half of the lists' time on an H200 (30
-/// allocations, 1e6 particles). Measured at 1e6 particles and the tuned leaf size: the
-/// largest frontier held 38 pairs per target cell (uniform) and 74 (Plummer), the M2L list
-/// 103 and 30 entries per cell, the P2P list 27 and 12 per leaf. Pairs grow about as
-/// theta^-3; a larger need grows the arrays (reserve, PairBuffer::append). The M2L list's
-/// arrays start at 128 per cell, what they grew to from 64 on uniform particles anyway (the
-/// growth cost two allocations, two copies and two releases per build).
+/// frontier and of its lists: the capacities the traversal starts with. Its rounds run
+/// without looking at their sizes on the host, so that a capacity too small costs a second
+/// traversal (one more where the frontier overflowed). Measured at the tuned leaf sizes
+/// (1e6 particles on an H100, 2e5 on the host): the largest frontier held 38 pairs per
+/// target cell (uniform) and 74 (Plummer), twice as many with directed pairs; the M2L list
+/// 103 and 130 entries per cell (137 with the classic rule); the M2P list 184 and 434 per
+/// leaf; the P2P list 27 and 40 per leaf (140 on Plummer with the classic rule, whose retry
+/// is left to happen). Pairs grow about as theta^-3 (Plummer's P2P list a little faster: 354
+/// per leaf at theta 0.4). `factor` scales them all (tests make it small to exercise the
+/// second traversal).
 struct ExpectedSizes
 {
-  static constexpr double frontier_per_cell = 64;
-  static constexpr double far_per_cell = 128;
-  static constexpr double near_per_leaf = 32;
+  static constexpr double frontier_per_cell = 96;
+  static constexpr double m2l_per_cell = 160;
+  static constexpr double m2p_per_leaf = 448;
+  static constexpr double near_per_leaf = 72;
 
-  double scale; ///< (0.7 / theta)^3
+  double scale;      ///< factor (0.7 / theta)^3
+  std::size_t floor; ///< 4096 factor
 
-  explicit ExpectedSizes(double theta) : scale(std::pow(0.7 / theta, 3)) {}
+  explicit ExpectedSizes(double theta, double factor = 1)
+      : scale(factor * std::pow(0.7 / theta, 3)), floor(static_cast<std::size_t>(4096 * factor))
+  {
+  }
 
+  /// At least `floor` entries: small trees' frontiers and lists scatter most about the
+  /// expectation, and their arrays cost nothing.
   std::size_t of(double per_item, int items) const
   {
-    return static_cast<std::size_t>(per_item * scale * items) + 1;
+    return kfmm::detail::max(floor, static_cast<std::size_t>(per_item * scale * items) + 1);
   }
 };
 
-/// List entries (target row, source cell) appended round after round into arrays of
-/// `memory` that grow geometrically, keeping the first `size` entries.
-template <class MemorySpace>
-struct PairBuffer
+/// The room a traversal that overflowed needs: what it counted (an underestimate where an
+/// earlier round overflowed, since the pairs it could not store made no children), and at
+/// least twice the room it had.
+inline std::size_t grownCapacity(std::size_t capacity, std::uint64_t counted)
 {
-  kfmm::detail::Workspace<MemorySpace> *memory;
-  Kokkos::View<std::uint32_t *, MemorySpace> rows; ///< cell or leaf indices: below 2^31
-  Kokkos::View<std::uint32_t *, MemorySpace> sources;
-  std::size_t size = 0;
-
-  /// Room for `capacity` entries before the first append, without copies.
-  template <class ExecutionSpace>
-  void reserve(ExecutionSpace const &space, std::size_t capacity, std::string const &label)
-  {
-    grow(space, rows, capacity, label + "_rows");
-    grow(space, sources, capacity, label + "_sources");
-  }
-
-  template <class ExecutionSpace>
-  void append(ExecutionSpace const &space, std::size_t n, std::string const &label)
-  {
-    std::size_t const needed = size + n;
-    if (rows.extent(0) < needed)
-    {
-      // 2x: amortised copies.
-      std::size_t const capacity = kfmm::detail::max(needed, 2 * rows.extent(0));
-      grow(space, rows, capacity, label + "_rows");
-      grow(space, sources, capacity, label + "_sources");
-    }
-    size = needed;
-  }
-
-  /// Ends the use of the arrays.
-  void release()
-  {
-    memory->give(rows);
-    memory->give(sources);
-    size = 0;
-  }
-
-private:
-  template <class ExecutionSpace, class View>
-  void grow(ExecutionSpace const &space, View &view, std::size_t capacity, std::string const &label)
-  {
-    View bigger;
-    memory->take(space, bigger, label, capacity);
-    auto const used = Kokkos::make_pair(std::size_t(0), size);
-    Kokkos::deep_copy(space, Kokkos::subview(bigger, used), Kokkos::subview(view, used));
-    memory->give(view);
-    view = bigger;
-  }
-};
+  return counted <= capacity ? capacity
+                             : kfmm::detail::max(static_cast<std::size_t>(counted), 2 * capacity);
+}
 
 /// Number of bits that hold the values 0 .. n - 1 (at least 1).
 inline int bitsFor(std::int64_t n)
@@ -513,39 +598,44 @@ inline int bitsFor(std::int64_t n)
 template <class MemorySpace>
 using PairSortWorkspace = SortWorkspace<std::uint32_t, std::uint32_t, MemorySpace>;
 
-/// Groups `pairs` by row with the stable radix sort and writes the compressed rows (their
-/// arrays taken from `memory`): row r starts at the first sorted entry whose row is >= r (a
-/// binary search per row). The pairs' arrays are given back.
+/// Sorts the first `size` of `entries` by row and, within a row, by source cell, with two
+/// passes of the stable radix sort (by source, then by row), and writes the compressed rows
+/// (their arrays taken from `memory`): row r starts at the first sorted entry whose row is
+/// >= r (a binary search per row). The traversal stores the entries in an order that
+/// depends on scheduling; sorted, the lists do not. The entries' arrays are given back.
 template <class ExecutionSpace, class MemorySpace>
 CsrList<MemorySpace> groupByRow(ExecutionSpace const &space,
                                 kfmm::detail::Workspace<MemorySpace> &memory,
                                 PairSortWorkspace<MemorySpace> &sort_workspace,
-                                PairBuffer<MemorySpace> &pairs, int num_rows,
-                                std::string const &label)
+                                PairEntries<MemorySpace> &entries, std::uint64_t size,
+                                int num_rows, int num_source_cells, std::string const &label)
 {
-  std::int64_t const size = static_cast<std::int64_t>(pairs.size);
-  kfmm::detail::require(size <= std::int64_t(0xffffffffLL), "kfmm::tree::buildInteractionLists",
+  kfmm::detail::require(size <= std::uint64_t(0xffffffffULL), "kfmm::tree::buildInteractionLists",
                         "the list " + label + " has " + std::to_string(size) +
                             " entries, more than the 2^32 - 1 one sort handles (raise "
                             "'theta' or the tree's leaf size)");
-  auto const used = Kokkos::make_pair(std::size_t(0), pairs.size);
-  auto const rows = Kokkos::subview(pairs.rows, used);
-  auto const sorted_sources = Kokkos::subview(pairs.sources, used);
+  auto const used = Kokkos::make_pair(std::size_t(0), static_cast<std::size_t>(size));
+  auto const rows = Kokkos::subview(entries.rows, used);
+  auto const sorted_sources = Kokkos::subview(entries.sources, used);
   if (size > 0)
-    sortPairs(space, rows, sorted_sources, bitsFor(num_rows),
-              static_cast<SortOptions const *>(nullptr), sort_workspace);
+  {
+    auto const none = static_cast<SortOptions const *>(nullptr);
+    sortPairs(space, sorted_sources, rows, bitsFor(num_source_cells), none, sort_workspace);
+    sortPairs(space, rows, sorted_sources, bitsFor(num_rows), none, sort_workspace);
+  }
   CsrList<MemorySpace> list;
-  list.size = size;
+  list.size = static_cast<std::int64_t>(size);
   memory.take(space, list.offsets, label + "_offsets", num_rows + 1);
   memory.take(space, list.sources, label + "_sources", size);
   Kokkos::parallel_for("kfmm::lists::row_offsets",
                        Kokkos::RangePolicy<ExecutionSpace>(space, 0, num_rows + 1),
-                       RowOffsets<MemorySpace, decltype(rows)>{rows, list.offsets, size});
+                       RowOffsets<MemorySpace, decltype(rows)>{rows, list.offsets, list.size});
   Kokkos::parallel_for("kfmm::lists::row_sources",
-                       Kokkos::RangePolicy<ExecutionSpace>(space, 0, size),
+                       Kokkos::RangePolicy<ExecutionSpace>(space, 0, list.size),
                        RowSources<MemorySpace, decltype(sorted_sources)>{sorted_sources,
                                                                          list.sources});
-  pairs.release(); // the list holds what it needs
+  memory.give(entries.rows); // the list holds what it needs
+  memory.give(entries.sources);
   return list;
 }
 
@@ -568,12 +658,14 @@ namespace detail
 {
 
 /// buildInteractionLists (below) with the lists' arrays and the traversal's work arrays taken
-/// from `memory`, for an entry point with a workspace of its own (kfmm::Fmm).
+/// from `memory`, for an entry point with a workspace of its own (kfmm::Fmm). The traversal's
+/// first capacities are ExpectedSizes(theta, capacity_factor).
 template <class ExecutionSpace, class MemorySpace>
 InteractionLists<MemorySpace>
 buildInteractionListsIn(ExecutionSpace const &space, kfmm::detail::Workspace<MemorySpace> &memory,
                         Octree<MemorySpace> const &targets, Octree<MemorySpace> const &sources,
-                        double theta, Method method, Acceptance acceptance)
+                        double theta, Method method, Acceptance acceptance,
+                        double capacity_factor = 1)
 {
   kfmm::detail::ScopedRegion region("kfmm::lists::build");
   std::string const where = "kfmm::tree::buildInteractionLists";
@@ -608,96 +700,107 @@ buildInteractionListsIn(ExecutionSpace const &space, kfmm::detail::Workspace<Mem
                                            treecode,
                                            one_tree};
 
-  // Work arrays reused from round to round (reallocated only when a frontier outgrows them):
-  // the frontier and the next one, each pair's action and the scanned offsets.
-  Kokkos::View<int *, MemorySpace> frontier_t, frontier_s, next_t, next_s;
-  Kokkos::View<std::uint8_t *, MemorySpace> action;
-  Kokkos::View<std::int64_t *, MemorySpace> child_offset;
-  Kokkos::View<std::uint64_t *, MemorySpace> entry_offset;
-  detail::PairBuffer<MemorySpace> far_pairs{&memory}, near_pairs{&memory};
-  std::size_t size = num_cells > 0 && sources.numCells() > 0 ? 1 : 0;
-  if (size > 0)
-  {
-    detail::ExpectedSizes const expected(theta);
-    std::size_t const frontier = expected.of(expected.frontier_per_cell, num_cells);
-    for (auto *view : {&frontier_t, &frontier_s, &next_t, &next_s})
-      detail::reserve(space, memory, *view, frontier, "kfmm::lists::frontier");
-    detail::reserve(space, memory, action, frontier, "kfmm::lists::action");
-    detail::reserve(space, memory, child_offset, frontier, "kfmm::lists::child_offset");
-    detail::reserve(space, memory, entry_offset, frontier, "kfmm::lists::entry_offset");
-    far_pairs.reserve(space, expected.of(expected.far_per_cell, num_cells), "kfmm::lists::far");
-    near_pairs.reserve(space, expected.of(expected.near_per_leaf, num_leaves),
-                       "kfmm::lists::near");
-  }
-  // The first frontier is (root, root); the root is cell 0.
-  auto const first = Kokkos::make_pair(std::size_t(0), size);
-  Kokkos::deep_copy(space, Kokkos::subview(frontier_t, first), 0);
-  Kokkos::deep_copy(space, Kokkos::subview(frontier_s, first), 0);
+  // The traversal: rounds 0 .. last_round, a fixed number, each one kernel that reads its
+  // frontier's size on the device. Each round splits one side of every pair it does not
+  // settle, which takes the pair one level deeper in one of the trees, so that no pair
+  // survives past the sum of the trees' depths. One host read after the last round finds
+  // the lists' sizes, and whether a capacity was too small: then the traversal runs again
+  // with more room (ExpectedSizes keeps that rare).
+  detail::TraversalCounters const slots{kfmm::detail::max(0, targets.depth()) +
+                                        kfmm::detail::max(0, sources.depth())};
+  using Count = detail::TraversalCounters::Count;
+  Kokkos::View<Count *, MemorySpace> counters;
+  memory.take(space, counters, "kfmm::lists::counters", slots.size());
+  std::vector<Count> counted(slots.size(), 0);
+  detail::Frontier<MemorySpace> frontiers[2];
+  detail::PairEntries<MemorySpace> far, near;
+  bool const empty = num_cells == 0 || sources.numCells() == 0;
+  detail::ExpectedSizes const expected(theta, capacity_factor);
+  // Directed pairs (treecode, two trees) are not halved by symmetry: twice the frontier.
+  std::size_t frontier_capacity =
+      expected.of((rule.mutual() ? 1 : 2) * expected.frontier_per_cell, num_cells);
+  std::size_t far_capacity = treecode ? expected.of(expected.m2p_per_leaf, num_leaves)
+                                      : expected.of(expected.m2l_per_cell, num_cells);
+  std::size_t near_capacity = expected.of(expected.near_per_leaf, num_leaves);
+  using TeamPolicy = Kokkos::TeamPolicy<ExecutionSpace>;
+  using Round = detail::TraverseRound<ExecutionSpace, MemorySpace>;
+  int const team_size = kfmm::detail::Tuning<ExecutionSpace>::lists_team_size;
+  int const teams = kfmm::detail::max(1, space.concurrency() / team_size);
 
   Kokkos::Profiling::pushRegion("kfmm::lists::traverse");
-  while (size > 0)
+  while (!empty)
   {
-    detail::reserve(space, memory, action, size, "kfmm::lists::action");
-    detail::reserve(space, memory, child_offset, size, "kfmm::lists::child_offset");
-    detail::reserve(space, memory, entry_offset, size, "kfmm::lists::entry_offset");
-    Policy const pairs(space, 0, size);
-
-    Kokkos::parallel_for("kfmm::lists::classify_pairs", pairs,
-                         ClassifyPairs<MemorySpace>{rule, frontier_t, frontier_s, action});
-    std::int64_t num_children = 0;
-    Kokkos::parallel_scan(
-        "kfmm::lists::place_children", pairs,
-        PlaceChildren<MemorySpace>{rule, frontier_t, frontier_s, action, child_offset},
-        num_children);
-    std::uint64_t packed = 0;
-    Kokkos::parallel_scan("kfmm::lists::place_entries", pairs,
-                          PlaceEntries<MemorySpace>{rule, action, entry_offset}, packed);
-    kfmm::detail::require(num_children <= INT_MAX, where,
+    kfmm::detail::require(frontier_capacity <= static_cast<std::size_t>(INT_MAX), where,
                           "the traversal frontier exceeds 2^31 - 1 pairs (theta " +
                               kfmm::detail::formatNumber(theta) + " too small for this tree)");
-
-    // Emit: list entries after those of the earlier rounds, and the next frontier.
-    std::size_t const far_base = far_pairs.size;
-    std::size_t const near_base = near_pairs.size;
-    far_pairs.append(space, packed >> 32, "kfmm::lists::far");
-    near_pairs.append(space, packed & 0xffffffffULL, "kfmm::lists::near");
-    detail::reserve(space, memory, next_t, num_children, "kfmm::lists::frontier");
-    detail::reserve(space, memory, next_s, num_children, "kfmm::lists::frontier");
-    Kokkos::parallel_for("kfmm::lists::emit_pairs", pairs,
-                         detail::EmitPairs<MemorySpace>{rule, frontier_t, frontier_s, action,
-                                                        child_offset, entry_offset, leaf_row,
-                                                        far_pairs.rows, far_pairs.sources,
-                                                        near_pairs.rows, near_pairs.sources,
-                                                        next_t, next_s, far_base, near_base});
-    std::swap(frontier_t, next_t);
-    std::swap(frontier_s, next_s);
-    size = static_cast<std::size_t>(num_children);
-    ++lists.rounds;
+    for (auto &frontier : frontiers)
+    {
+      memory.reserve(space, frontier.targets, frontier_capacity, "kfmm::lists::frontier");
+      memory.reserve(space, frontier.sources, frontier_capacity, "kfmm::lists::frontier");
+    }
+    memory.reserve(space, far.rows, far_capacity, "kfmm::lists::far_rows");
+    memory.reserve(space, far.sources, far_capacity, "kfmm::lists::far_sources");
+    memory.reserve(space, near.rows, near_capacity, "kfmm::lists::near_rows");
+    memory.reserve(space, near.sources, near_capacity, "kfmm::lists::near_sources");
+    Kokkos::deep_copy(space, counters, 0);
+    Kokkos::parallel_for("kfmm::lists::first_pair", Policy(space, 0, 1),
+                         detail::FirstPair<MemorySpace>{frontiers[0], counters});
+    for (int round = 0; round <= slots.last_round; ++round)
+    {
+      Kokkos::parallel_for(
+          "kfmm::lists::traverse_round",
+          TeamPolicy(space, teams, team_size)
+              .set_scratch_size(0, Kokkos::PerTeam(Round::scratchBytes(team_size))),
+          Round{rule, frontiers[round % 2], frontiers[(round + 1) % 2], leaf_row, far, near,
+                counters, slots, round});
+    }
+    Kokkos::deep_copy(space, Kokkos::View<Count *, Kokkos::HostSpace>(
+                                 counted.data(), counted.size()),
+                      counters);
+    space.fence();
+    Count largest_frontier = 0;
+    for (int round = 0; round <= slots.last_round + 1; ++round)
+      largest_frontier = kfmm::detail::max(largest_frontier, counted[slots.frontier(round)]);
+    kfmm::detail::require(counted[slots.frontier(slots.last_round + 1)] == 0, where,
+                          "internal error: the traversal outlasted the trees' depths");
+    if (largest_frontier <= frontier_capacity && counted[slots.far()] <= far_capacity &&
+        counted[slots.near()] <= near_capacity)
+      break;
+    frontier_capacity = detail::grownCapacity(frontier_capacity, largest_frontier);
+    far_capacity = detail::grownCapacity(far_capacity, counted[slots.far()]);
+    near_capacity = detail::grownCapacity(near_capacity, counted[slots.near()]);
   }
-  for (auto *view : {&frontier_t, &frontier_s, &next_t, &next_s, &leaf_row})
-    memory.give(*view);
-  memory.give(action);
-  memory.give(child_offset);
-  memory.give(entry_offset);
+  lists.rounds = 0;
+  for (int round = 0; round <= slots.last_round; ++round)
+    if (counted[slots.frontier(round)] > 0)
+      lists.rounds = round + 1;
+  for (auto &frontier : frontiers)
+  {
+    memory.give(frontier.targets);
+    memory.give(frontier.sources);
+  }
+  memory.give(leaf_row);
+  memory.give(counters);
   Kokkos::Profiling::popRegion();
 
   Kokkos::Profiling::pushRegion("kfmm::lists::group");
   detail::PairSortWorkspace<MemorySpace> sort_workspace;
   sort_workspace.memory = &memory;
+  int const num_source_cells = sources.numCells();
   if (treecode)
   {
     lists.m2l = detail::emptyList(space, memory, num_cells, "kfmm::lists::m2l");
-    lists.m2p = detail::groupByRow(space, memory, sort_workspace, far_pairs, num_leaves,
-                                   "kfmm::lists::m2p");
+    lists.m2p = detail::groupByRow(space, memory, sort_workspace, far, counted[slots.far()],
+                                   num_leaves, num_source_cells, "kfmm::lists::m2p");
   }
   else
   {
-    lists.m2l = detail::groupByRow(space, memory, sort_workspace, far_pairs, num_cells,
-                                   "kfmm::lists::m2l");
+    lists.m2l = detail::groupByRow(space, memory, sort_workspace, far, counted[slots.far()],
+                                   num_cells, num_source_cells, "kfmm::lists::m2l");
     lists.m2p = detail::emptyList(space, memory, num_leaves, "kfmm::lists::m2p");
   }
-  lists.p2p = detail::groupByRow(space, memory, sort_workspace, near_pairs, num_leaves,
-                                 "kfmm::lists::p2p");
+  lists.p2p = detail::groupByRow(space, memory, sort_workspace, near, counted[slots.near()],
+                                 num_leaves, num_source_cells, "kfmm::lists::p2p");
   sort_workspace.release();
   Kokkos::Profiling::popRegion();
   return lists;

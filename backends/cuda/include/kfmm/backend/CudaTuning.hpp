@@ -83,6 +83,9 @@ struct Tuning<Kokkos::Cuda> : CudaLeafSizes
   static constexpr int m2lBlockRows(int p) { return p >= 7 ? 8 : 16; }
   static constexpr int m2lGroupedTeamSize(int /*p*/) { return 128; }
   static constexpr int m2l_grouping_team_size = 128;
+  // The lists' traversal: a block of 256 threads places a tile of 256 frontier pairs.
+  static constexpr int lists_team_size = 256;
+  static constexpr int lists_items_per_thread = 1;
   // At most 64 registers per thread, so that 8 blocks of 128 threads fit on a multiprocessor,
   // when 8 blocks' scratch fits too (8 x 24 KiB of the 228 KiB of an H100 or H200; GPUs with
   // less shared memory per multiprocessor need their own threshold). Uncapped, ptxas gave the
