@@ -565,13 +565,14 @@ char const *opName(Op op)
   return names[static_cast<int>(op)];
 }
 
-/// Scratch elements the team variant of `op` needs.
+/// Scratch elements the team variant of `op` needs in precision Real.
+template <class Real>
 int teamScratchSize(Op op, int p, int team_size)
 {
   switch (op)
   {
   case Op::p2m:
-    return ex::p2mTeamScratchSize(p, team_size);
+    return ex::p2mTeamScratchSize<Real>(p, team_size);
   case Op::m2m:
     return ex::m2mTeamScratchSize(p);
   case Op::m2l:
@@ -739,7 +740,7 @@ TEMPLATE_LIST_TEST_CASE("expansions: serial and team variants agree", "[expansio
                                        d.field,   in,        out};
       Kokkos::TeamPolicy<Space> probe(space, 1, Kokkos::AUTO);
       int const team_size = std::min(64, probe.team_size_max(kernel, Kokkos::ParallelForTag()));
-      kernel.scratch_size = teamScratchSize(op, p, team_size);
+      kernel.scratch_size = teamScratchSize<Real>(op, p, team_size);
       using Scratch = typename TeamOperator<Space, Real>::Scratch;
       Kokkos::parallel_for("kfmm::test::team_operator",
                            Kokkos::TeamPolicy<Space>(space, 1, team_size)

@@ -95,6 +95,27 @@ TEMPLATE_LIST_TEST_CASE("FMM and treecode reach the required accuracy", "[fmm][a
   CHECK(errors.field <= required);
 }
 
+TEMPLATE_LIST_TEST_CASE("the highest order runs within every backend's team scratch",
+                        "[fmm][accuracy]", kfmm::test::Configs)
+{
+  // Every kernel of order kfmm::max_order must launch (on CUDA the P2M's partial expansions
+  // once asked for more than a block's shared memory from order 22 in double), and be as
+  // accurate as its order promises: at theta 0.5, 1e-10 in double; the float floor in float.
+  using Real = typename TestType::real_type;
+  auto const method = GENERATE(kfmm::Method::fmm, kfmm::Method::treecode);
+  kfmm::Options options;
+  options.method = method;
+  options.leaf_size = 32;
+  options.order = kfmm::max_order;
+  options.theta = 0.5;
+  double const required = isFloat<Real> ? 1e-5 : 1e-10;
+  CAPTURE(kfmm::methodName(method), options.order);
+  auto const errors = solve<TestType>(kfmm::Distribution::uniform, 2000, options);
+  CAPTURE(errors.potential, errors.field);
+  CHECK(errors.potential <= required);
+  CHECK(errors.field <= required);
+}
+
 TEMPLATE_LIST_TEST_CASE("the classic acceptance rule reaches the required accuracy",
                         "[fmm][accuracy]", kfmm::test::Configs)
 {

@@ -43,17 +43,28 @@ KOKKOS_INLINE_FUNCTION constexpr int m2mTeamScratchSize(int p)
 
 KOKKOS_INLINE_FUNCTION constexpr int l2lTeamScratchSize(int p) { return m2mTeamScratchSize(p); }
 
+/// The most bytes of team scratch that p2mTeam's partial expansions take: a CUDA block has 48
+/// KiB, of which Kokkos keeps 2 KiB for its team reductions at 256 threads. Unbounded, the
+/// groups of order 22 and above in double asked for 50 KiB, and the kernel did not launch.
+inline constexpr int p2m_team_scratch_bytes = 44 * 1024;
+
 /// Particle groups p2mTeam splits a team into: team_size / (p + 1) threads work on each of
-/// the p + 1 columns m, each group on its share of the particles.
+/// the p + 1 columns m, each group on its share of the particles, as many groups as their
+/// partial expansions fit in p2m_team_scratch_bytes (at least one).
+template <class Real>
 KOKKOS_INLINE_FUNCTION constexpr int p2mTeamGroups(int p, int team_size)
 {
-  return team_size / (p + 1) > 1 ? team_size / (p + 1) : 1;
+  int const by_threads = team_size / (p + 1) > 1 ? team_size / (p + 1) : 1;
+  int const by_scratch =
+      p2m_team_scratch_bytes / (coefficientCount(p) * static_cast<int>(sizeof(Real)) * 2);
+  return by_threads < by_scratch ? by_threads : (by_scratch > 1 ? by_scratch : 1);
 }
 
-/// Scratch of p2mTeam: one partial expansion per particle group.
+/// Scratch of p2mTeam in Kokkos::complex<Real>: one partial expansion per particle group.
+template <class Real>
 KOKKOS_INLINE_FUNCTION constexpr int p2mTeamScratchSize(int p, int team_size)
 {
-  return p2mTeamGroups(p, team_size) * coefficientCount(p);
+  return p2mTeamGroups<Real>(p, team_size) * coefficientCount(p);
 }
 
 /// Scratch of l2pTeam and m2pTeam: the expansion, staged once for all threads.
@@ -165,7 +176,7 @@ KOKKOS_INLINE_FUNCTION void l2lTeam(TeamMember const &team, int p, Real dx, Real
 /// \param [in]     x        positions, x(i, 0..2)
 /// \param [in]     q        charges, q(i)
 /// \param [in,out] M        coefficientCount(p) coefficients, scale `scale` (added to)
-/// \param          work     p2mTeamScratchSize(p, team.team_size()) elements of scratch
+/// \param          work     p2mTeamScratchSize<Real>(p, team.team_size()) elements of scratch
 template <class TeamMember, class Real, class Positions, class Charges>
 KOKKOS_INLINE_FUNCTION void p2mTeam(TeamMember const &team, int p, double cx, double cy, double cz,
                                     Positions const &x, Charges const &q, int first, int last,
@@ -173,7 +184,7 @@ KOKKOS_INLINE_FUNCTION void p2mTeam(TeamMember const &team, int p, double cx, do
                                     Real scale = Real(1))
 {
   using detail::Complex;
-  int const groups = p2mTeamGroups(p, team.team_size());
+  int const groups = p2mTeamGroups<Real>(p, team.team_size());
   int const count = coefficientCount(p);
   Real const inv = Real(1) / scale;
   team.team_barrier();

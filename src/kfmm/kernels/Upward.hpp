@@ -30,14 +30,14 @@ struct P2MKernel
   static std::size_t scratchBytes(int p, int team_size)
   {
     return scratchCoefficientBytes<Real, ExecutionSpace>(
-        expansions::p2mTeamScratchSize(p, team_size));
+        expansions::p2mTeamScratchSize<Real>(p, team_size));
   }
 
   KOKKOS_FUNCTION void operator()(TeamMember const &team) const
   {
     int const cell = tree.leaves(team.league_rank());
     ScratchCoefficients<Real, ExecutionSpace> work(
-        team.team_scratch(0), expansions::p2mTeamScratchSize(order, team.team_size()));
+        team.team_scratch(0), expansions::p2mTeamScratchSize<Real>(order, team.team_size()));
     expansions::p2mTeam(team, order, tree.centre(cell, 0), tree.centre(cell, 1),
                         tree.centre(cell, 2), x, q,
                         tree.particle_begin(cell), tree.particle_end(cell),
