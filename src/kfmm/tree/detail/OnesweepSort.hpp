@@ -47,6 +47,7 @@
 #include <kfmm/detail/Tuning.hpp>
 #include <kfmm/detail/Warp.hpp>
 #include <kfmm/tree/detail/SortCommon.hpp>
+#include <kfmm/tree/detail/TileStatus.hpp>
 
 #include <Kokkos_Core.hpp>
 
@@ -63,48 +64,6 @@ struct PassList
   static constexpr int capacity = 64; // one-bit digits of 64-bit keys
   int count;
   SortPass pass[capacity];
-};
-
-/// The tile status words of the decoupled look-back.
-struct TileStatus
-{
-  static constexpr int tag_shift = 56;
-  static constexpr std::uint64_t count_mask = (std::uint64_t(1) << tag_shift) - 1;
-
-  KOKKOS_INLINE_FUNCTION static std::uint64_t aggregateTag(int pass)
-  {
-    return 2 * static_cast<std::uint64_t>(pass) + 1;
-  }
-  KOKKOS_INLINE_FUNCTION static std::uint64_t inclusiveTag(int pass)
-  {
-    return 2 * static_cast<std::uint64_t>(pass) + 2;
-  }
-  KOKKOS_INLINE_FUNCTION static std::uint64_t word(std::uint64_t tag, std::uint64_t count)
-  {
-    return (tag << tag_shift) | count;
-  }
-
-  /// A status word as another team last wrote it. On CUDA a volatile load: it bypasses the
-  /// non-coherent L1 and, unlike an atomic, does not serialise the polling threads with the
-  /// writer in L2. Elsewhere an atomic read.
-  KOKKOS_INLINE_FUNCTION static std::uint64_t load(std::uint64_t *address)
-  {
-#if defined(__CUDA_ARCH__)
-    return *static_cast<std::uint64_t volatile *>(address);
-#else
-    return Kokkos::atomic_fetch_add(address, std::uint64_t(0));
-#endif
-  }
-
-  /// Publishes a status word with one 64-bit store: tag and count arrive together.
-  KOKKOS_INLINE_FUNCTION static void store(std::uint64_t *address, std::uint64_t value)
-  {
-#if defined(__CUDA_ARCH__)
-    *static_cast<std::uint64_t volatile *>(address) = value;
-#else
-    Kokkos::atomic_exchange(address, value);
-#endif
-  }
 };
 
 /// Step 1: counts(p * max_radix + d) += the items whose digit at position p is d. Team i counts
