@@ -491,25 +491,25 @@ private:
     {
     case far_pair:
       // fmm: cell rows; treecode: leaf rows. Mutual pairs: both directions.
-      entry(far, far_at, rule.treecode ? leaf_row(t) : t, s);
+      store(far.rows, far.sources, far_at, rule.treecode ? leaf_row(t) : t, s);
       if (mutual)
-        entry(far, far_at, s, t);
+        store(far.rows, far.sources, far_at, s, t);
       break;
     case near_pair:
     case near_self:
-      entry(near, near_at, leaf_row(t), s);
+      store(near.rows, near.sources, near_at, leaf_row(t), s);
       if (mutual && t != s)
-        entry(near, near_at, leaf_row(s), t);
+        store(near.rows, near.sources, near_at, leaf_row(s), t);
       break;
     case split_target:
       for (int k = target.first_child(t); k < target.first_child(t) + target.child_count(t);
            ++k)
-        child(child_at, k, s);
+        store(next.targets, next.sources, child_at, k, s);
       break;
     case split_source:
       for (int k = source.first_child(s); k < source.first_child(s) + source.child_count(s);
            ++k)
-        child(child_at, t, k);
+        store(next.targets, next.sources, child_at, t, k);
       break;
     default: // split_both: a self pair of one tree; mutual pairs need only b >= a
     {
@@ -517,29 +517,22 @@ private:
       int const end = first + target.child_count(t);
       for (int a = first; a < end; ++a)
         for (int b = mutual ? a : first; b < end; ++b)
-          child(child_at, a, b);
+          store(next.targets, next.sources, child_at, a, b);
       break;
     }
     }
   }
 
-  KOKKOS_FUNCTION void entry(PairEntries<MemorySpace> const &entries, std::uint64_t &at, int row,
-                             int source_cell) const
+  /// Stores the pair (a, b) at place `at` of two arrays of one capacity, only within it, and
+  /// advances the place.
+  template <class First, class Second>
+  KOKKOS_FUNCTION static void store(First const &first, Second const &second, std::uint64_t &at,
+                                    int a, int b)
   {
-    if (at < entries.rows.extent(0))
+    if (at < first.extent(0))
     {
-      entries.rows(at) = static_cast<std::uint32_t>(row);
-      entries.sources(at) = static_cast<std::uint32_t>(source_cell);
-    }
-    ++at;
-  }
-
-  KOKKOS_FUNCTION void child(std::uint64_t &at, int t, int s) const
-  {
-    if (at < next.targets.extent(0))
-    {
-      next.targets(at) = t;
-      next.sources(at) = s;
+      first(at) = static_cast<typename First::value_type>(a);
+      second(at) = static_cast<typename Second::value_type>(b);
     }
     ++at;
   }
