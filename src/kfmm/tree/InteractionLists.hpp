@@ -317,11 +317,13 @@ struct TraversalCounters
 
   int last_round;
 
-  KOKKOS_FUNCTION int frontier(int round) const { return round; }
-  KOKKOS_FUNCTION int far(int round) const { return last_round + 2 + round; }
-  KOKKOS_FUNCTION int near(int round) const { return 2 * (last_round + 2) + round; }
-  KOKKOS_FUNCTION int claim(int round) const { return 3 * (last_round + 2) + round; }
-  KOKKOS_FUNCTION int size() const { return 4 * (last_round + 2); }
+  /// Counter `kind` of round `round`: 0 frontier, 1 far, 2 near, 3 claim.
+  KOKKOS_FUNCTION int of(int kind, int round) const { return kind * (last_round + 2) + round; }
+  KOKKOS_FUNCTION int frontier(int round) const { return of(0, round); }
+  KOKKOS_FUNCTION int far(int round) const { return of(1, round); }
+  KOKKOS_FUNCTION int near(int round) const { return of(2, round); }
+  KOKKOS_FUNCTION int claim(int round) const { return of(3, round); }
+  KOKKOS_FUNCTION int size() const { return of(4, 0); }
 };
 
 /// One round of the traversal. Teams claim tiles of team_size x items pairs of the frontier
@@ -341,6 +343,7 @@ struct TraverseRound
   using Tune = kfmm::detail::Tuning<ExecutionSpace>;
   using Count = TraversalCounters::Count;
   static constexpr int items = Tune::lists_items_per_thread;
+  static constexpr int lookback_window = Tune::lists_lookback_window;
   static_assert(items >= 1 && Tune::lists_team_size * items <= PairCounts::max_tile,
                 "kfmm: a traversal tile holds 1 to 2^15 pairs");
 
@@ -419,8 +422,10 @@ struct TraverseRound
                               running += counts;
                             });
       team.team_barrier();
-      Kokkos::single(Kokkos::PerTeam(team),
-                     [&]() { placeTile(tile, shared[0], base + tile_size >= pairs, shared); });
+      // The three counts look back side by side, one thread each.
+      Kokkos::parallel_for(Kokkos::TeamThreadRange(team, 3), [&](int k) {
+        shared[1 + k] = place(k, tile, shared[0], base + tile_size >= pairs);
+      });
       team.team_barrier();
       Kokkos::parallel_for(Kokkos::TeamThreadRange(team, threads), [&](int t) {
         std::uint64_t child_at = shared[1] + PairCounts::children(prefix[t]);
@@ -440,43 +445,25 @@ struct TraverseRound
   }
 
 private:
-  /// The places of tile `tile` (its packed counts `total`) in the next frontier and in the
-  /// lists, into places[1..3]: it publishes its counts, adds those of the tiles before it
-  /// (decoupled look-back, one counter after the other) and publishes its inclusive prefix.
-  /// The last tile writes the round's totals.
-  KOKKOS_FUNCTION void placeTile(std::uint64_t tile, std::uint64_t total, bool last,
-                                 std::uint64_t *places) const
+  /// The place of tile `tile` (its packed counts `total`) in the next frontier (k = 0) or in
+  /// the far (1) or near (2) entries: it publishes its count, adds those of the tiles before
+  /// it by decoupled look-back and publishes its inclusive prefix. The last tile writes the
+  /// round's total.
+  KOKKOS_FUNCTION std::uint64_t place(int k, std::uint64_t tile, std::uint64_t total,
+                                      bool last) const
   {
-    std::uint64_t const aggregate = TileStatus::aggregateTag(round);
-    std::uint64_t const inclusive = TileStatus::inclusiveTag(round);
-    std::uint64_t const own[3] = {PairCounts::children(total), PairCounts::far(total),
-                                  PairCounts::near(total)};
-    for (int k = 0; k < 3; ++k)
-      if (tile > 0)
-        TileStatus::store(&status(3 * tile + k), TileStatus::word(aggregate, own[k]));
-    for (int k = 0; k < 3; ++k)
-    {
-      std::uint64_t before = 0;
-      for (std::uint64_t j = tile; j > 0; --j)
-      {
-        std::uint64_t word = TileStatus::load(&status(3 * (j - 1) + k));
-        while ((word >> TileStatus::tag_shift) < aggregate)
-          word = TileStatus::load(&status(3 * (j - 1) + k));
-        before += word & TileStatus::count_mask;
-        if ((word >> TileStatus::tag_shift) == inclusive)
-          break;
-      }
-      TileStatus::store(&status(3 * tile + k), TileStatus::word(inclusive, before + own[k]));
-      places[1 + k] = before;
-    }
-    places[2] += counters(slots.far(round));
-    places[3] += counters(slots.near(round));
+    std::uint64_t const own = k == 0   ? PairCounts::children(total)
+                              : k == 1 ? PairCounts::far(total)
+                                       : PairCounts::near(total);
+    auto const at = [&](std::uint64_t j) { return &status(3 * j + k); };
+    if (tile > 0)
+      TileStatus::store(at(tile), TileStatus::word(TileStatus::aggregateTag(round), own));
+    std::uint64_t const before = TileStatus::lookBack<lookback_window>(at, tile, round, own);
+    // Entries continue after those of the rounds before; each round's frontier starts at 0.
+    std::uint64_t const start = k == 0 ? 0 : counters(slots.of(k, round));
     if (last)
-    {
-      counters(slots.frontier(round + 1)) = places[1] + own[0];
-      counters(slots.far(round + 1)) = places[2] + own[1];
-      counters(slots.near(round + 1)) = places[3] + own[2];
-    }
+      counters(slots.of(k, round + 1)) = start + before + own;
+    return start + before;
   }
 
   /// Writes the list entries or the child pairs of (t, s) at the given places, which it

@@ -57,6 +57,52 @@ struct TileStatus
     Kokkos::atomic_exchange(address, value);
 #endif
   }
+
+  /// The sum of the counts of the tiles before `tile` in pass `pass`, by decoupled look-back;
+  /// publishes this tile's inclusive prefix (that sum plus `count`, the tile's own), and
+  /// leaves publishing its own count beforehand (an aggregate) to the caller. `at(j)` is the
+  /// address of tile j's status word.
+  ///
+  /// The walk reads the words of `window` earlier tiles at once: the tiles just before this
+  /// one are usually still looking back themselves, so the walk crosses several counts
+  /// before it meets a prefix, and reading them one after the other made the look-back's
+  /// serial L2 round trips the radix sort's largest stall (perf/RESULTS.md).
+  template <int window, class Address>
+  KOKKOS_INLINE_FUNCTION static std::uint64_t lookBack(Address const &at, std::uint64_t tile,
+                                                       int pass, std::uint64_t count)
+  {
+    std::uint64_t const aggregate = aggregateTag(pass);
+    std::uint64_t const inclusive = inclusiveTag(pass);
+    std::uint64_t before = 0;
+    bool found = false;
+    for (std::uint64_t j = tile; !found && j > 0;)
+    {
+      // Tiles j - 1, j - 2, ...: reading past tile 0 never happens, it publishes a prefix.
+      int const reads = j < static_cast<std::uint64_t>(window) ? static_cast<int>(j) : window;
+      // Both loops unroll on the GPU, so that the words stay in registers.
+      std::uint64_t words[window];
+#if defined(__CUDA_ARCH__)
+#pragma unroll
+#endif
+      for (int k = 0; k < window; ++k)
+        if (k < reads)
+          words[k] = load(at(j - 1 - k));
+#if defined(__CUDA_ARCH__)
+#pragma unroll
+#endif
+      for (int k = 0; k < window; ++k)
+        if (!found && k < reads)
+        {
+          while ((words[k] >> tag_shift) < aggregate)
+            words[k] = load(at(j - 1 - k));
+          before += words[k] & count_mask;
+          found = (words[k] >> tag_shift) == inclusive;
+        }
+      j -= static_cast<std::uint64_t>(reads);
+    }
+    store(at(tile), word(inclusive, before + count));
+    return before;
+  }
 };
 
 } // namespace kfmm::tree::detail
