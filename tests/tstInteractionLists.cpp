@@ -36,8 +36,8 @@ auto toHost(View const &v)
   return Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, v);
 }
 
-/// Checks one list's CSR shape, and that each row's sources ascend (no source twice), and
-/// returns its host copy.
+/// Checks one list's CSR shape, and that no row holds a source twice, and returns its host
+/// copy.
 template <class List>
 auto hostList(List const &list, int rows)
 {
@@ -48,8 +48,9 @@ auto hostList(List const &list, int rows)
   for (int r = 0; r < rows; ++r)
   {
     REQUIRE(offsets(r) <= offsets(r + 1));
-    for (auto e = offsets(r) + 1; e < offsets(r + 1); ++e)
-      REQUIRE(sources(e - 1) < sources(e));
+    std::vector<int> row(sources.data() + offsets(r), sources.data() + offsets(r + 1));
+    std::sort(row.begin(), row.end());
+    REQUIRE(std::adjacent_find(row.begin(), row.end()) == row.end());
   }
   REQUIRE(offsets(rows) == list.size);
   REQUIRE(static_cast<std::int64_t>(sources.extent(0)) == list.size);

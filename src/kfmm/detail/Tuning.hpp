@@ -90,11 +90,13 @@ struct Tuning : HostLeafSizes
   static constexpr int m2l_grouping_team_size = 1;
 
   /// The lists' traversal (tree/InteractionLists.hpp): threads per team, a power of two
-  /// (Kokkos' team scan on CUDA requires one), and the frontier pairs each thread of a tile
-  /// takes. A tile reserves its places with one atomic addition per counter: a host team
-  /// is one thread, whose tile of 256 pairs makes that rare.
+  /// (Kokkos' team scan on CUDA requires one), the frontier pairs each thread of a tile
+  /// takes, and the earlier tiles' status words its look-back reads at once
+  /// (tree/detail/TileStatus.hpp). A host team is one thread, whose tile of 256 pairs makes
+  /// look-backs rare.
   static constexpr int lists_team_size = 1;
   static constexpr int lists_items_per_thread = 256;
+  static constexpr int lists_lookback_window = 4;
   /// The grouped M2L kernel's Kokkos::LaunchBounds (a register cap on GPUs) for teams whose
   /// scratch takes at most m2l_capped_scratch_bytes; larger teams launch without: none here.
   using M2LGroupedLaunchBounds = Kokkos::LaunchBounds<>;

@@ -30,9 +30,10 @@
 // kernels are queued, each reading its frontier's size from a counter on the device, and the
 // host reads the counters once, after the last round (sizes found on the device, with
 // capacities bounded and checked: a traversal that overflowed one runs again with more
-// room). Within a round, a team places a tile of pairs' children and entries by a team scan
-// and reserves them with one atomic addition per counter. Pairs start at (root, root) and
-// each split partitions the
+// room). Within a round, teams claim tiles of pairs in order; a team scan places a tile's
+// children and entries within it, and a decoupled look-back over the earlier tiles places the
+// tile, so that every place is the one a sequential pass would give. Pairs start at (root,
+// root) and each split partitions the
 // particles of one side, so for every target particle the particles under its P2P sources
 // and its accepted far-field cells (those of its leaf and, in fmm mode, of all the leaf's
 // ancestors) are all particles, each exactly once.
@@ -43,10 +44,9 @@
 //   - m2p: rows are target leaves, i.e. positions in leaves (treecode; empty rows in fmm);
 //   - p2p: rows are target leaves, sources are source leaf cells (with one tree a leaf's own
 //     cell is in its row).
-// Row r's sources are sources(offsets(r)) .. sources(offsets(r + 1) - 1), ascending: the
-// entries, stored in an order that depends on the tiles' scheduling, are sorted by source
-// and then by row with the stable radix sort (tree::sortPairs), so the lists are identical
-// from run to run.
+// Row r's sources are sources(offsets(r)) .. sources(offsets(r + 1) - 1). The pairs are
+// grouped by target with the stable radix sort (tree::sortPairs), so within a row the
+// sources keep the traversal's order and the lists are identical from run to run.
 
 #include <kfmm/Options.hpp>
 #include <kfmm/detail/Math.hpp>
@@ -55,6 +55,7 @@
 #include <kfmm/detail/Validation.hpp>
 #include <kfmm/tree/Octree.hpp>
 #include <kfmm/tree/RadixSort.hpp>
+#include <kfmm/tree/detail/TileStatus.hpp>
 
 #include <Kokkos_Core.hpp>
 
@@ -304,8 +305,10 @@ struct PairEntries
 };
 
 /// Where a traversal keeps its sizes on the device, so that its rounds need no host
-/// synchronisation: counters(k) counts the pairs of round k's frontier (k = 0 .. last + 1,
-/// the last always 0), then come the far entries and the near entries of all rounds.
+/// synchronisation, for rounds 0 .. last_round: frontier(r) counts the pairs of round r's
+/// frontier (frontier(last_round + 1) stays 0), far(r) and near(r) the far and near entries of
+/// the rounds before r (far(last_round + 1): all of them), and claim(r) the tiles of round r
+/// claimed so far.
 struct TraversalCounters
 {
   /// The type of the counters: unsigned long long, which CUDA's 64-bit atomics take (Kokkos
@@ -314,27 +317,33 @@ struct TraversalCounters
 
   int last_round;
 
-  KOKKOS_FUNCTION int frontier(int round) const { return round; }
-  KOKKOS_FUNCTION int far() const { return last_round + 2; }
-  KOKKOS_FUNCTION int near() const { return last_round + 3; }
-  KOKKOS_FUNCTION int size() const { return last_round + 4; }
+  /// Counter `kind` of round `round`: 0 frontier, 1 far, 2 near, 3 claim.
+  KOKKOS_FUNCTION int of(int kind, int round) const { return kind * (last_round + 2) + round; }
+  KOKKOS_FUNCTION int frontier(int round) const { return of(0, round); }
+  KOKKOS_FUNCTION int far(int round) const { return of(1, round); }
+  KOKKOS_FUNCTION int near(int round) const { return of(2, round); }
+  KOKKOS_FUNCTION int claim(int round) const { return of(3, round); }
+  KOKKOS_FUNCTION int size() const { return of(4, 0); }
 };
 
-/// One round of the traversal. Teams take tiles of team_size x items pairs of the frontier
-/// in turn (the frontier's size is read on the device, so the launch does not depend on
-/// it). A team scan over the tile places each pair's child pairs and list entries inside the
-/// tile, and one atomic addition per counter reserves the tile's places after those of the
-/// tiles before it: one atomic per tile rather than per pair, and no scan over the whole
-/// frontier, which took two kernels and a host read per round. The order of the tiles'
-/// places depends on scheduling; groupByRow sorts the lists, so they do not. A place beyond
-/// a capacity is not written, and the counters still count it: the host sees the overflow
-/// after the traversal and runs it again with more room.
+/// One round of the traversal. Teams claim tiles of team_size x items pairs of the frontier
+/// in order from a counter (the frontier's size is read on the device, so the launch does not
+/// depend on it). A team scan over the tile places each pair's child pairs and list entries
+/// inside the tile; the tiles before it place the tile itself, found by a decoupled
+/// look-back over their published counts (tree/detail/TileStatus.hpp, as in the radix
+/// sort's passes): a scan over the whole frontier in one kernel, where it took two scans, four
+/// kernels and a host read per round. Every place is the one a sequential pass over the
+/// frontier would give, so the lists come out in the traversal's order, the same on every run.
+/// A place beyond a capacity is not written, and the counters still count it: the host sees
+/// the overflow after the traversal and runs it again with more room.
 template <class ExecutionSpace, class MemorySpace>
 struct TraverseRound
 {
   using Member = typename Kokkos::TeamPolicy<ExecutionSpace>::member_type;
   using Tune = kfmm::detail::Tuning<ExecutionSpace>;
+  using Count = TraversalCounters::Count;
   static constexpr int items = Tune::lists_items_per_thread;
+  static constexpr int lookback_window = Tune::lists_lookback_window;
   static_assert(items >= 1 && Tune::lists_team_size * items <= PairCounts::max_tile,
                 "kfmm: a traversal tile holds 1 to 2^15 pairs");
 
@@ -344,15 +353,18 @@ struct TraverseRound
   Kokkos::View<int *, MemorySpace> leaf_row; ///< of the target tree
   PairEntries<MemorySpace> far;
   PairEntries<MemorySpace> near;
-  Kokkos::View<TraversalCounters::Count *, MemorySpace> counters;
+  Kokkos::View<Count *, MemorySpace> counters;
+  /// status(3 tile + k): tile's status word for its child pairs (k = 0), far (1) and near
+  /// (2) entries; one tile per team_size x items pairs of the frontier's capacity.
+  Kokkos::View<std::uint64_t *, MemorySpace> status;
   TraversalCounters slots;
   int round;
 
-  /// Team scratch: each thread's exclusive prefix of packed counts, the tile's total and the
-  /// three places reserved, and the pairs' actions.
+  /// Team scratch: each thread's exclusive prefix of packed counts, the tile's total, the
+  /// three places of the tile and the tile's index, and the pairs' actions.
   KOKKOS_FUNCTION static std::size_t scratchBytes(int team_size)
   {
-    return (team_size + 4) * sizeof(std::uint64_t) + team_size * items;
+    return (team_size + 5) * sizeof(std::uint64_t) + team_size * items;
   }
 
   KOKKOS_FUNCTION void operator()(Member const &team) const
@@ -360,15 +372,32 @@ struct TraverseRound
     int const threads = team.team_size();
     auto *const prefix =
         static_cast<std::uint64_t *>(team.team_scratch(0).get_shmem(scratchBytes(threads)));
-    std::uint64_t *const shared = prefix + threads; // total, then the three places
-    auto *const actions = reinterpret_cast<std::uint8_t *>(shared + 4);
+    std::uint64_t *const shared = prefix + threads; // total, three places, tile
+    auto *const actions = reinterpret_cast<std::uint8_t *>(shared + 5);
     std::uint64_t const capacity = frontier.targets.extent(0);
     std::uint64_t const stored = counters(slots.frontier(round));
     std::uint64_t const pairs = stored < capacity ? stored : capacity;
-    std::uint64_t const tile = static_cast<std::uint64_t>(threads) * items;
-    for (std::uint64_t base = team.league_rank() * tile; base < pairs;
-         base += team.league_size() * tile)
+    std::uint64_t const tile_size = static_cast<std::uint64_t>(threads) * items;
+    if (pairs == 0)
     {
+      // No tile: the round's entries start and end at the same places.
+      if (team.league_rank() == 0)
+        Kokkos::single(Kokkos::PerTeam(team), [&]() {
+          counters(slots.far(round + 1)) = counters(slots.far(round));
+          counters(slots.near(round + 1)) = counters(slots.near(round));
+        });
+      return;
+    }
+    for (;;)
+    {
+      Kokkos::single(Kokkos::PerTeam(team), [&]() {
+        shared[4] = Kokkos::atomic_fetch_add(&counters(slots.claim(round)), Count(1));
+      });
+      team.team_barrier();
+      std::uint64_t const tile = shared[4];
+      std::uint64_t const base = tile * tile_size;
+      if (base >= pairs)
+        break;
       Kokkos::parallel_scan(Kokkos::TeamThreadRange(team, threads),
                             [&](int t, std::uint64_t &running, bool final) {
                               std::uint64_t counts = 0;
@@ -393,15 +422,9 @@ struct TraverseRound
                               running += counts;
                             });
       team.team_barrier();
-      Kokkos::single(Kokkos::PerTeam(team), [&]() {
-        std::uint64_t const total = shared[0];
-        using Count = TraversalCounters::Count;
-        shared[1] = Kokkos::atomic_fetch_add(&counters(slots.frontier(round + 1)),
-                                             Count(PairCounts::children(total)));
-        shared[2] =
-            Kokkos::atomic_fetch_add(&counters(slots.far()), Count(PairCounts::far(total)));
-        shared[3] =
-            Kokkos::atomic_fetch_add(&counters(slots.near()), Count(PairCounts::near(total)));
+      // The three counts look back side by side, one thread each.
+      Kokkos::parallel_for(Kokkos::TeamThreadRange(team, 3), [&](int k) {
+        shared[1 + k] = place(k, tile, shared[0], base + tile_size >= pairs);
       });
       team.team_barrier();
       Kokkos::parallel_for(Kokkos::TeamThreadRange(team, threads), [&](int t) {
@@ -422,6 +445,27 @@ struct TraverseRound
   }
 
 private:
+  /// The place of tile `tile` (its packed counts `total`) in the next frontier (k = 0) or in
+  /// the far (1) or near (2) entries: it publishes its count, adds those of the tiles before
+  /// it by decoupled look-back and publishes its inclusive prefix. The last tile writes the
+  /// round's total.
+  KOKKOS_FUNCTION std::uint64_t place(int k, std::uint64_t tile, std::uint64_t total,
+                                      bool last) const
+  {
+    std::uint64_t const own = k == 0   ? PairCounts::children(total)
+                              : k == 1 ? PairCounts::far(total)
+                                       : PairCounts::near(total);
+    auto const at = [&](std::uint64_t j) { return &status(3 * j + k); };
+    if (tile > 0)
+      TileStatus::store(at(tile), TileStatus::word(TileStatus::aggregateTag(round), own));
+    std::uint64_t const before = TileStatus::lookBack<lookback_window>(at, tile, round, own);
+    // Entries continue after those of the rounds before; each round's frontier starts at 0.
+    std::uint64_t const start = k == 0 ? 0 : counters(slots.of(k, round));
+    if (last)
+      counters(slots.of(k, round + 1)) = start + before + own;
+    return start + before;
+  }
+
   /// Writes the list entries or the child pairs of (t, s) at the given places, which it
   /// advances, each only within its array's capacity.
   KOKKOS_FUNCTION void emit(std::uint8_t action, int t, int s, std::uint64_t &child_at,
@@ -434,25 +478,25 @@ private:
     {
     case far_pair:
       // fmm: cell rows; treecode: leaf rows. Mutual pairs: both directions.
-      entry(far, far_at, rule.treecode ? leaf_row(t) : t, s);
+      store(far.rows, far.sources, far_at, rule.treecode ? leaf_row(t) : t, s);
       if (mutual)
-        entry(far, far_at, s, t);
+        store(far.rows, far.sources, far_at, s, t);
       break;
     case near_pair:
     case near_self:
-      entry(near, near_at, leaf_row(t), s);
+      store(near.rows, near.sources, near_at, leaf_row(t), s);
       if (mutual && t != s)
-        entry(near, near_at, leaf_row(s), t);
+        store(near.rows, near.sources, near_at, leaf_row(s), t);
       break;
     case split_target:
       for (int k = target.first_child(t); k < target.first_child(t) + target.child_count(t);
            ++k)
-        child(child_at, k, s);
+        store(next.targets, next.sources, child_at, k, s);
       break;
     case split_source:
       for (int k = source.first_child(s); k < source.first_child(s) + source.child_count(s);
            ++k)
-        child(child_at, t, k);
+        store(next.targets, next.sources, child_at, t, k);
       break;
     default: // split_both: a self pair of one tree; mutual pairs need only b >= a
     {
@@ -460,29 +504,22 @@ private:
       int const end = first + target.child_count(t);
       for (int a = first; a < end; ++a)
         for (int b = mutual ? a : first; b < end; ++b)
-          child(child_at, a, b);
+          store(next.targets, next.sources, child_at, a, b);
       break;
     }
     }
   }
 
-  KOKKOS_FUNCTION void entry(PairEntries<MemorySpace> const &entries, std::uint64_t &at, int row,
-                             int source_cell) const
+  /// Stores the pair (a, b) at place `at` of two arrays of one capacity, only within it, and
+  /// advances the place.
+  template <class First, class Second>
+  KOKKOS_FUNCTION static void store(First const &first, Second const &second, std::uint64_t &at,
+                                    int a, int b)
   {
-    if (at < entries.rows.extent(0))
+    if (at < first.extent(0))
     {
-      entries.rows(at) = static_cast<std::uint32_t>(row);
-      entries.sources(at) = static_cast<std::uint32_t>(source_cell);
-    }
-    ++at;
-  }
-
-  KOKKOS_FUNCTION void child(std::uint64_t &at, int t, int s) const
-  {
-    if (at < next.targets.extent(0))
-    {
-      next.targets(at) = t;
-      next.sources(at) = s;
+      first(at) = static_cast<typename First::value_type>(a);
+      second(at) = static_cast<typename Second::value_type>(b);
     }
     ++at;
   }
@@ -598,17 +635,16 @@ inline int bitsFor(std::int64_t n)
 template <class MemorySpace>
 using PairSortWorkspace = SortWorkspace<std::uint32_t, std::uint32_t, MemorySpace>;
 
-/// Sorts the first `size` of `entries` by row and, within a row, by source cell, with two
-/// passes of the stable radix sort (by source, then by row), and writes the compressed rows
-/// (their arrays taken from `memory`): row r starts at the first sorted entry whose row is
-/// >= r (a binary search per row). The traversal stores the entries in an order that
-/// depends on scheduling; sorted, the lists do not. The entries' arrays are given back.
+/// Groups the first `size` of `entries` by row with the stable radix sort, so that within a
+/// row the sources keep the traversal's order, and writes the compressed rows (their arrays
+/// taken from `memory`): row r starts at the first sorted entry whose row is >= r (a binary
+/// search per row). The entries' arrays are given back.
 template <class ExecutionSpace, class MemorySpace>
 CsrList<MemorySpace> groupByRow(ExecutionSpace const &space,
                                 kfmm::detail::Workspace<MemorySpace> &memory,
                                 PairSortWorkspace<MemorySpace> &sort_workspace,
                                 PairEntries<MemorySpace> &entries, std::uint64_t size,
-                                int num_rows, int num_source_cells, std::string const &label)
+                                int num_rows, std::string const &label)
 {
   kfmm::detail::require(size <= std::uint64_t(0xffffffffULL), "kfmm::tree::buildInteractionLists",
                         "the list " + label + " has " + std::to_string(size) +
@@ -618,11 +654,8 @@ CsrList<MemorySpace> groupByRow(ExecutionSpace const &space,
   auto const rows = Kokkos::subview(entries.rows, used);
   auto const sorted_sources = Kokkos::subview(entries.sources, used);
   if (size > 0)
-  {
-    auto const none = static_cast<SortOptions const *>(nullptr);
-    sortPairs(space, sorted_sources, rows, bitsFor(num_source_cells), none, sort_workspace);
-    sortPairs(space, rows, sorted_sources, bitsFor(num_rows), none, sort_workspace);
-  }
+    sortPairs(space, rows, sorted_sources, bitsFor(num_rows),
+              static_cast<SortOptions const *>(nullptr), sort_workspace);
   CsrList<MemorySpace> list;
   list.size = static_cast<std::int64_t>(size);
   memory.take(space, list.offsets, label + "_offsets", num_rows + 1);
@@ -712,6 +745,8 @@ buildInteractionListsIn(ExecutionSpace const &space, kfmm::detail::Workspace<Mem
   Kokkos::View<Count *, MemorySpace> counters;
   memory.take(space, counters, "kfmm::lists::counters", slots.size());
   std::vector<Count> counted(slots.size(), 0);
+  int const all = slots.last_round + 1; // the slots of all rounds' entries
+  Kokkos::View<std::uint64_t *, MemorySpace> status;
   detail::Frontier<MemorySpace> frontiers[2];
   detail::PairEntries<MemorySpace> far, near;
   bool const empty = num_cells == 0 || sources.numCells() == 0;
@@ -742,6 +777,10 @@ buildInteractionListsIn(ExecutionSpace const &space, kfmm::detail::Workspace<Mem
     memory.reserve(space, far.sources, far_capacity, "kfmm::lists::far_sources");
     memory.reserve(space, near.rows, near_capacity, "kfmm::lists::near_rows");
     memory.reserve(space, near.sources, near_capacity, "kfmm::lists::near_sources");
+    std::size_t const tile_size = std::size_t(team_size) * Round::items;
+    std::size_t const tiles = (frontier_capacity + tile_size - 1) / tile_size;
+    memory.reserve(space, status, 3 * tiles, "kfmm::lists::tile_status");
+    Kokkos::deep_copy(space, status, 0);
     Kokkos::deep_copy(space, counters, 0);
     Kokkos::parallel_for("kfmm::lists::first_pair", Policy(space, 0, 1),
                          detail::FirstPair<MemorySpace>{frontiers[0], counters});
@@ -752,7 +791,7 @@ buildInteractionListsIn(ExecutionSpace const &space, kfmm::detail::Workspace<Mem
           TeamPolicy(space, teams, team_size)
               .set_scratch_size(0, Kokkos::PerTeam(Round::scratchBytes(team_size))),
           Round{rule, frontiers[round % 2], frontiers[(round + 1) % 2], leaf_row, far, near,
-                counters, slots, round});
+                counters, status, slots, round});
     }
     Kokkos::deep_copy(space, Kokkos::View<Count *, Kokkos::HostSpace>(
                                  counted.data(), counted.size()),
@@ -763,12 +802,12 @@ buildInteractionListsIn(ExecutionSpace const &space, kfmm::detail::Workspace<Mem
       largest_frontier = kfmm::detail::max(largest_frontier, counted[slots.frontier(round)]);
     kfmm::detail::require(counted[slots.frontier(slots.last_round + 1)] == 0, where,
                           "internal error: the traversal outlasted the trees' depths");
-    if (largest_frontier <= frontier_capacity && counted[slots.far()] <= far_capacity &&
-        counted[slots.near()] <= near_capacity)
+    if (largest_frontier <= frontier_capacity && counted[slots.far(all)] <= far_capacity &&
+        counted[slots.near(all)] <= near_capacity)
       break;
     frontier_capacity = detail::grownCapacity(frontier_capacity, largest_frontier);
-    far_capacity = detail::grownCapacity(far_capacity, counted[slots.far()]);
-    near_capacity = detail::grownCapacity(near_capacity, counted[slots.near()]);
+    far_capacity = detail::grownCapacity(far_capacity, counted[slots.far(all)]);
+    near_capacity = detail::grownCapacity(near_capacity, counted[slots.near(all)]);
   }
   lists.rounds = 0;
   for (int round = 0; round <= slots.last_round; ++round)
@@ -781,26 +820,26 @@ buildInteractionListsIn(ExecutionSpace const &space, kfmm::detail::Workspace<Mem
   }
   memory.give(leaf_row);
   memory.give(counters);
+  memory.give(status);
   Kokkos::Profiling::popRegion();
 
   Kokkos::Profiling::pushRegion("kfmm::lists::group");
   detail::PairSortWorkspace<MemorySpace> sort_workspace;
   sort_workspace.memory = &memory;
-  int const num_source_cells = sources.numCells();
   if (treecode)
   {
     lists.m2l = detail::emptyList(space, memory, num_cells, "kfmm::lists::m2l");
-    lists.m2p = detail::groupByRow(space, memory, sort_workspace, far, counted[slots.far()],
-                                   num_leaves, num_source_cells, "kfmm::lists::m2p");
+    lists.m2p = detail::groupByRow(space, memory, sort_workspace, far, counted[slots.far(all)],
+                                   num_leaves, "kfmm::lists::m2p");
   }
   else
   {
-    lists.m2l = detail::groupByRow(space, memory, sort_workspace, far, counted[slots.far()],
-                                   num_cells, num_source_cells, "kfmm::lists::m2l");
+    lists.m2l = detail::groupByRow(space, memory, sort_workspace, far, counted[slots.far(all)],
+                                   num_cells, "kfmm::lists::m2l");
     lists.m2p = detail::emptyList(space, memory, num_leaves, "kfmm::lists::m2p");
   }
-  lists.p2p = detail::groupByRow(space, memory, sort_workspace, near, counted[slots.near()],
-                                 num_leaves, num_source_cells, "kfmm::lists::p2p");
+  lists.p2p = detail::groupByRow(space, memory, sort_workspace, near, counted[slots.near(all)],
+                                 num_leaves, "kfmm::lists::p2p");
   sort_workspace.release();
   Kokkos::Profiling::popRegion();
   return lists;

@@ -47,6 +47,7 @@
 #include <kfmm/detail/Tuning.hpp>
 #include <kfmm/detail/Warp.hpp>
 #include <kfmm/tree/detail/SortCommon.hpp>
+#include <kfmm/tree/detail/TileStatus.hpp>
 
 #include <Kokkos_Core.hpp>
 
@@ -63,48 +64,6 @@ struct PassList
   static constexpr int capacity = 64; // one-bit digits of 64-bit keys
   int count;
   SortPass pass[capacity];
-};
-
-/// The tile status words of the decoupled look-back.
-struct TileStatus
-{
-  static constexpr int tag_shift = 56;
-  static constexpr std::uint64_t count_mask = (std::uint64_t(1) << tag_shift) - 1;
-
-  KOKKOS_INLINE_FUNCTION static std::uint64_t aggregateTag(int pass)
-  {
-    return 2 * static_cast<std::uint64_t>(pass) + 1;
-  }
-  KOKKOS_INLINE_FUNCTION static std::uint64_t inclusiveTag(int pass)
-  {
-    return 2 * static_cast<std::uint64_t>(pass) + 2;
-  }
-  KOKKOS_INLINE_FUNCTION static std::uint64_t word(std::uint64_t tag, std::uint64_t count)
-  {
-    return (tag << tag_shift) | count;
-  }
-
-  /// A status word as another team last wrote it. On CUDA a volatile load: it bypasses the
-  /// non-coherent L1 and, unlike an atomic, does not serialise the polling threads with the
-  /// writer in L2. Elsewhere an atomic read.
-  KOKKOS_INLINE_FUNCTION static std::uint64_t load(std::uint64_t *address)
-  {
-#if defined(__CUDA_ARCH__)
-    return *static_cast<std::uint64_t volatile *>(address);
-#else
-    return Kokkos::atomic_fetch_add(address, std::uint64_t(0));
-#endif
-  }
-
-  /// Publishes a status word with one 64-bit store: tag and count arrive together.
-  KOKKOS_INLINE_FUNCTION static void store(std::uint64_t *address, std::uint64_t value)
-  {
-#if defined(__CUDA_ARCH__)
-    *static_cast<std::uint64_t volatile *>(address) = value;
-#else
-    Kokkos::atomic_exchange(address, value);
-#endif
-  }
 };
 
 /// Step 1: counts(p * max_radix + d) += the items whose digit at position p is d. Team i counts
@@ -307,48 +266,14 @@ struct OnesweepPassKernel
                         TileStatus::word(TileStatus::aggregateTag(pass_index), count));
   }
 
-  /// Items of digit d in tiles before `tile`, by decoupled look-back; publishes this tile's
-  /// inclusive prefix (that number plus `count`, this tile's own).
-  ///
-  /// The walk reads the status words of `lookback_window` earlier tiles at once: the tiles
-  /// just before this one are usually still looking back themselves, so the walk crosses
-  /// several counts before it meets a prefix, and reading them one after the other made
-  /// the look-back's serial L2 round trips the pass's largest stall (perf/RESULTS.md).
+  /// Items of digit d in tiles before `tile`, by decoupled look-back (TileStatus::lookBack);
+  /// publishes this tile's inclusive prefix (that number plus `count`, this tile's own).
   KOKKOS_INLINE_FUNCTION SortOffset lookBack(std::uint64_t tile, int d, int radix,
                                              SortOffset count) const
   {
-    std::uint64_t const aggregate = TileStatus::aggregateTag(pass_index);
-    std::uint64_t const inclusive = TileStatus::inclusiveTag(pass_index);
-    std::uint64_t before = 0;
-    bool found = false;
-    for (std::uint64_t j = tile; !found && j > 0;)
-    {
-      // Tiles j - 1, j - 2, ...: reading past tile 0 never happens, it publishes a prefix.
-      auto const window = static_cast<int>(
-          kfmm::detail::min(j, static_cast<std::uint64_t>(lookback_window)));
-      // Both loops unroll on the GPU, so that the words stay in registers.
-      std::uint64_t word[lookback_window];
-#if defined(__CUDA_ARCH__)
-#pragma unroll
-#endif
-      for (int k = 0; k < lookback_window; ++k)
-        if (k < window)
-          word[k] = TileStatus::load(status(j - 1 - k, d, radix));
-#if defined(__CUDA_ARCH__)
-#pragma unroll
-#endif
-      for (int k = 0; k < lookback_window; ++k)
-        if (!found && k < window)
-        {
-          while ((word[k] >> TileStatus::tag_shift) < aggregate)
-            word[k] = TileStatus::load(status(j - 1 - k, d, radix));
-          before += word[k] & TileStatus::count_mask;
-          found = (word[k] >> TileStatus::tag_shift) == inclusive;
-        }
-      j -= static_cast<std::uint64_t>(window);
-    }
-    TileStatus::store(status(tile, d, radix), TileStatus::word(inclusive, before + count));
-    return static_cast<SortOffset>(before);
+    auto const at = [&](std::uint64_t j) { return status(j, d, radix); };
+    return static_cast<SortOffset>(
+        TileStatus::lookBack<lookback_window>(at, tile, pass_index, count));
   }
 
   /// The next tile of this pass, for the calling thread alone.

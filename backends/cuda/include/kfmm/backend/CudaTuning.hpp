@@ -86,6 +86,7 @@ struct Tuning<Kokkos::Cuda> : CudaLeafSizes
   // The lists' traversal: a block of 256 threads places a tile of 256 frontier pairs.
   static constexpr int lists_team_size = 256;
   static constexpr int lists_items_per_thread = 1;
+  static constexpr int lists_lookback_window = 4;
   // At most 64 registers per thread, so that 8 blocks of 128 threads fit on a multiprocessor,
   // when 8 blocks' scratch fits too (8 x 24 KiB of the 228 KiB of an H100 or H200; GPUs with
   // less shared memory per multiprocessor need their own threshold). Uncapped, ptxas gave the
