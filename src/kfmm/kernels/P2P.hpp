@@ -116,7 +116,14 @@ struct P2PKernel
     int filled = 0;
     auto const sweep = [&]() {
       warpSync(); // the tile is staged
-      block.interact(tiles + buffer * source_tile + part, filled - part, split, softening2);
+      // A lane of its own per TargetsPerThread targets (split 1) is the common case, on
+      // uniform trees and on the host: there the stride is a constant, and the compiler
+      // unrolls the source loop.
+      Staged const *const tile = tiles + buffer * source_tile;
+      if (split == 1)
+        block.interact(tile, filled, 1, softening2);
+      else
+        block.interact(tile + part, filled - part, split, softening2);
       buffer ^= 1;
       filled = 0;
     };
