@@ -48,20 +48,27 @@ struct Tuning<Kokkos::Cuda> : CudaLeafSizes
   // FMM near field: a warp per group of up to 32 targets of one leaf, one target per lane,
   // four independent warps per block. Uncapped, the kernel took 64 registers, which allow
   // half of the H100's warps (Nsight Compute: 39 % achieved occupancy, 8.1 cycles between
-  // a warp's instructions, issue slots 74 % busy); 12 blocks per SM allow 40 registers.
-  using P2PLaunchBounds = Kokkos::LaunchBounds<128, 12>;
+  // a warp's instructions, issue slots 74 % busy); 12 blocks per SM allowed 40 registers.
+  // Once the source loop unrolled (a constant stride, kernels/P2P.hpp), 8 blocks per SM
+  // (64 registers) were faster: P2P 2.17-2.22 against 2.24-2.25 ms on 1e6 Plummer fp32,
+  // 141.5 against 153.0 ms on Plummer fp64 at 1e-10, level on uniform (H100, one lease,
+  // perf/RESULTS.md, 2026-11-24).
+  using P2PLaunchBounds = Kokkos::LaunchBounds<128, 8>;
   static constexpr int p2p_group_lanes = 32;
   static constexpr int p2p_team_size = 128;
   static constexpr int p2p_targets_per_thread = 1;
   static constexpr int p2p_source_tile = 64;
 
   // Expansion operators: one thread per output coefficient of order p (rounded up to whole
-  // warps), at most 256.
+  // warps), at most 512. With the former cap of 256, orders 22-24 (276-325 coefficients)
+  // took a second pass over their coefficients: the rotation M2L took 74.3 against 70.7 ms
+  // at order 22 and 86.0 against 83.2 at order 23 (1e6 uniform fp64, H100, perf/RESULTS.md,
+  // 2026-11-24).
   static constexpr int expansionTeamSize(int p)
   {
     int const coefficients = (p + 1) * (p + 2) / 2;
     int const warps = (coefficients + 31) / 32;
-    return warps > 8 ? 256 : 32 * warps;
+    return warps > 16 ? 512 : 32 * warps;
   }
 
   // Grouped M2L, measured on an H200 at 1e6 particles (perf/RESULTS.md): 16 target cells
