@@ -21,6 +21,7 @@
 // not end with one, so the caller must barrier before reading an output that another thread
 // wrote (an output in scratch) or reusing `work` for something else.
 
+#include <kfmm/detail/Math.hpp>
 #include <kfmm/expansions/Operators.hpp>
 
 #include <Kokkos_Core.hpp>
@@ -54,10 +55,10 @@ inline constexpr int p2m_team_scratch_bytes = 44 * 1024;
 template <class Real>
 KOKKOS_INLINE_FUNCTION constexpr int p2mTeamGroups(int p, int team_size)
 {
-  int const by_threads = team_size / (p + 1) > 1 ? team_size / (p + 1) : 1;
-  int const by_scratch =
-      p2m_team_scratch_bytes / (coefficientCount(p) * static_cast<int>(sizeof(Real)) * 2);
-  return by_threads < by_scratch ? by_threads : (by_scratch > 1 ? by_scratch : 1);
+  int const by_threads = team_size / (p + 1);
+  int const by_scratch = p2m_team_scratch_bytes /
+                         (coefficientCount(p) * static_cast<int>(sizeof(Kokkos::complex<Real>)));
+  return kfmm::detail::max(1, kfmm::detail::min(by_threads, by_scratch));
 }
 
 /// Scratch of p2mTeam in Kokkos::complex<Real>: one partial expansion per particle group.
