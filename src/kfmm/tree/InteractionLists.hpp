@@ -33,10 +33,9 @@
 // room). Within a round, teams claim tiles of pairs in order; a team scan places a tile's
 // children and entries within it, and a decoupled look-back over the earlier tiles places the
 // tile, so that every place is the one a sequential pass would give. Pairs start at (root,
-// root) and each split partitions the
-// particles of one side, so for every target particle the particles under its P2P sources
-// and its accepted far-field cells (those of its leaf and, in fmm mode, of all the leaf's
-// ancestors) are all particles, each exactly once.
+// root) and each split partitions the particles of one side, so for every target particle
+// the particles under its P2P sources and its accepted far-field cells (those of its leaf
+// and, in fmm mode, of all the leaf's ancestors) are all particles, each exactly once.
 //
 // Storage: compressed rows (CSR) by target, so that one team per target row reads its
 // sources and writes only its own target (no atomics in the M2L, M2P or P2P kernels):
