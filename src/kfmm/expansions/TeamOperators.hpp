@@ -45,8 +45,9 @@ KOKKOS_INLINE_FUNCTION constexpr int m2mTeamScratchSize(int p)
 KOKKOS_INLINE_FUNCTION constexpr int l2lTeamScratchSize(int p) { return m2mTeamScratchSize(p); }
 
 /// The most bytes of team scratch that p2mTeam's partial expansions take: a CUDA block has 48
-/// KiB, of which Kokkos keeps 2 KiB for its team reductions at 256 threads. Unbounded, the
-/// groups of order 22 and above in double asked for 50 KiB, and the kernel did not launch.
+/// KiB, of which Kokkos keeps some for its team reductions (2 KiB at 256 threads; order 24
+/// runs at 352, tests/tstFmm.cpp). Unbounded, the groups of order 22 and above in double
+/// asked for 50 KiB, and the kernel did not launch.
 inline constexpr int p2m_team_scratch_bytes = 44 * 1024;
 
 /// Particle groups p2mTeam splits a team into: team_size / (p + 1) threads work on each of
