@@ -127,20 +127,26 @@ TEMPLATE_LIST_TEST_CASE("rotation: the rotation M2L is (T2) to rounding", "[expa
         });
     using Scratch =
         Kokkos::View<Complex *, typename Space::scratch_memory_space, Kokkos::MemoryUnmanaged>;
+    using ScratchReals =
+        Kokkos::View<Real *, typename Space::scratch_memory_space, Kokkos::MemoryUnmanaged>;
     int const work_size = std::max(ex::m2lTeamScratchSize(p), ex::m2lRotatedTeamScratchSize(p));
+    int const binomial_count = ex::coaxialBinomialCount(p);
     Kokkos::parallel_for(
         "kfmm::test::rotation_m2l",
         Kokkos::TeamPolicy<Space>(space, offsets, Kokkos::AUTO)
-            .set_scratch_size(0, Kokkos::PerTeam(Scratch::shmem_size(work_size))),
+            .set_scratch_size(0, Kokkos::PerTeam(Scratch::shmem_size(work_size) +
+                                                 ScratchReals::shmem_size(binomial_count))),
         KOKKOS_LAMBDA(Team const &team) {
           int const k = team.league_rank();
           Scratch work(team.team_scratch(0), work_size);
+          ScratchReals binomials(team.team_scratch(0), binomial_count);
+          ex::coaxialBinomialsTeam(team, p, binomials.data());
           // The pair's centres are the offset apart in units of the finer (source) scale.
           Real const dx = Real(o(k, 0)), dy = Real(o(k, 1)), dz = Real(o(k, 2));
           ex::m2lTeam(team, p, dx, dy, dz, &M(k, 0), &direct(k, 0), work.data(), Real(1),
                       Real(2));
-          ex::m2lRotatedTeam(team, p, dx, dy, dz, &tables(k, 0), &M(k, 0), &rotated(k, 0),
-                             work.data(), Real(1), Real(2));
+          ex::m2lRotatedTeam(team, p, dx, dy, dz, &tables(k, 0), binomials.data(), &M(k, 0),
+                             &rotated(k, 0), work.data(), Real(1), Real(2));
         });
     auto const direct_host = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), direct);
     auto const rotated_host = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), rotated);

@@ -512,9 +512,11 @@ private:
 
   /// The solver's team kernels. Dynamic scheduling: on the host a thread takes the next team
   /// when it is done, since teams (cells, blocks of the grouped M2L, leaves) differ in work by
-  /// their lists' lengths; GPUs schedule blocks so anyway and ignore it.
-  template <class ExecutionSpace>
-  using Policy = Kokkos::TeamPolicy<ExecutionSpace, Kokkos::Schedule<Kokkos::Dynamic>>;
+  /// their lists' lengths; GPUs schedule blocks so anyway and ignore it. `LaunchBounds`
+  /// caps a kernel's registers on GPUs (Tuning).
+  template <class ExecutionSpace, class LaunchBounds = Kokkos::LaunchBounds<>>
+  using Policy =
+      Kokkos::TeamPolicy<ExecutionSpace, Kokkos::Schedule<Kokkos::Dynamic>, LaunchBounds>;
   using Coefficients = detail::CoefficientArray<Real, MemorySpace>;
 
   template <class ExecutionSpace>
@@ -724,13 +726,14 @@ private:
                                         _target_tree.permutation, work});
   }
 
-  /// A team policy for the expansion operators over `teams` cells, with `scratch` bytes.
-  template <class ExecutionSpace>
-  Policy<ExecutionSpace> expansionPolicy(ExecutionSpace const &space, int teams,
-                                         std::size_t scratch) const
+  /// A team policy for the expansion operators over `teams` cells, with `scratch` bytes,
+  /// under `LaunchBounds`.
+  template <class LaunchBounds = Kokkos::LaunchBounds<>, class ExecutionSpace>
+  Policy<ExecutionSpace, LaunchBounds> expansionPolicy(ExecutionSpace const &space, int teams,
+                                                       std::size_t scratch) const
   {
-    return Policy<ExecutionSpace>(space, teams,
-                                  detail::Tuning<ExecutionSpace>::expansionTeamSize(order()))
+    return Policy<ExecutionSpace, LaunchBounds>(
+               space, teams, detail::Tuning<ExecutionSpace>::expansionTeamSize(order()))
         .set_scratch_size(0, Kokkos::PerTeam(scratch));
   }
 
@@ -846,7 +849,7 @@ private:
   {
     Kokkos::parallel_for(
         "kfmm::Fmm::M2L_grouped",
-        Kokkos::TeamPolicy<ExecutionSpace, Kokkos::Schedule<Kokkos::Dynamic>, LaunchBounds>(
+        Policy<ExecutionSpace, LaunchBounds>(
             space, _m2l_groups.num_blocks,
             detail::Tuning<ExecutionSpace>::m2lGroupedTeamSize(order()))
             .set_scratch_size(0, Kokkos::PerTeam(kernel.scratchBytes())),
@@ -874,7 +877,8 @@ private:
                                      decltype(_lists.m2l.sources)>;
     Kokkos::parallel_for(
         _m2l_variant == M2LVariant::rotation ? "kfmm::Fmm::M2L_rotation" : "kfmm::Fmm::M2L",
-        expansionPolicy(space, _lists.m2l.numRows(), Kernel::scratchBytes(order())),
+        expansionPolicy<typename detail::Tuning<ExecutionSpace>::M2LLaunchBounds>(
+            space, _lists.m2l.numRows(), Kernel::scratchBytes(order())),
         Kernel{targetCells(), sourceCells(), _lists.m2l.offsets, _lists.m2l.sources,
                _m2l_rotations, _multipoles, _locals, order()});
   }
@@ -944,8 +948,7 @@ private:
     int const groups_per_team = Tune::p2p_team_size / Tune::p2p_group_lanes;
     Kokkos::parallel_for(
         "kfmm::Fmm::P2P",
-        Kokkos::TeamPolicy<ExecutionSpace, Kokkos::Schedule<Kokkos::Dynamic>,
-                           typename Tune::P2PLaunchBounds>(
+        Policy<ExecutionSpace, typename Tune::P2PLaunchBounds>(
             space, (_p2p_groups.size + groups_per_team - 1) / groups_per_team, Tune::p2p_team_size)
             .set_scratch_size(0, Kokkos::PerTeam(Kernel::scratchBytes(Tune::p2p_team_size,
                                                                       Tune::p2p_source_tile))),

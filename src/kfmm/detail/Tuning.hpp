@@ -100,6 +100,8 @@ struct Tuning : HostLeafSizes
   /// The grouped M2L kernel's Kokkos::LaunchBounds (a register cap on GPUs) for teams whose
   /// scratch takes at most m2l_capped_scratch_bytes; larger teams launch without: none here.
   using M2LGroupedLaunchBounds = Kokkos::LaunchBounds<>;
+  /// The per-pair and rotation M2L kernel's Kokkos::LaunchBounds: none here.
+  using M2LLaunchBounds = Kokkos::LaunchBounds<>;
   static constexpr std::size_t m2l_capped_scratch_bytes = 0;
   static constexpr std::size_t m2l_scratch_bytes = 256 * 1024;
   static constexpr int m2l_max_product_columns = 64;

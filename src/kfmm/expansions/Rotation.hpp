@@ -47,6 +47,9 @@
 //   2. M'_n^k = sum_{m'} W^n_{k m'}(theta) Mz_n^{m'}                                 (W)
 //   3. L'_j^k = (-1)^(j+k) (t/r)^j / r sum_{n=k}^{p} C(j+n, n) M'_n^k                 (C)
 //      (T2) with D on the z axis, where I_{j+n}^{m-k}(z) = 0 unless m = k, and 1 then;
+//      the binomials come from a table made once per team (coaxialBinomialsTeam): built
+//      term by term, each one a division after the last, they made one long chain of
+//      dependent divisions per coefficient;
 //   4. L_j^{m'} += e^{-i m' phi} sum_m W^j_{m m'}(theta) L'_j^m.
 // The tables of one direction (rotationTableSize(p) reals) hold the pairs (A, B) of step 2
 // and of step 4 for every degree, computed once per direction in double (M2LRotations.hpp).
@@ -198,44 +201,72 @@ KOKKOS_INLINE_FUNCTION constexpr int m2lRotatedTeamScratchSize(int p)
   return 2 * coefficientCount(p);
 }
 
+/// Reals of the table of step 3's binomials C(j + n, n), 0 <= j, n <= p.
+KOKKOS_INLINE_FUNCTION constexpr int coaxialBinomialCount(int p) { return (p + 1) * (p + 1); }
+
+/// Fills `binomials` (coaxialBinomialCount(p) reals, row j holding C(j + n, n) at n) with the
+/// team's threads, for m2lRotatedTeam; exact in double below 2^53 (up to C(48, 24) at
+/// order 24), then rounded once to Real. The caller makes it visible to the team (a barrier,
+/// as m2lRotatedTeam begins with).
+template <class TeamMember, class Real>
+KOKKOS_INLINE_FUNCTION void coaxialBinomialsTeam(TeamMember const &team, int p, Real *binomials)
+{
+  Kokkos::parallel_for(Kokkos::TeamThreadRange(team, coaxialBinomialCount(p)), [&](int i) {
+    int const j = i / (p + 1);
+    int const n = i - j * (p + 1);
+    binomials[i] = static_cast<Real>(detail::binomial(j + n, n));
+  });
+}
+
 namespace detail
 {
 
 /// sum over m = 0..n of (A Re c_m, B Im c_m) for one row of a table of degree n, whose
 /// pairs lie n + 1 apart (stored by columns): the rotation of one output coefficient (steps
-/// 2 and 4). Two partial sums, so that two loads of the table are in flight.
+/// 2 and 4). The pairs of `batch` steps are loaded before their products, so that their
+/// loads wait one memory latency together: a direction's tables take 157 KiB at order 23 in
+/// double, and about half of these loads miss the L1 cache of a GPU (Nsight Compute,
+/// perf/RESULTS.md, 2026-11-24).
 template <class Real>
 KOKKOS_INLINE_FUNCTION Complex<Real> rotateRow(int n, Real const *row, Complex<Real> const *c)
 {
+  constexpr int batch = 4;
   int const stride = 2 * (n + 1);
-  Real re0 = Real(0), im0 = Real(0), re1 = Real(0), im1 = Real(0);
+  Real re[2] = {Real(0), Real(0)}, im[2] = {Real(0), Real(0)};
   int m = 0;
-  for (; m < n; m += 2)
+  for (; m + batch <= n + 1; m += batch)
   {
-    Real const *pair = row + m * stride;
-    re0 += pair[0] * c[m].real();
-    im0 += pair[1] * c[m].imag();
-    re1 += pair[stride] * c[m + 1].real();
-    im1 += pair[stride + 1] * c[m + 1].imag();
+    Real a[batch], b[batch];
+    for (int u = 0; u < batch; ++u)
+    {
+      a[u] = row[(m + u) * stride];
+      b[u] = row[(m + u) * stride + 1];
+    }
+    for (int u = 0; u < batch; ++u)
+    {
+      re[u % 2] += a[u] * c[m + u].real();
+      im[u % 2] += b[u] * c[m + u].imag();
+    }
   }
-  if (m == n)
+  for (; m <= n; ++m)
   {
-    re0 += row[m * stride] * c[m].real();
-    im0 += row[m * stride + 1] * c[m].imag();
+    re[0] += row[m * stride] * c[m].real();
+    im[0] += row[m * stride + 1] * c[m].imag();
   }
-  return Complex<Real>(re0 + re1, im0 + im1);
+  return Complex<Real>(re[0] + re[1], im[0] + im[1]);
 }
 
 } // namespace detail
 
 /// Team M2L by rotation, coaxial translation and rotation back (the file comment's steps 1-4),
 /// added to L; `table` holds the rotations of the pair's direction (rotationTableSize(p)
-/// reals). Arguments otherwise as m2lTeam; `work` is m2lRotatedTeamScratchSize(p) elements
-/// of team scratch. Each step is one pass of the team's threads over the coefficients, whole
-/// output coefficients per thread, so L[i] is written by the thread of i as in m2lTeam.
+/// reals) and `binomials` the table of coaxialBinomialsTeam. Arguments otherwise as m2lTeam;
+/// `work` is m2lRotatedTeamScratchSize(p) elements of team scratch. Each step is one pass of
+/// the team's threads over the coefficients, whole output coefficients per thread, so L[i]
+/// is written by the thread of i as in m2lTeam.
 template <class TeamMember, class Real>
 KOKKOS_INLINE_FUNCTION void m2lRotatedTeam(TeamMember const &team, int p, Real dx, Real dy,
-                                           Real dz, Real const *table,
+                                           Real dz, Real const *table, Real const *binomials,
                                            Kokkos::complex<Real> const *M, Kokkos::complex<Real> *L,
                                            Kokkos::complex<Real> *work, Real source_scale = Real(1),
                                            Real target_scale = Real(1))
@@ -266,16 +297,13 @@ KOKKOS_INLINE_FUNCTION void m2lRotatedTeam(TeamMember const &team, int p, Real d
   Kokkos::parallel_for(Kokkos::TeamThreadRange(team, count), [&](int index) {
     int const j = detail::degreeOf(index);
     int const k = index - coefficientIndex(j, 0);
-    Real binomial = Real(1); // C(j + n, n), from n = 0 up to k
-    for (int n = 0; n < k; ++n)
-      binomial = binomial * Real(j + n + 1) / Real(n + 1);
+    Real const *binomial = binomials + j * (p + 1); // C(j + n, n) at n
     Real re = Real(0), im = Real(0);
     for (int n = k; n <= p; ++n)
     {
       Complex<Real> const c = b[coefficientIndex(n, k)];
-      re += binomial * c.real();
-      im += binomial * c.imag();
-      binomial = binomial * Real(j + n + 1) / Real(n + 1);
+      re += binomial[n] * c.real();
+      im += binomial[n] * c.imag();
     }
     Real const factor = detail::parity<Real>(j + k) * detail::ipow(target_ratio, j) / r;
     a[index] = Complex<Real>(re * factor, im * factor);

@@ -44,10 +44,14 @@ struct M2LKernel
                              expansions::m2lTeamScratchSize(p));
   }
 
+  using ScratchReals =
+      Kokkos::View<Real *, typename ExecutionSpace::scratch_memory_space, Kokkos::MemoryUnmanaged>;
+
   static std::size_t scratchBytes(int p)
   {
     return scratchCoefficientBytes<Real, ExecutionSpace>(workSize(p)) +
-           scratchCoefficientBytes<Real, ExecutionSpace>(expansions::coefficientCount(p));
+           scratchCoefficientBytes<Real, ExecutionSpace>(expansions::coefficientCount(p)) +
+           ScratchReals::shmem_size(expansions::coaxialBinomialCount(p));
   }
 
   KOKKOS_FUNCTION void operator()(TeamMember const &team) const
@@ -60,6 +64,10 @@ struct M2LKernel
                          [&](int i) { sum(i) = Kokkos::complex<Real>(0, 0); });
     Real const target_scale = target_cells.template scale<Real>(cell);
     bool const rotate = rotations.num_directions > 0;
+    // Made once per team, for all its pairs; m2lRotatedTeam's first barrier publishes it.
+    ScratchReals binomials(team.team_scratch(0), expansions::coaxialBinomialCount(order));
+    if (rotate)
+      expansions::coaxialBinomialsTeam(team, order, binomials.data());
     for (auto s = offsets(cell); s < offsets(cell + 1); ++s)
     {
       int const source = sources(s);
@@ -70,8 +78,8 @@ struct M2LKernel
       int const direction = rotate ? rotations.direction(cell, source) : -1;
       if (direction >= 0)
         expansions::m2lRotatedTeam(team, order, dx, dy, dz, &rotations.tables(direction, 0),
-                                   &multipoles(source, 0), sum.data(), work.data(),
-                                   source_scale, target_scale);
+                                   binomials.data(), &multipoles(source, 0), sum.data(),
+                                   work.data(), source_scale, target_scale);
       else
         expansions::m2lTeam(team, order, dx, dy, dz, &multipoles(source, 0), sum.data(),
                             work.data(), source_scale, target_scale);

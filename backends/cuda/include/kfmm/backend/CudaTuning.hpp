@@ -89,6 +89,13 @@ struct Tuning<Kokkos::Cuda> : CudaLeafSizes
   // 1e6 uniform, H100, perf/RESULTS.md, 2026-11-24).
   static constexpr int m2lBlockRows(int p) { return p >= 7 ? 8 : 16; }
   static constexpr int m2lGroupedTeamSize(int /*p*/) { return 128; }
+  // The per-pair and rotation M2L (one kernel) at most 64 registers per thread: uncapped it
+  // took 78 at order 23 in double, so two teams of 320 threads fit on a multiprocessor
+  // (Nsight Compute: 31 % occupancy, 0.61 eligible warps per scheduler); capped, three fit
+  // (46 %) and the M2L took 52.0 against 56.0 ms despite spilling, 19.6 against 21.2 at order
+  // 16 in double, 125 against 136 on Plummer at 1e-10, level at order 12 in fp32 (1e6,
+  // H100, perf/RESULTS.md, 2026-11-24).
+  using M2LLaunchBounds = Kokkos::LaunchBounds<512, 2>;
   static constexpr int m2l_grouping_team_size = 128;
   // The lists' traversal: a block of 256 threads places a tile of 256 frontier pairs.
   static constexpr int lists_team_size = 256;
