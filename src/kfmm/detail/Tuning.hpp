@@ -82,7 +82,13 @@ struct Tuning : HostLeafSizes
   /// accumulators, is 1.2-1.9x faster than it at p 8 (kfmm_bench_m2l). The rotation M2L,
   /// whose sums do not vectorise, was 1.1-1.6x slower than the grouped one at p 4-14 there
   /// (3e4 uniform particles, theta 0.5) and level with it at p 16 in double (1.91 against
-  /// 1.92 s), where its O(p^3) begins to win.
+  /// 1.92 s), where its O(p^3) begins to win. Once its coaxial step lost its divisions
+  /// (Rotation.hpp), the whole solver (2e5 uniform particles, leaf sizes by order, the
+  /// grouping and class matrices included) was faster with the rotation from order 10 in
+  /// float (1.50-1.52 against 1.59-1.60 s at theta 0.5, 0.72 against 0.74-0.75 s at 0.7) and
+  /// from order 12 in double (1.93-1.97 against 2.08-2.10 s, 0.91-0.92 against 0.98-0.99 s),
+  /// slower at order 9 in float (1.64-1.66 against 1.12-1.15 s) and 11 in double (2.45-2.47
+  /// against 1.73-1.75 s; perf/RESULTS.md, 2026-11-24).
   static constexpr int m2lBlockRows(int /*p*/) { return 64; }
   static constexpr int m2lGroupedTeamSize(int /*p*/) { return 1; }
   /// Threads per team of the grouping's per-block kernels (tree/M2LGroups.hpp), a power of
@@ -117,9 +123,9 @@ struct Tuning : HostLeafSizes
   /// multiplies them: one here, where the matrix is read from the cache in order; with 4
   /// the M2L took 2.1-2.3x as long on the 2-core host (perf/RESULTS.md, 2026-11-24).
   static constexpr int m2l_component_batch = 1;
-  static constexpr int m2l_grouped_max_order = 15;
-  static constexpr int m2l_rotation_min_order_float = 16;
-  static constexpr int m2l_rotation_min_order_double = 16;
+  static constexpr int m2l_grouped_max_order = 11;
+  static constexpr int m2l_rotation_min_order_float = 10;
+  static constexpr int m2l_rotation_min_order_double = 12;
   /// M2M and L2L as matrix products (kernels/ShiftMatrices.hpp) up to this order; above,
   /// each child's shift is built on the fly (m2mTeam, l2lTeam).
   static constexpr int shift_matrix_max_order = 24;
