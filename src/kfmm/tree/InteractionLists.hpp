@@ -455,8 +455,7 @@ private:
                               : k == 1 ? PairCounts::far(total)
                                        : PairCounts::near(total);
     auto const at = [&](std::uint64_t j) { return &status(3 * j + k); };
-    if (tile > 0)
-      TileStatus::store(at(tile), TileStatus::word(TileStatus::aggregateTag(round), own));
+    TileStatus::publishAggregate(at, tile, round, own);
     std::uint64_t const before = TileStatus::lookBack<lookback_window>(at, tile, round, own);
     // Entries continue after those of the rounds before; each round's frontier starts at 0.
     std::uint64_t const start = k == 0 ? 0 : counters(slots.of(k, round));

@@ -256,14 +256,17 @@ struct OnesweepPassKernel
     return &tile_status(tile * static_cast<std::uint64_t>(radix) + static_cast<std::uint64_t>(d));
   }
 
-  /// Publishes this tile's count of digit d (tile 0 publishes its inclusive prefix instead,
-  /// in lookBack).
+  /// Tile j's status word of digit d, as TileStatus takes it: a function of j.
+  KOKKOS_INLINE_FUNCTION auto digitStatus(int d, int radix) const
+  {
+    return [=](std::uint64_t j) { return status(j, d, radix); };
+  }
+
+  /// Publishes this tile's count of digit d (TileStatus::publishAggregate).
   KOKKOS_INLINE_FUNCTION void publishCount(std::uint64_t tile, int d, int radix,
                                            SortOffset count) const
   {
-    if (tile > 0)
-      TileStatus::store(status(tile, d, radix),
-                        TileStatus::word(TileStatus::aggregateTag(pass_index), count));
+    TileStatus::publishAggregate(digitStatus(d, radix), tile, pass_index, count);
   }
 
   /// Items of digit d in tiles before `tile`, by decoupled look-back (TileStatus::lookBack);
@@ -271,9 +274,8 @@ struct OnesweepPassKernel
   KOKKOS_INLINE_FUNCTION SortOffset lookBack(std::uint64_t tile, int d, int radix,
                                              SortOffset count) const
   {
-    auto const at = [&](std::uint64_t j) { return status(j, d, radix); };
     return static_cast<SortOffset>(
-        TileStatus::lookBack<lookback_window>(at, tile, pass_index, count));
+        TileStatus::lookBack<lookback_window>(digitStatus(d, radix), tile, pass_index, count));
   }
 
   /// The next tile of this pass, for the calling thread alone.

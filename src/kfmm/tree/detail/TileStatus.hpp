@@ -58,10 +58,22 @@ struct TileStatus
 #endif
   }
 
+  /// Publishes the count of tile `tile` in pass `pass` (an aggregate), for the look-backs of
+  /// later tiles, before its own look-back. Tile 0 publishes nothing here: its look-back has
+  /// no tile to wait for and publishes its inclusive prefix at once. `at(j)` is the address
+  /// of tile j's status word.
+  template <class Address>
+  KOKKOS_INLINE_FUNCTION static void publishAggregate(Address const &at, std::uint64_t tile,
+                                                      int pass, std::uint64_t count)
+  {
+    if (tile > 0)
+      store(at(tile), word(aggregateTag(pass), count));
+  }
+
   /// The sum of the counts of the tiles before `tile` in pass `pass`, by decoupled look-back;
-  /// publishes this tile's inclusive prefix (that sum plus `count`, the tile's own), and
-  /// leaves publishing its own count beforehand (an aggregate) to the caller. `at(j)` is the
-  /// address of tile j's status word.
+  /// publishes this tile's inclusive prefix (that sum plus `count`, the tile's own). The
+  /// caller publishes its aggregate first (publishAggregate). `at(j)` is the address of tile
+  /// j's status word.
   ///
   /// The walk reads the words of `window` earlier tiles at once: the tiles just before this
   /// one are usually still looking back themselves, so the walk crosses several counts
