@@ -133,12 +133,13 @@ struct Tuning<Kokkos::Cuda> : CudaLeafSizes
   // perf/RESULTS.md, 2026-11-24).
   static constexpr int m2l_component_batch = 8;
   static constexpr int m2l_grouped_max_order = 8;
-  // At order 8 (1e6 uniform, theta 0.7, H100, the build included, one lease;
-  // perf/RESULTS.md, 2026-11-24, the matrix loads batched) the grouped M2L is level with the
-  // rotation in fp32 (16.5 against 16.3 ms) and faster in fp64 (27.7 against 29.1); at order
-  // 9 the rotation wins (fp32: M2L 3.0 against 4.8 ms).
+  // Once the rotation's coaxial step lost its divisions (1e6 uniform, theta 0.7, H100, the
+  // build included, one lease, twice; perf/RESULTS.md, 2026-11-24): at order 8 the rotation
+  // is faster in fp64 (23.6 / 23.2 against 24.6 / 24.3 ms) and level in fp32 (14.2 / 14.4
+  // against 13.3 / 14.7, its M2L slower: 3.5 against 3.0 ms); at order 7 the grouped M2L
+  // wins in both (12.3 against 13.9-15.3 ms, 17.0 against 25.5); at order 9 the rotation.
   static constexpr int m2l_rotation_min_order_float = 9;
-  static constexpr int m2l_rotation_min_order_double = 9;
+  static constexpr int m2l_rotation_min_order_double = 8;
   // M2M and L2L as matrix products at every order: together faster than built on the fly at
   // p 4, 10 and 16 (perf/RESULTS.md; L2L alone is slower at p 16, one team per parent).
   static constexpr int shift_matrix_max_order = 24;
