@@ -946,15 +946,16 @@ private:
       throw std::logic_error("kfmm::Fmm: the near field's target groups were made for another "
                              "execution space");
     int const groups_per_team = Tune::p2p_team_size / Tune::p2p_group_lanes;
+    int const source_tile = Tune::p2pSourceTile(static_cast<int>(sizeof(typename Kernel::Staged)));
     Kokkos::parallel_for(
         "kfmm::Fmm::P2P",
         Policy<ExecutionSpace, typename Tune::P2PLaunchBounds>(
             space, (_p2p_groups.size + groups_per_team - 1) / groups_per_team, Tune::p2p_team_size)
-            .set_scratch_size(0, Kokkos::PerTeam(Kernel::scratchBytes(Tune::p2p_team_size,
-                                                                      Tune::p2p_source_tile))),
+            .set_scratch_size(0, Kokkos::PerTeam(
+                                     Kernel::scratchBytes(Tune::p2p_team_size, source_tile))),
         Kernel{targetCells(), sourceCells(), _target_x, _x, _q, _lists.p2p.offsets,
                _lists.p2p.sources, _p2p_groups.entries, _p2p_groups.size, _phi, _field,
-               static_cast<Real>(softening * softening), Tune::p2p_source_tile});
+               static_cast<Real>(softening * softening), source_tile});
   }
 
   /// Where the solver's arrays come from (detail/Workspace.hpp): a pooled workspace, which

@@ -52,14 +52,14 @@ struct Tuning : HostLeafSizes
 
   /// FMM near field (P2P, kernels/P2P.hpp): threads that share a group of targets (1, or a
   /// 32-lane warp where has_warp_primitives), threads per team (a multiple of that), the
-  /// targets each thread keeps in registers, and the sources of a group's scratch tile. A
-  /// host group is one thread's targets, as in the direct sum. P2PLaunchBounds caps its
-  /// registers on GPUs.
+  /// targets each thread keeps in registers, and the sources of a group's scratch tile
+  /// (p2pSourceTile, of staged sources of `staged_bytes` each). A host group is one thread's
+  /// targets, as in the direct sum. P2PLaunchBounds caps its registers on GPUs.
   using P2PLaunchBounds = Kokkos::LaunchBounds<>;
   static constexpr int p2p_group_lanes = 1;
   static constexpr int p2p_team_size = 1;
   static constexpr int p2p_targets_per_thread = 8;
-  static constexpr int p2p_source_tile = 256;
+  static constexpr int p2pSourceTile(int /*staged_bytes*/) { return 256; }
 
   /// Threads per team of the expansion operators (P2M, M2M, M2L, L2L, L2P, M2P) at order p.
   static constexpr int expansionTeamSize(int /*p*/) { return 1; }

@@ -53,11 +53,16 @@ struct Tuning<Kokkos::Cuda> : CudaLeafSizes
   // (64 registers) were faster: P2P 2.17-2.22 against 2.24-2.25 ms on 1e6 Plummer fp32,
   // 141.5 against 153.0 ms on Plummer fp64 at 1e-10, level on uniform (H100, one lease,
   // perf/RESULTS.md, 2026-11-24).
+  // Tiles of 2 KiB: 128 sources in fp32, where they were 3-5 % faster than 64 (P2P 1.094 /
+  // 1.097 against 1.144 / 1.135 ms at 1e6 uniform, 2.104 against 2.17-2.21 on Plummer, 3.80
+  // against 3.93 at leaf 256; H100, one lease, twice, perf/RESULTS.md, 2026-11-24); 64 in
+  // fp64, where 128 would not let 8 blocks' scratch fit a multiprocessor. Two targets per
+  // lane were 3-15 % slower in the same lease, as before the source loop unrolled.
   using P2PLaunchBounds = Kokkos::LaunchBounds<128, 8>;
   static constexpr int p2p_group_lanes = 32;
   static constexpr int p2p_team_size = 128;
   static constexpr int p2p_targets_per_thread = 1;
-  static constexpr int p2p_source_tile = 64;
+  static constexpr int p2pSourceTile(int staged_bytes) { return 2048 / staged_bytes; }
 
   // Expansion operators: one thread per output coefficient of order p (rounded up to whole
   // warps), at most 512. With the former cap of 256, orders 22-24 (276-325 coefficients)
