@@ -259,7 +259,7 @@ struct OnesweepPassKernel
   /// Tile j's status word of digit d, as TileStatus takes it: a function of j.
   KOKKOS_INLINE_FUNCTION auto digitStatus(int d, int radix) const
   {
-    return [=](std::uint64_t j) { return status(j, d, radix); };
+    return [this, d, radix](std::uint64_t j) { return status(j, d, radix); };
   }
 
   /// Publishes this tile's count of digit d (TileStatus::publishAggregate).
