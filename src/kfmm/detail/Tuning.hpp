@@ -114,11 +114,6 @@ struct Tuning : HostLeafSizes
   static constexpr bool m2l_kokkos_kernels_gemm = false;
   static constexpr int m2l_row_tile = 8;
   static constexpr int m2l_column_tile = 4;
-  /// Whether the product loads its tile's gathered values before it multiplies them, or
-  /// each inside the loop over the tile's columns. Loaded first, the host compiler vectorizes
-  /// the loop over the tile's rows; loaded inside, it built vectors from scalars and the M2L
-  /// took 1.21x as long in fp32 on the 2-core host (perf/RESULTS.md, 2026-11-23).
-  static constexpr bool m2l_preload_tile_columns = true;
   /// Input components whose class matrix entries a thread of the product loads before it
   /// multiplies them: one here, where the matrix is read from the cache in order; with 4
   /// the M2L took 2.1-2.3x as long on the 2-core host (perf/RESULTS.md, 2026-11-24).

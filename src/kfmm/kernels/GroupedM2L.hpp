@@ -9,20 +9,24 @@
 //      Kernels' team GEMM (KokkosBatched::TeamGemm) or with a register-tiled product in which
 //      each thread computes a tile of m2l_row_tile outputs of m2l_column_tile columns from the
 //      matrix (read where it is, through the L1 cache on a GPU, the entries of a few input
-//      components loaded before their products) and the gathered columns: the backend's
-//      measured choice (two columns per thread on a GPU; on a CPU, more, so that the tile
-//      holds enough independent fused multiply-add chains to fill the vector units, with the
-//      tile's gathered values loaded first so that the compiler vectorizes its rows);
-//   3. adds each product column, divided by the pair's length unit, to its target's local
+//      components loaded before their products) and the gathered columns, each tile's
+//      entries of one component read as one vector: the backend's measured choice (two
+//      columns per thread on a GPU; on a CPU, more, so that the tile holds enough independent
+//      fused multiply-add chains to fill the vector units);
+//   3. adds each target's product columns, divided by the pair's length unit, to its local
 //      expansion, summed in team scratch and written once at the end (in place when the
 //      block's locals do not fit in scratch).
 // A chunk's offsets are mirror images of its class's offset: the gathered columns and the
 // products take the mirror's signs (tree::mirrorSign). Large chunks are cut into products
 // of at most `columns` columns; each column's entry row word is kept in team scratch with
-// it for the sum. The team alone writes its block's locals, in the fixed order of the sorted
-// entries: no atomics, and the result is the same bit for bit from run to run. Entries
-// outside the dense classes (class -1) are translated one pair at a time with m2lTeam, as
-// the per-pair M2L does.
+// it, and each target row's run of columns, for the sum. The team alone writes its block's
+// locals, in the fixed order of the sorted entries: no atomics, and the result is the same
+// bit for bit from run to run. Entries outside the dense classes (class -1) are translated
+// one pair at a time with m2lTeam, as the per-pair M2L does.
+// The gather and the sum take one complex coefficient per item (a column's in the gather, a
+// target row's in the sum, which so reads its run directly instead of each column checking
+// whether it starts one): on a GPU they had taken 15 and 22 % of the kernel's instructions
+// against the product's 50 % (Nsight Compute, order 6 in float, perf/RESULTS.md, 2026-11-24).
 // The loops over a product's (column, component) pairs split their flattened index with a
 // SmallDivisor and take each target's inverse length unit from a table made once per team:
 // on the host the integer and floating-point divisions they replace cost more than the
@@ -43,6 +47,14 @@
 namespace kfmm::detail
 {
 
+/// `N` consecutive reals read as one vector: a 16-byte load on a GPU for four floats, one
+/// vector register on a CPU. The address must be aligned to the struct.
+template <class Real, int N>
+struct alignas(N * sizeof(Real)) RealVector
+{
+  Real v[N];
+};
+
 template <class ExecutionSpace, class Real>
 struct GroupedM2LKernel
 {
@@ -53,8 +65,8 @@ struct GroupedM2LKernel
                                      Kokkos::MemoryUnmanaged>;
   using ScratchInts = Kokkos::View<int *, typename ExecutionSpace::scratch_memory_space,
                                    Kokkos::MemoryUnmanaged>;
-  using ScratchDoubles = Kokkos::View<double *, typename ExecutionSpace::scratch_memory_space,
-                                      Kokkos::MemoryUnmanaged>;
+  using ScratchReals = Kokkos::View<Real *, typename ExecutionSpace::scratch_memory_space,
+                                    Kokkos::MemoryUnmanaged>;
 
   CellView<Memory> target_cells;
   CellView<Memory> source_cells;
@@ -86,6 +98,12 @@ struct GroupedM2LKernel
 
   using Tune = Tuning<ExecutionSpace>;
   static constexpr bool kokkos_kernels_gemm = Tune::m2l_kokkos_kernels_gemm;
+  static constexpr int row_tile = Tune::m2l_row_tile;
+  static constexpr int column_tile = Tune::m2l_column_tile;
+  using RowVector = RealVector<Real, row_tile>;
+  using ColumnVector = RealVector<Real, column_tile>;
+  /// The gathered columns are read column_tile at a time, as one vector.
+  static constexpr std::size_t gathered_alignment = sizeof(ColumnVector);
 
   /// Smallest product worth running: fewer columns re-read the class matrix too often.
   static constexpr int min_product_columns = 8;
@@ -98,14 +116,15 @@ struct GroupedM2LKernel
   }
 
   /// Team scratch besides the product's columns and the block's locals: the components'
-  /// mirror parities, the block's inverse length units and the per-pair operator's work
-  /// array.
+  /// mirror flips, the block's inverse length units, its rows' runs of columns, the
+  /// per-pair operator's work array, and the gathered columns' alignment.
   static std::size_t operandScratchBytes(int p, int block_rows)
   {
     return ScratchInts::shmem_size(realCoefficientCount(p)) +
-           ScratchDoubles::shmem_size(block_rows) +
+           ScratchReals::shmem_size(block_rows) + ScratchInts::shmem_size(3 * block_rows) +
            scratchCoefficientBytes<Real, ExecutionSpace>(expansions::m2lTeamScratchSize(p)) +
-           2 * ScratchMatrix::shmem_size(0, 0) + ScratchInts::shmem_size(0);
+           2 * ScratchMatrix::shmem_size(0, 0) + ScratchInts::shmem_size(0) +
+           gathered_alignment;
   }
 
   static std::size_t localsScratchBytes(int p, int block_rows)
@@ -130,13 +149,17 @@ struct GroupedM2LKernel
   }
 
   /// Columns of one product that the backend's team scratch (Tuning::m2l_scratch_bytes)
-  /// leaves room for, at most m2l_max_product_columns; 0 when not even one fits.
+  /// leaves room for, a whole number of column tiles and at most m2l_max_product_columns;
+  /// 0 when not even one tile fits.
   static int productColumns(int p, int block_rows)
   {
+    static_assert(Tune::m2l_max_product_columns % column_tile == 0,
+                  "a product holds whole column tiles");
     std::size_t const fixed = fixedScratchBytes(p, block_rows);
     if (fixed >= Tune::m2l_scratch_bytes)
       return 0;
-    auto const fit = static_cast<int>((Tune::m2l_scratch_bytes - fixed) / columnBytes(p));
+    auto const fit = static_cast<int>((Tune::m2l_scratch_bytes - fixed) / columnBytes(p)) /
+                     column_tile * column_tile;
     return fit < Tune::m2l_max_product_columns ? fit : Tune::m2l_max_product_columns;
   }
 
@@ -146,8 +169,16 @@ struct GroupedM2LKernel
            ScratchInts::shmem_size(columns) + fixedScratchBytes(p, block_rows);
   }
 
+  /// `value`, or its negative where the reflections of `mirror` flip a component whose
+  /// flips are `flips` (bit `mirror` set: tree::mirrorSign is -1).
+  KOKKOS_INLINE_FUNCTION static Real mirrored(Real value, int flips, int mirror)
+  {
+    return (flips >> mirror) & 1 ? -value : value;
+  }
+
   /// product(:, 0..count) = A gathered(:, 0..count), A given transposed and padded
-  /// (M2LMatrices.hpp).
+  /// (M2LMatrices.hpp); the gathered columns from count to the next whole column tile are
+  /// zeros.
   KOKKOS_INLINE_FUNCTION void multiply(TeamMember const &team, Real const *A_transposed,
                                        ScratchMatrix const &gathered, ScratchMatrix const &product,
                                        int count) const
@@ -168,10 +199,9 @@ struct GroupedM2LKernel
     else
     {
       // Thread (row tile, column tile) keeps its tile of outputs in registers: per input
-      // component, row_tile contiguous matrix entries and column_tile gathered values.
-      // The last column tile repeats the last column and does not write the copies.
-      constexpr int row_tile = Tune::m2l_row_tile;
-      constexpr int column_tile = Tune::m2l_column_tile;
+      // component, one vector of row_tile contiguous matrix entries (the matrix's rows are
+      // padded to whole tiles and its allocation aligned) and one of column_tile gathered
+      // values (the product's columns are whole tiles).
       static_assert(m2l_row_padding % row_tile == 0, "row tiles must divide the padding");
       int const row_tiles = padded / row_tile;
       int const column_tiles = (count + column_tile - 1) / column_tile;
@@ -181,53 +211,34 @@ struct GroupedM2LKernel
         int const row_tile_index = by_column_tiles.quotient(item);
         int const first_row = row_tile_index * row_tile;
         int const first_column = (item - row_tile_index * column_tiles) * column_tile;
-        int column[column_tile];
-        for (int c = 0; c < column_tile; ++c)
-          column[c] = first_column + c < count ? first_column + c : count - 1;
         Real acc[column_tile][row_tile] = {};
         // acc += a (the matrix's tile entries of input component k) times the tile's
         // gathered values of component k.
-        auto const accumulate = [&](Real const(&a)[row_tile], int k) {
-          if constexpr (Tune::m2l_preload_tile_columns)
-          {
-            Real b[column_tile];
-            for (int c = 0; c < column_tile; ++c)
-              b[c] = gathered(k, column[c]);
-            for (int c = 0; c < column_tile; ++c)
-              for (int r = 0; r < row_tile; ++r)
-                acc[c][r] += a[r] * b[c];
-          }
-          else
-          {
-            for (int c = 0; c < column_tile; ++c)
-            {
-              Real const b = gathered(k, column[c]);
-              for (int r = 0; r < row_tile; ++r)
-                acc[c][r] += a[r] * b;
-            }
-          }
+        auto const accumulate = [&](RowVector const &a, int k) {
+          ColumnVector const b =
+              *reinterpret_cast<ColumnVector const *>(&gathered(k, first_column));
+          for (int c = 0; c < column_tile; ++c)
+            for (int r = 0; r < row_tile; ++r)
+              acc[c][r] += a.v[r] * b.v[c];
         };
         // The matrix entries of `batch` input components are loaded before their products,
         // so that their loads wait one memory latency together (Tuning::m2l_component_batch).
         constexpr int batch = Tune::m2l_component_batch;
         Real const *const tile_rows = A_transposed + first_row;
+        auto const rowVector = [&](int k) {
+          return *reinterpret_cast<RowVector const *>(tile_rows + k * padded);
+        };
         int k = 0;
         for (; k + batch <= n; k += batch)
         {
-          Real a[batch][row_tile];
+          RowVector a[batch];
           for (int u = 0; u < batch; ++u)
-            for (int r = 0; r < row_tile; ++r)
-              a[u][r] = tile_rows[(k + u) * padded + r];
+            a[u] = rowVector(k + u);
           for (int u = 0; u < batch; ++u)
             accumulate(a[u], k + u);
         }
         for (; k < n; ++k)
-        {
-          Real a[row_tile];
-          for (int r = 0; r < row_tile; ++r)
-            a[r] = tile_rows[k * padded + r];
-          accumulate(a, k);
-        }
+          accumulate(rowVector(k), k);
         for (int c = 0; c < column_tile && first_column + c < count; ++c)
           for (int r = 0; r < row_tile && first_row + r < n; ++r)
             product(first_row + r, first_column + c) = acc[c][r];
@@ -244,17 +255,28 @@ struct GroupedM2LKernel
     int const rows = (first_row + groups.block_rows < num_rows ? first_row + groups.block_rows
                                                                : num_rows) -
                      first_row;
-    ScratchMatrix gathered(team.team_scratch(0), n, columns);
+    ScratchMatrix gathered(static_cast<Real *>(team.team_scratch(0).get_shmem_aligned(
+                               n * columns * sizeof(Real), gathered_alignment)),
+                           n, columns);
     ScratchMatrix product(team.team_scratch(0), n, columns);
     // The row word (M2LGroups::rows) of each column's entry.
     ScratchInts column_words(team.team_scratch(0), columns);
-    // Exact on the flattened (column, component) indices: they stay below columns * n, and
-    // m2l_max_product_columns * n * n < 2^32 up to order 24 (n <= 650).
-    SmallDivisor const by_n(n);
-    ScratchInts component_parities(team.team_scratch(0), n);
-    // inverse_units(r): 1 / the length unit of target row first_row + r, in double as the
-    // class matrices' scaling is computed (a power of two away from the pair's).
-    ScratchDoubles inverse_units(team.team_scratch(0), groups.block_rows);
+    // Exact on the flattened (column or row, complex coefficient c) indices: they stay below
+    // max(columns, block_rows) * c, and max(m2l_max_product_columns, max_block_rows) * c^2
+    // < 2^32 up to order 24 (c <= 325).
+    SmallDivisor const by_coefficients(count_complex);
+    // flips(i): bit m set when the reflections of mirror bits m flip real component i.
+    ScratchInts flips(team.team_scratch(0), n);
+    // inverse_units(r): 1 / the length unit of target row first_row + r, computed in double
+    // as the class matrices' scaling is (a power of two away from the pair's).
+    ScratchReals inverse_units(team.team_scratch(0), groups.block_rows);
+    // Row r's columns of the current product are run_first(r) .. run_end(r) - 1 when
+    // run_product(r) is the product's number: the sum then reads a row's run without
+    // looking for it, and rows without entries in the product cost one comparison.
+    ScratchInts runs(team.team_scratch(0), 3 * groups.block_rows);
+    int *const run_first = runs.data();
+    int *const run_end = run_first + groups.block_rows;
+    int *const run_product = run_end + groups.block_rows;
     ScratchCoefficients<Real, ExecutionSpace> work(team.team_scratch(0),
                                                    expansions::m2lTeamScratchSize(order));
     // The block's local expansions accumulate in team scratch and are written once, or in
@@ -266,26 +288,27 @@ struct GroupedM2LKernel
     Real *const accumulated = reinterpret_cast<Real *>(accumulated_complex);
     Kokkos::parallel_for(Kokkos::TeamThreadRange(team, rows * n),
                          [&](int i) { accumulated[i] = Real(0); });
-    Kokkos::parallel_for(Kokkos::TeamThreadRange(team, n),
-                         [&](int i) { component_parities(i) = componentParities(i); });
-    Kokkos::parallel_for(Kokkos::TeamThreadRange(team, rows), [&](int r) {
-      inverse_units(r) =
-          1 / cellScale<double>(target_cells.side, target_cells.level(first_row + r));
+    Kokkos::parallel_for(Kokkos::TeamThreadRange(team, n), [&](int i) {
+      int const parities = componentParities(i);
+      int mask = 0;
+      for (int mirror = 0; mirror < 8; ++mirror)
+        mask |= tree::mirrorSign(mirror, parities) < 0 ? 1 << mirror : 0;
+      flips(i) = mask;
     });
-    // The first chunk's gather reads every component's parity, its sum every unit, and the
-    // per-pair operator adds to locals that other threads have just zeroed.
+    Kokkos::parallel_for(Kokkos::TeamThreadRange(team, rows), [&](int r) {
+      inverse_units(r) = static_cast<Real>(
+          1 / cellScale<double>(target_cells.side, target_cells.level(first_row + r)));
+      run_product[r] = -1;
+    });
+    // The first chunk's gather reads every component's flips, its sum every unit and run,
+    // and the per-pair operator adds to locals that other threads have just zeroed.
     team.team_barrier();
     using Groups = tree::M2LGroups<Memory>;
-    // The sign of component i of a column (an entry of row word `word`).
-    auto const sign = [&](int word, int i) {
-      auto const mirror = Groups::mirrorBits(static_cast<std::uint16_t>(word));
-      return static_cast<Real>(tree::mirrorSign(mirror, component_parities(i)));
-    };
-    // The block-relative target row of a product column.
-    auto const row_of = [&](int column) {
-      return Groups::targetRow(static_cast<std::uint16_t>(column_words(column)));
+    auto const rowOfEntry = [&](std::int64_t entry) {
+      return Groups::targetRow(groups.rows(entry));
     };
 
+    int product_number = 0;
     for (auto chunk = groups.block_chunks(block); chunk < groups.block_chunks(block + 1); ++chunk)
     {
       auto const begin = groups.chunk_begin(chunk);
@@ -315,39 +338,65 @@ struct GroupedM2LKernel
       // (perf/RESULTS.md, 2026-11-24).
       Real const *matrix = &matrices(cls, 0, 0);
       // The pair's unit is the finer cell's: the target's, or 2^-delta times smaller when the
-      // source is finer (delta < 0): a power of two, so the product is exactly the double
-      // that the quotient 1 / unit gave before it was computed once per row.
-      double const finer_factor = delta >= 0 ? 1.0 : static_cast<double>(1ULL << -delta);
-      for (auto first = begin; first < end; first += columns)
+      // source is finer (delta < 0). A power of two: the product with a row's inverse unit
+      // is exactly the unit's quotient rounded once.
+      Real const finer_factor = delta >= 0 ? Real(1) : static_cast<Real>(1ULL << -delta);
+      for (auto first = begin; first < end; first += columns, ++product_number)
       {
         int const count = end - first < columns ? static_cast<int>(end - first) : columns;
-        // Each column's first component also keeps its entry's row word for the sum.
-        Kokkos::parallel_for(Kokkos::TeamThreadRange(team, count * n), [&](int item) {
-          int const column = by_n.quotient(item);
-          int const i = item - column * n;
-          auto const entry = first + column;
-          int const word = groups.rows(entry);
-          auto const *M = reinterpret_cast<Real const *>(&multipoles(groups.sources(entry), 0));
-          gathered(i, column) = M[i] * sign(word, i);
-          if (i == 0)
-            column_words(column) = word;
-        });
+        int const tiled_count = (count + column_tile - 1) / column_tile * column_tile;
+        // One complex coefficient of one column per item, the columns past `count` to the
+        // tile's end zeros; each column's first item also keeps its entry's row word and
+        // marks where its row's run starts and ends.
+        Kokkos::parallel_for(
+            Kokkos::TeamThreadRange(team, tiled_count * count_complex), [&](int item) {
+              int const column = by_coefficients.quotient(item);
+              int const j = item - column * count_complex;
+              if (column >= count)
+              {
+                gathered(2 * j, column) = Real(0);
+                gathered(2 * j + 1, column) = Real(0);
+                return;
+              }
+              auto const entry = first + column;
+              int const word = groups.rows(entry);
+              int const mirror = Groups::mirrorBits(static_cast<std::uint16_t>(word));
+              auto const M = multipoles(groups.sources(entry), j);
+              gathered(2 * j, column) = mirrored(M.real(), flips(2 * j), mirror);
+              gathered(2 * j + 1, column) = mirrored(M.imag(), flips(2 * j + 1), mirror);
+              if (j != 0)
+                return;
+              column_words(column) = word;
+              int const r = Groups::targetRow(static_cast<std::uint16_t>(word));
+              if (column == 0 || rowOfEntry(entry - 1) != r)
+              {
+                run_first[r] = column;
+                run_product[r] = product_number;
+              }
+              if (column == count - 1 || rowOfEntry(entry + 1) != r)
+                run_end[r] = column + 1;
+            });
         team.team_barrier();
         multiply(team, matrix, gathered, product, count);
         team.team_barrier();
         // Mirror images of one class can share a target; the stable sort kept each target's
-        // entries adjacent, so the first column of a target adds them all, in order.
-        Kokkos::parallel_for(Kokkos::TeamThreadRange(team, count * n), [&](int item) {
-          int const column = by_n.quotient(item);
-          int const i = item - column * n;
-          int const r = row_of(column);
-          if (column > 0 && row_of(column - 1) == r)
+        // entries adjacent, so a row adds its run's columns, in order.
+        Kokkos::parallel_for(Kokkos::TeamThreadRange(team, rows * count_complex), [&](int item) {
+          int const r = by_coefficients.quotient(item);
+          if (run_product[r] != product_number)
             return;
-          Real sum = Real(0);
-          for (int c = column; c < count && row_of(c) == r; ++c)
-            sum += product(i, c) * sign(column_words(c), i);
-          Real const inv_unit = static_cast<Real>(inverse_units(r) * finer_factor);
-          accumulated[r * n + i] += sum * inv_unit;
+          int const j = item - r * count_complex;
+          Real real = Real(0);
+          Real imaginary = Real(0);
+          for (int c = run_first[r]; c < run_end[r]; ++c)
+          {
+            int const mirror = Groups::mirrorBits(static_cast<std::uint16_t>(column_words(c)));
+            real += mirrored(product(2 * j, c), flips(2 * j), mirror);
+            imaginary += mirrored(product(2 * j + 1, c), flips(2 * j + 1), mirror);
+          }
+          Real const inv_unit = inverse_units(r) * finer_factor;
+          accumulated[r * n + 2 * j] += real * inv_unit;
+          accumulated[r * n + 2 * j + 1] += imaginary * inv_unit;
         });
         team.team_barrier();
       }

@@ -125,9 +125,6 @@ struct Tuning<Kokkos::Cuda> : CudaLeafSizes
   static constexpr bool m2l_kokkos_kernels_gemm = false;
   static constexpr int m2l_row_tile = 4;
   static constexpr int m2l_column_tile = 2;
-  // Each gathered value loaded inside the loop over the tile's columns: the host's form
-  // (Tuning.hpp) was not faster here (perf/RESULTS.md, 2026-11-23).
-  static constexpr bool m2l_preload_tile_columns = false;
   // The class matrix's entries of 8 input components are loaded before their products:
   // the loop as written had the compiler issue each load next to its products, and the M2L
   // waited on the cache (Nsight Compute: long scoreboard 5.2 of 12.8 cycles per issued
