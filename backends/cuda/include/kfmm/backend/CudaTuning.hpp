@@ -117,7 +117,12 @@ struct Tuning<Kokkos::Cuda> : CudaLeafSizes
   // uniform particles (defaults but the order) is 1.36x faster at p 6 fp32 (Plummer too),
   // 1.63x at p 8 fp32, 1.07x at p 4 fp32, 1.83x at p 6 fp64 and 0.91x at p 8 fp64 (H100,
   // perf/RESULTS.md, 2026-11-23; 2 columns without the cap, the cap with 1 column, 8 rows,
-  // and a restructured gather with or without the matrix in scratch were slower).
+  // and a restructured gather with or without the matrix in scratch were slower). Once the
+  // tile's entries were read as vectors (kernels/GroupedM2L.hpp), a 4 x 4 tile with 4
+  // components per batch was slower than 4 x 2 with 8 (M2L 4.17 against 3.70 ms at p 6 fp32,
+  // 12.8 against 9.0 at p 7 fp64), and so were the class matrices stored in tiles, each
+  // tile's entries component after component (4.0 against 3.7 ms: more instructions saved
+  // than cycles; 1e6 uniform, H100, perf/RESULTS.md, 2026-11-24).
   using M2LGroupedLaunchBounds = Kokkos::LaunchBounds<128, 8>;
   static constexpr std::size_t m2l_capped_scratch_bytes = 24 * 1024;
   static constexpr std::size_t m2l_scratch_bytes = 24 * 1024;
