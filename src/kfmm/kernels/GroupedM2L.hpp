@@ -27,9 +27,9 @@
 // target row's in the sum, which so reads its run directly instead of each column checking
 // whether it starts one): on a GPU they had taken 15 and 22 % of the kernel's instructions
 // against the product's 50 % (Nsight Compute, order 6 in float, perf/RESULTS.md, 2026-11-24).
-// The loops over a product's (column, component) pairs split their flattened index with a
-// SmallDivisor and take each target's inverse length unit from a table made once per team:
-// on the host the integer and floating-point divisions they replace cost more than the
+// The loops over a product's (column or row, coefficient) pairs split their flattened index
+// with a SmallDivisor and take each target's inverse length unit from a table made once per
+// team: on the host the integer and floating-point divisions they replace cost more than the
 // product itself (perf/RESULTS.md, 2026-11-23).
 
 #include <kfmm/detail/Math.hpp>
