@@ -104,6 +104,7 @@ struct GroupedM2LKernel
   using ColumnVector = RealVector<Real, column_tile>;
   /// The gathered columns are read column_tile at a time, as one vector.
   static constexpr std::size_t gathered_alignment = sizeof(ColumnVector);
+  static_assert(column_tile % 2 == 0, "the gather takes the tiled product's columns in halves");
 
   /// Smallest product worth running: fewer columns re-read the class matrix too often.
   static constexpr int min_product_columns = 8;
@@ -345,37 +346,44 @@ struct GroupedM2LKernel
       {
         int const count = end - first < columns ? static_cast<int>(end - first) : columns;
         int const tiled_count = (count + column_tile - 1) / column_tile * column_tile;
-        // One complex coefficient of one column per item, the columns past `count` to the
-        // tile's end zeros; each column's first item also keeps its entry's row word and
-        // marks where its row's run starts and ends.
-        Kokkos::parallel_for(
-            Kokkos::TeamThreadRange(team, tiled_count * count_complex), [&](int item) {
-              int const column = by_coefficients.quotient(item);
-              int const j = item - column * count_complex;
-              if (column >= count)
-              {
-                gathered(2 * j, column) = Real(0);
-                gathered(2 * j + 1, column) = Real(0);
-                return;
-              }
-              auto const entry = first + column;
-              int const word = groups.rows(entry);
-              int const mirror = Groups::mirrorBits(static_cast<std::uint16_t>(word));
-              auto const M = multipoles(groups.sources(entry), j);
-              gathered(2 * j, column) = mirrored(M.real(), flips(2 * j), mirror);
-              gathered(2 * j + 1, column) = mirrored(M.imag(), flips(2 * j + 1), mirror);
-              if (j != 0)
-                return;
-              column_words(column) = word;
-              int const r = Groups::targetRow(static_cast<std::uint16_t>(word));
-              if (column == 0 || rowOfEntry(entry - 1) != r)
-              {
-                run_first[r] = column;
-                run_product[r] = product_number;
-              }
-              if (column == count - 1 || rowOfEntry(entry + 1) != r)
-                run_end[r] = column + 1;
-            });
+        // One complex coefficient of two columns, half the tiled product apart, per item:
+        // each thread has two independent chains of loads (entry, source, multipole) in
+        // flight. The columns past `count` to the tile's end are zeros; each column's first
+        // item also keeps its entry's row word and marks where its row's run starts and ends.
+        int const half = tiled_count / 2;
+        Kokkos::parallel_for(Kokkos::TeamThreadRange(team, half * count_complex), [&](int item) {
+          int const pair = by_coefficients.quotient(item);
+          int const j = item - pair * count_complex;
+          int const columns_here[2] = {pair, pair + half};
+          int words[2];
+          Kokkos::complex<Real> values[2];
+          for (int u = 0; u < 2; ++u)
+          {
+            int const column = columns_here[u];
+            words[u] = column < count ? groups.rows(first + column) : 0;
+            values[u] = column < count ? multipoles(groups.sources(first + column), j)
+                                       : Kokkos::complex<Real>(0, 0);
+          }
+          for (int u = 0; u < 2; ++u)
+          {
+            int const column = columns_here[u];
+            int const mirror = Groups::mirrorBits(static_cast<std::uint16_t>(words[u]));
+            gathered(2 * j, column) = mirrored(values[u].real(), flips(2 * j), mirror);
+            gathered(2 * j + 1, column) = mirrored(values[u].imag(), flips(2 * j + 1), mirror);
+            if (j != 0 || column >= count)
+              continue;
+            auto const entry = first + column;
+            column_words(column) = words[u];
+            int const r = Groups::targetRow(static_cast<std::uint16_t>(words[u]));
+            if (column == 0 || rowOfEntry(entry - 1) != r)
+            {
+              run_first[r] = column;
+              run_product[r] = product_number;
+            }
+            if (column == count - 1 || rowOfEntry(entry + 1) != r)
+              run_end[r] = column + 1;
+          }
+        });
         team.team_barrier();
         multiply(team, matrix, gathered, product, count);
         team.team_barrier();
