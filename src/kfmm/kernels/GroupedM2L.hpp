@@ -23,10 +23,11 @@
 // locals, in the fixed order of the sorted entries: no atomics, and the result is the same
 // bit for bit from run to run. Entries outside the dense classes (class -1) are translated
 // one pair at a time with m2lTeam, as the per-pair M2L does.
-// The gather and the sum take one complex coefficient per item (a column's in the gather, a
-// target row's in the sum, which so reads its run directly instead of each column checking
-// whether it starts one): on a GPU they had taken 15 and 22 % of the kernel's instructions
-// against the product's 50 % (Nsight Compute, order 6 in float, perf/RESULTS.md, 2026-11-24).
+// The gather and the sum take one complex coefficient per item (of two columns in the
+// gather, whose chains of loads then overlap; of a target row in the sum, which so reads its
+// run directly instead of each column checking whether it starts one): on a GPU they had
+// taken 15 and 22 % of the kernel's instructions against the product's 50 % (Nsight Compute,
+// order 6 in float, perf/RESULTS.md, 2026-11-24).
 // The loops over a product's (column or row, coefficient) pairs split their flattened index
 // with a SmallDivisor and take each target's inverse length unit from a table made once per
 // team: on the host the integer and floating-point divisions they replace cost more than the
