@@ -56,6 +56,12 @@ KOKKOS_INLINE_FUNCTION int componentParities(int i)
   return tree::mirrorParities(n, i / 2 - expansions::coefficientIndex(n, 0), i);
 }
 
+/// The sign of real component k under the reflections `mirror`.
+KOKKOS_INLINE_FUNCTION int componentSign(int mirror, int k)
+{
+  return tree::mirrorSign(mirror, componentParities(k));
+}
+
 /// Bytes of the class matrices of `classes` classes at order p.
 template <class Real>
 std::size_t m2lMatrixBytes(int classes, int p)

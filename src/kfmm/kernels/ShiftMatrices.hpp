@@ -101,11 +101,6 @@ using ShiftColumns = Kokkos::View<Real *[8], Kokkos::LayoutRight,
                                   typename ExecutionSpace::scratch_memory_space,
                                   Kokkos::MemoryUnmanaged>;
 
-/// The sign of real component k under the reflections `mirror`.
-KOKKOS_INLINE_FUNCTION int componentSign(int mirror, int k)
-{
-  return tree::mirrorSign(mirror, componentParities(k));
-}
 
 /// One team's shift product. Column c of `in` (n x 8 in team scratch) is `input` component k
 /// under child c's signs (zero past `children`); then output component i of child c gets
