@@ -234,8 +234,8 @@ TEMPLATE_LIST_TEST_CASE("two particles 1e-30 apart", "[fmm][adversarial][edge]",
   }
   else
   {
-    // Potential 1/r = 1e30 and field 1/r^2 = 1e60 along x: exact to rounding (1/r^3 = 1e90
-    // is representable in double, yet the kernel never forms it).
+    // Potential 1/r = 1e30 and field 1/r^2 = 1e60 along x: exact to rounding (the solver
+    // computes in units, where the pair is about 1 apart).
     double const r = x(1, 0);
     auto const stats = kfmm::evaluate(space, p.x, p.q, p.phi, p.field);
     CHECK(stats.results_checked);
@@ -249,6 +249,41 @@ TEMPLATE_LIST_TEST_CASE("two particles 1e-30 apart", "[fmm][adversarial][edge]",
     CHECK(field(0, 1) == 0);
     CHECK(field(1, 2) == 0);
   }
+}
+
+TEMPLATE_LIST_TEST_CASE("a pair 1e-15 apart beside a particle at 1: fields of 1e30 stay finite",
+                        "[fmm][direct][adversarial][edge]", kfmm::test::Configs)
+{
+  using Real = typename TestType::real_type;
+  typename TestType::execution_space space;
+  // Particle 0 at the origin, 1 at 1e-15 (its fine resolution near the origin kept in units),
+  // 2 at 1, charges 1, one leaf. The pair's field 1/r^2 = 1e30 is within float's range; 1/r^3
+  // = 1e45 is not, and the near field must not overflow on it (kernels/detail/TargetBlock.hpp).
+  Particles<TestType> p(3);
+  auto x = Kokkos::create_mirror_view(p.x);
+  Kokkos::deep_copy(x, Real(0));
+  x(1, 0) = Real(1e-15);
+  x(2, 0) = 1;
+  Kokkos::deep_copy(p.x, x);
+  Kokkos::deep_copy(p.q, Real(1));
+  double const r = x(1, 0);
+  auto const check = [&](char const *method) {
+    CAPTURE(method);
+    auto const phi = onHost(p.phi);
+    auto const field = onHost(p.field);
+    double const rounding = isFloat<Real> ? 1e-6 : 1e-14;
+    CHECK(std::abs(phi(0) / (1 / r + 1) - 1) < rounding);
+    CHECK(std::abs(phi(1) / (1 / r + 1 / (1 - r)) - 1) < rounding);
+    // The field (the potential's gradient) at particle 0 points towards particles 1 and 2.
+    CHECK(std::abs(field(0, 0) / (1 / (r * r) + 1) - 1) < rounding);
+    CHECK(std::abs(field(1, 0) / (-1 / (r * r) + 1 / ((1 - r) * (1 - r))) - 1) < rounding);
+    CHECK(std::abs(field(2, 0) / (-1 - 1 / ((1 - r) * (1 - r))) - 1) < rounding);
+  };
+  auto const stats = kfmm::evaluate(space, p.x, p.q, p.phi, p.field);
+  CHECK(stats.results_checked);
+  check("fmm");
+  kfmm::directSum(space, p.x, p.q, p.phi, p.field);
+  check("direct sum");
 }
 
 TEMPLATE_LIST_TEST_CASE("a single particle and 2^20 particles at one point feel nothing",

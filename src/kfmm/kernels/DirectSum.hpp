@@ -82,8 +82,9 @@ struct DirectSumKernel
       team.team_barrier(); // the previous tile is no longer read
       Kokkos::parallel_for(Kokkos::TeamThreadRange(team, tile), [&](int s) {
         int const j = tile_start + s;
-        staged[s] = Staged{unit(sources, j, 0), unit(sources, j, 1), unit(sources, j, 2),
-                           static_cast<Real>(to_unit_charge(static_cast<double>(charges(j))))};
+        staged[s] = Block::stage(
+            unit(sources, j, 0), unit(sources, j, 1), unit(sources, j, 2),
+            static_cast<Real>(to_unit_charge(static_cast<double>(charges(j)))));
       });
       team.team_barrier();
 

@@ -138,7 +138,7 @@ struct P2PKernel
         for (int i = lane; i < take; i += GroupLanes)
         {
           int const j = start + i;
-          tile[i] = Staged{x(j, 0), x(j, 1), x(j, 2), q(j)};
+          tile[i] = Block::stage(x(j, 0), x(j, 1), x(j, 2), q(j));
         }
         filled += take;
         start += take;
