@@ -22,10 +22,10 @@ namespace kfmm::detail
 template <class ExecutionSpace>
 struct Tuning : HostLeafSizes
 {
-  /// All-pairs direct sum: threads per team, targets each thread keeps in registers, and
-  /// sources staged in team scratch per tile.
+  /// All-pairs direct sum: threads per team, targets each thread keeps in registers (by the
+  /// bytes of the solver's real type), and sources staged in team scratch per tile.
   static constexpr int direct_team_size = 1;
-  static constexpr int direct_targets_per_thread = 16;
+  static constexpr int directTargetsPerThread(int /*real_bytes*/) { return 16; }
   static constexpr int direct_source_tile = 512;
 
   /// Host memory through which the distributed solver's messages travel when the MPI cannot

@@ -170,7 +170,7 @@ void launchDirectSum(ExecutionSpace const &space, Targets const &targets, Source
   double const unit_softening = frame.length(softening);
 
   using Tune = detail::Tuning<ExecutionSpace>;
-  constexpr int per_thread = Tune::direct_targets_per_thread;
+  constexpr int per_thread = Tune::directTargetsPerThread(static_cast<int>(sizeof(Real)));
   using Kernel = detail::DirectSumKernel<ExecutionSpace, Real, per_thread, Targets, Sources,
                                          Charges, Potential, Field>;
   int const team_size = Tune::direct_team_size;

@@ -21,7 +21,10 @@ template <>
 struct Tuning<Kokkos::Cuda> : CudaLeafSizes
 {
   static constexpr int direct_team_size = 128;
-  static constexpr int direct_targets_per_thread = 1;
+  // Two targets per thread in fp32 share each staged source's load and the loop's overhead:
+  // 1.565e12 against 1.503e12 pairs/s at N = 2^20; in fp64 one stays (6.63e11 against
+  // 6.67e11; H100, one lease, twice, perf/RESULTS.md, 2026-11-24).
+  static constexpr int directTargetsPerThread(int real_bytes) { return real_bytes == 4 ? 2 : 1; }
   static constexpr int direct_source_tile = 128;
 
   static constexpr bool has_warp_primitives = true;
@@ -57,7 +60,9 @@ struct Tuning<Kokkos::Cuda> : CudaLeafSizes
   // 1.097 against 1.144 / 1.135 ms at 1e6 uniform, 2.104 against 2.17-2.21 on Plummer, 3.80
   // against 3.93 at leaf 256; H100, one lease, twice, perf/RESULTS.md, 2026-11-24); 64 in
   // fp64, where 128 would not let 8 blocks' scratch fit a multiprocessor. Two targets per
-  // lane were 3-15 % slower in the same lease, as before the source loop unrolled.
+  // lane were 3-15 % slower in the same lease, as before the source loop unrolled, and 3-15 %
+  // slower again once the pair's field took one product (P2P 3.41 against 3.31 ms at leaf
+  // 256, 1.14 against 0.99 at the defaults, 2.04 against 1.88 on Plummer; 2026-11-24).
   using P2PLaunchBounds = Kokkos::LaunchBounds<128, 8>;
   static constexpr int p2p_group_lanes = 32;
   static constexpr int p2p_team_size = 128;
