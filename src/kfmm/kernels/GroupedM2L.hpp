@@ -172,7 +172,7 @@ struct GroupedM2LKernel
   }
 
   /// `value`, or its negative where the reflections of `mirror` flip a component whose
-  /// flips are `flips` (bit `mirror` set: componentSign is -1).
+  /// flips are `flips` (bit `mirror` set: tree::mirrorSign is -1).
   KOKKOS_INLINE_FUNCTION static Real mirrored(Real value, int flips, int mirror)
   {
     return (flips >> mirror) & 1 ? -value : value;
@@ -291,9 +291,10 @@ struct GroupedM2LKernel
     Kokkos::parallel_for(Kokkos::TeamThreadRange(team, rows * n),
                          [&](int i) { accumulated[i] = Real(0); });
     Kokkos::parallel_for(Kokkos::TeamThreadRange(team, n), [&](int i) {
+      int const parities = componentParities(i);
       int mask = 0;
       for (int mirror = 0; mirror < 8; ++mirror)
-        mask |= componentSign(mirror, i) < 0 ? 1 << mirror : 0;
+        mask |= tree::mirrorSign(mirror, parities) < 0 ? 1 << mirror : 0;
       flips(i) = mask;
     });
     Kokkos::parallel_for(Kokkos::TeamThreadRange(team, rows), [&](int r) {

@@ -101,7 +101,6 @@ using ShiftColumns = Kokkos::View<Real *[8], Kokkos::LayoutRight,
                                   typename ExecutionSpace::scratch_memory_space,
                                   Kokkos::MemoryUnmanaged>;
 
-
 /// One team's shift product. Column c of `in` (n x 8 in team scratch) is `input` component k
 /// under child c's signs (zero past `children`); then output component i of child c gets
 /// sum_k A(i, k) in(k, c) under the same signs, through add(i, c, value). Thread i keeps its
