@@ -120,3 +120,42 @@ TEMPLATE_LIST_TEST_CASE("direct sum at sampled targets equals the full sum there
   CHECK(kfmm::relativeL2Error(phi_h, all_phi) <= directSumTolerance<Real>());
   CHECK(kfmm::relativeL2Error(g_h, all_g) <= directSumTolerance<Real>());
 }
+
+TEMPLATE_LIST_TEST_CASE("direct sum of a few targets against many sources, in source slices",
+                        "[kernels][direct]", kfmm::test::Configs)
+{
+  // Five targets fill one team: the sum splits the 20000 sources into slices (as many as the
+  // execution space's concurrency asks for, at most one per tile) and adds the slices' sums.
+  // Required: the relative L2 errors of the float or double tolerance against the serial loop
+  // in double.
+  using Real = typename TestType::real_type;
+  using Memory = typename TestType::memory_space;
+  typename TestType::execution_space space;
+  Particles<TestType> sources(20000);
+  kfmm::generate(space, kfmm::Distribution::plummer, 3, sources.x, sources.q);
+  auto const targets = Kokkos::subview(sources.x, Kokkos::make_pair(0, 5), Kokkos::ALL);
+  Kokkos::View<Real *, Memory> phi("kfmm::test::phi", 5);
+  Kokkos::View<Real *[3], Memory> field("kfmm::test::field", 5);
+  kfmm::directSum(space, targets, sources.x, sources.q, phi, field);
+
+  auto const x = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, sources.x);
+  auto const q = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, sources.q);
+  auto const exact = kfmm::test::referenceDirectSum(
+      Kokkos::subview(x, Kokkos::make_pair(0, 5), Kokkos::ALL), x, q);
+  auto const phi_h = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, phi);
+  auto const g_h = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, field);
+  CHECK(kfmm::relativeL2Error(phi_h, exact.potential) <= directSumTolerance<Real>());
+  CHECK(kfmm::relativeL2Error(g_h, exact.field) <= directSumTolerance<Real>());
+}
+
+TEST_CASE("direct sum source slices fill the execution space, never past a tile each",
+          "[kernels][direct]")
+{
+  using kfmm::detail::directSourceSlices;
+  CHECK(directSourceSlices(1, 1000, 2112) == 1000);
+  CHECK(directSourceSlices(1, 5000, 2112) == 2112);
+  CHECK(directSourceSlices(8, 5000, 2112) == 264);
+  CHECK(directSourceSlices(3000, 5000, 2112) == 1);
+  CHECK(directSourceSlices(1, 0, 2112) == 1);
+  CHECK(directSourceSlices(1, 7, 1) == 1);
+}

@@ -24,12 +24,15 @@ namespace detail
 /// All-pairs Laplace potential and field, O(N_targets * N_sources): the reference every
 /// approximation in kfmm is checked against, and the pattern of the near-field P2P kernel.
 ///
-/// One team per block of targets; sources pass through team scratch in tiles (the tiled
-/// all-pairs scheme of seed 001, Listing 2, and of Nyland, Harris & Prins, GPU Gems 3
-/// ch. 31). Each thread keeps `TargetsPerThread` targets in registers: one on a GPU, several
-/// on a CPU so that the source loop vectorises across targets. Like the FMM it computes in
-/// units (detail/UnitFrame.hpp): targets and staged sources are converted as they are
-/// loaded, the results as they are written.
+/// One team per block of targets and slice of the sources; sources pass through team scratch
+/// in tiles (the tiled all-pairs scheme of seed 001, Listing 2, and of Nyland, Harris &
+/// Prins, GPU Gems 3 ch. 31). Each thread keeps `TargetsPerThread` targets in registers: one
+/// on a GPU, several on a CPU so that the source loop vectorises across targets. Like the FMM
+/// it computes in units (detail/UnitFrame.hpp): targets and staged sources are converted as
+/// they are loaded, the results as they are written. With one slice (enough targets to
+/// occupy the device) a team writes its targets' results; with several (a few targets, e.g.
+/// an accuracy check's samples, against many sources) each team writes its slice's sums to
+/// `partial_sums`, which AddSourceSlices adds.
 template <class ExecutionSpace, class Real, int TargetsPerThread, class Targets, class Sources,
           class Charges, class Potential, class Field>
 struct DirectSumKernel
@@ -49,6 +52,10 @@ struct DirectSumKernel
   Real softening2; ///< in units
   int source_tile;
   int targets_per_team;
+  int source_slices;
+  int slice_sources; ///< sources of one slice, a whole number of tiles
+  /// Slice s's sums (potential, field) at target t, in units: row s * N_t + t.
+  Kokkos::View<Real *[4], typename ExecutionSpace::memory_space> partial_sums;
 
   /// Scratch for one tile of `tile` sources, with room to align it.
   static std::size_t scratchBytes(int tile) { return (tile + 1) * sizeof(Staged); }
@@ -64,7 +71,9 @@ struct DirectSumKernel
     auto const unit = [&](auto const &x, int i, int d) {
       return static_cast<Real>(frame.position(static_cast<double>(x(i, d)), d));
     };
-    int const first = team.league_rank() * targets_per_team + team.team_rank() * TargetsPerThread;
+    int const slice = team.league_rank() % source_slices;
+    int const first = team.league_rank() / source_slices * targets_per_team +
+                      team.team_rank() * TargetsPerThread;
     Block block;
     for (int k = 0; k < TargetsPerThread; ++k)
     {
@@ -76,9 +85,11 @@ struct DirectSumKernel
     }
     block.clearSums();
 
-    for (int tile_start = 0; tile_start < num_sources; tile_start += source_tile)
+    int const slice_end = detail::min(num_sources, (slice + 1) * slice_sources);
+    for (int tile_start = slice * slice_sources; tile_start < slice_end;
+         tile_start += source_tile)
     {
-      int const tile = detail::min(source_tile, num_sources - tile_start);
+      int const tile = detail::min(source_tile, slice_end - tile_start);
       team.team_barrier(); // the previous tile is no longer read
       Kokkos::parallel_for(Kokkos::TeamThreadRange(team, tile), [&](int s) {
         int const j = tile_start + s;
@@ -94,16 +105,62 @@ struct DirectSumKernel
     for (int k = 0; k < TargetsPerThread; ++k)
     {
       int const t = first + k;
-      if (t < num_targets)
+      if (t >= num_targets)
+        continue;
+      if (source_slices == 1)
       {
         potential(t) = scale.potential(block.phi[k]);
         field(t, 0) = scale.field(block.gx[k]);
         field(t, 1) = scale.field(block.gy[k]);
         field(t, 2) = scale.field(block.gz[k]);
       }
+      else
+      {
+        auto const row = static_cast<std::size_t>(slice) * num_targets + t;
+        partial_sums(row, 0) = block.phi[k];
+        partial_sums(row, 1) = block.gx[k];
+        partial_sums(row, 2) = block.gy[k];
+        partial_sums(row, 3) = block.gz[k];
+      }
     }
   }
 };
+
+/// The results of a direct sum over several source slices: each target's slice sums added in
+/// slice order (the same numbers on every run) and scaled to the caller's units.
+template <class Real, class PartialSums, class Potential, class Field>
+struct AddSourceSlices
+{
+  PartialSums partial_sums;
+  int source_slices;
+  ResultScale<Real> scale;
+  Potential potential;
+  Field field;
+
+  KOKKOS_INLINE_FUNCTION void operator()(int t) const
+  {
+    std::size_t const num_targets = potential.extent(0);
+    Real sums[4] = {};
+    for (int s = 0; s < source_slices; ++s)
+      for (int c = 0; c < 4; ++c)
+        sums[c] += partial_sums(s * num_targets + t, c);
+    potential(t) = scale.potential(sums[0]);
+    for (int d = 0; d < 3; ++d)
+      field(t, d) = scale.field(sums[d + 1]);
+  }
+};
+
+/// Slices of the sources for a direct sum run by `target_teams` teams of targets: as many as
+/// bring the teams to `teams_wanted` (enough to occupy the execution space), but no more than
+/// the `source_tiles` tiles of the sources. A direct sum of a few targets (an accuracy
+/// check's samples) against many sources otherwise runs on a few teams: 100 targets against
+/// 1e8 sources took 8.6 s on one multiprocessor of a 132-multiprocessor GPU.
+constexpr int directSourceSlices(int target_teams, int source_tiles, int teams_wanted)
+{
+  int const wanted = (teams_wanted + target_teams - 1) / target_teams;
+  int const slices = wanted < source_tiles ? wanted : source_tiles;
+  return slices > 1 ? slices : 1;
+}
 
 /// Whether the Views of a direct sum have the ranks, memory spaces and result types that its
 /// body needs (the entry points state each check as a static_assert in the caller's terms).
@@ -175,7 +232,19 @@ void launchDirectSum(ExecutionSpace const &space, Targets const &targets, Source
                                          Charges, Potential, Field>;
   int const team_size = Tune::direct_team_size;
   int const per_team = team_size * per_thread;
-  int const teams = static_cast<int>((nt + per_team - 1) / per_team);
+  int const target_teams = static_cast<int>((nt + per_team - 1) / per_team);
+  int const tile = Tune::direct_source_tile;
+  auto const num_sources = static_cast<int>(sources.extent(0));
+  int const source_tiles = (num_sources + tile - 1) / tile;
+  int const slices_wanted = directSourceSlices(
+      target_teams, source_tiles, detail::max(1, space.concurrency() / team_size));
+  // Whole tiles per slice; the last slice may hold fewer, and none is empty.
+  int const slice_sources = (source_tiles + slices_wanted - 1) / slices_wanted * tile;
+  int const slices =
+      slice_sources == 0 ? 1 : (num_sources + slice_sources - 1) / slice_sources;
+  Kokkos::View<Real *[4], typename ExecutionSpace::memory_space> partial_sums(
+      Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "kfmm::direct_sum::partial_sums"),
+      slices > 1 ? slices * nt : 0);
   Kernel kernel{targets,
                 sources,
                 charges,
@@ -185,13 +254,21 @@ void launchDirectSum(ExecutionSpace const &space, Targets const &targets, Source
                 detail::PowerOfTwo<double>::of(-charge_exponent),
                 detail::ResultScale<Real>::of(frame, charge_exponent),
                 static_cast<Real>(unit_softening * unit_softening),
-                Tune::direct_source_tile,
-                per_team};
+                tile,
+                per_team,
+                slices,
+                slice_sources,
+                partial_sums};
   Kokkos::parallel_for(
       "kfmm::direct_sum",
-      Kokkos::TeamPolicy<ExecutionSpace>(space, teams, team_size)
-          .set_scratch_size(0, Kokkos::PerTeam(Kernel::scratchBytes(Tune::direct_source_tile))),
+      Kokkos::TeamPolicy<ExecutionSpace>(space, target_teams * slices, team_size)
+          .set_scratch_size(0, Kokkos::PerTeam(Kernel::scratchBytes(tile))),
       kernel);
+  if (slices > 1)
+    Kokkos::parallel_for("kfmm::direct_sum::add_slices",
+                         Kokkos::RangePolicy<ExecutionSpace>(space, 0, nt),
+                         AddSourceSlices<Real, decltype(partial_sums), Potential, Field>{
+                             partial_sums, slices, kernel.scale, potential, field});
 }
 
 } // namespace detail
