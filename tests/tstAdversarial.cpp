@@ -124,6 +124,44 @@ TEMPLATE_LIST_TEST_CASE("sets in the solver's precision reach the accuracy the o
   CHECK(errors.field <= required_error<Real>);
 }
 
+TEMPLATE_LIST_TEST_CASE("unresolved pairs are counted across the sort's chunks of particles",
+                        "[fmm][adversarial][resolution]", kfmm::test::Configs)
+{
+  // 600 particles 1 apart on a line, in the sorted order given, but particles 11 and 256 at
+  // 1e-9 from the one before them: pair (10, 11) lies inside the first chunk of 256 sorted
+  // particles, pair (255, 256) across its end. Rounded to float in units of the 600-wide
+  // cube, both pairs are lost (the rounding, about 3e-8, dwarfs 1e-9) and no other is;
+  // double resolves them all, and positions given in Real need no check.
+  using Real = typename TestType::real_type;
+  using Memory = typename TestType::memory_space;
+  typename TestType::execution_space space;
+  std::size_t const n = 600;
+  Kokkos::View<double *[3], Memory> x("kfmm::test::x64", n);
+  Kokkos::View<std::uint32_t *, Memory> permutation("kfmm::test::permutation", n);
+  auto x_h = Kokkos::create_mirror_view(x);
+  auto permutation_h = Kokkos::create_mirror_view(permutation);
+  for (std::size_t i = 0; i < n; ++i)
+  {
+    x_h(i, 0) = (i == 11 || i == 256) ? x_h(i - 1, 0) + 1e-9 : static_cast<double>(i);
+    x_h(i, 1) = x_h(i, 2) = 0.5;
+    permutation_h(i) = static_cast<std::uint32_t>(i);
+  }
+  Kokkos::deep_copy(x, x_h);
+  Kokkos::deep_copy(permutation, permutation_h);
+  auto const frame = kfmm::detail::unitFrame(kfmm::tree::boundingCube(space, x));
+  Kokkos::View<Real *[3], Memory> sorted("kfmm::test::sorted", n);
+  CHECK(kfmm::detail::sortPositions(space, permutation, x, frame, sorted) ==
+        (isFloat<Real> ? 2u : 0u));
+  // The sorted positions are the unit coordinates, rounded once.
+  auto const sorted_h = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, sorted);
+  for (std::size_t i = 0; i < n; i += 37)
+    for (int d = 0; d < 3; ++d)
+      CHECK(sorted_h(i, d) == static_cast<Real>(frame.position(x_h(i, d), d)));
+  Kokkos::View<Real *[3], Memory> x_real("kfmm::test::x", n);
+  Kokkos::deep_copy(x_real, sorted);
+  CHECK(kfmm::detail::sortPositions(space, permutation, x_real, frame, sorted) == 0u);
+}
+
 TEMPLATE_LIST_TEST_CASE("sets in double are accurate where the precision resolves them, "
                         "reported where it does not",
                         "[fmm][adversarial][resolution]", kfmm::test::Configs)

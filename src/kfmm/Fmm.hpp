@@ -30,6 +30,7 @@
 #include <kfmm/detail/UnitFrame.hpp>
 #include <kfmm/detail/Validation.hpp>
 #include <kfmm/detail/Workspace.hpp>
+#include <kfmm/detail/ZeroFill.hpp>
 #include <kfmm/expansions/Operators.hpp>
 #include <kfmm/kernels/Downward.hpp>
 #include <kfmm/kernels/FarField.hpp>
@@ -352,17 +353,14 @@ private:
     }
     stage(space, "setup", _build_stages, [&] {
       allocate(space);
-      detail::sortPositions(space, _source_tree.permutation, sources, _frame, _x);
       _stats.unresolved_pairs =
-          detail::countUnresolvedPairs<Real>(space, _source_tree.permutation, sources, _frame);
+          detail::sortPositions(space, _source_tree.permutation, sources, _frame, _x);
       if (targets)
-      {
-        detail::sortPositions(space, _target_tree.permutation, *targets, _frame, _target_x);
         _stats.unresolved_pairs +=
-            detail::countUnresolvedPairs<Real>(space, _target_tree.permutation, *targets, _frame);
-      }
+            detail::sortPositions(space, _target_tree.permutation, *targets, _frame, _target_x);
       else
         _target_x = _x;
+      detail::invertPermutation(space, _target_tree.permutation, _target_ranks);
       _stats.precision_limited = detail::precisionLimited(
           _stats.unresolved_pairs, size() + (targets ? numTargets() : 0));
       using Tune = detail::Tuning<ExecutionSpace>;
@@ -459,8 +457,7 @@ private:
       detail::sortCharges(space, _source_tree.permutation, charges,
                           detail::PowerOfTwo<double>::of(-charge_exponent), _q);
       // The stages add to the sorted results.
-      Kokkos::deep_copy(space, _phi, Real(0));
-      Kokkos::deep_copy(space, _field, Real(0));
+      detail::zeroFill(space, "kfmm::Fmm::clear_results", _results);
     });
     stage(space, "P2M", _stats.stage_seconds, [&] { upwardP2M(space); });
     stage(space, "M2M", _stats.stage_seconds, [&] { upwardM2M(space); });
@@ -504,7 +501,7 @@ private:
                      int charge_exponent)
   {
     stage(space, "unsort results", _stats.stage_seconds, [&] {
-      detail::unsortResults(space, _target_tree.permutation, _phi, _field,
+      detail::unsortResults(space, _target_ranks, _results,
                             detail::ResultScale<Real>::of(_frame, charge_exponent), potential,
                             field);
     });
@@ -615,8 +612,10 @@ private:
     if (separateTargets())
       memory.take(space, _target_x, "kfmm::Fmm::sorted_targets", nt);
     memory.take(space, _q, "kfmm::Fmm::sorted_charges", n);
-    memory.take(space, _phi, "kfmm::Fmm::sorted_potential", nt);
-    memory.take(space, _field, "kfmm::Fmm::sorted_field", nt);
+    memory.take(space, _results, "kfmm::Fmm::sorted_results", nt);
+    _phi = Kokkos::subview(_results, Kokkos::ALL, 0);
+    _field = Kokkos::subview(_results, Kokkos::ALL, Kokkos::make_pair(1, 4));
+    memory.take(space, _target_ranks, "kfmm::Fmm::target_ranks", nt);
     memory.take(space, _multipoles, "kfmm::Fmm::multipoles", _source_tree.numCells(),
                 coefficients());
     if (_options.method == Method::fmm)
@@ -692,7 +691,7 @@ private:
                              t.particle_begin, t.particle_end, t.first_child, t.child_count,
                              t.parent, t.leaves);
     };
-    _stats.bytes = detail::bytesOf(_x, _q, _phi, _field, _multipoles, _locals) +
+    _stats.bytes = detail::bytesOf(_x, _q, _results, _target_ranks, _multipoles, _locals) +
                    treeBytes(_source_tree) +
                    (two ? treeBytes(_target_tree) + detail::bytesOf(_target_x) : 0) +
                    detail::bytesOf(_lists.m2l.offsets, _lists.m2l.sources, _lists.m2p.offsets,
@@ -740,7 +739,7 @@ private:
   template <class ExecutionSpace>
   void upwardP2M(ExecutionSpace const &space)
   {
-    Kokkos::deep_copy(space, _multipoles, Kokkos::complex<Real>(0, 0));
+    detail::zeroFill(space, "kfmm::Fmm::clear_multipoles", _multipoles);
     using Kernel = detail::P2MKernel<ExecutionSpace, Real, decltype(_x), decltype(_q)>;
     int const team_size = detail::Tuning<ExecutionSpace>::expansionTeamSize(order());
     Kokkos::parallel_for("kfmm::Fmm::P2M",
@@ -971,8 +970,14 @@ private:
   Kokkos::View<Real *[3], MemorySpace> _x;        ///< source positions, sorted order
   Kokkos::View<Real *[3], MemorySpace> _target_x; ///< target positions, sorted order (or _x)
   Kokkos::View<Real *, MemorySpace> _q;        ///< charges, sorted order
-  Kokkos::View<Real *, MemorySpace> _phi;      ///< potential, sorted order
-  Kokkos::View<Real *[3], MemorySpace> _field; ///< field, sorted order
+  /// The sorted targets' results, a row (potential, field x, y, z) per target: returned to
+  /// the caller's order, a target's results are one 16-byte read (unsortResults).
+  Kokkos::View<Real *[4], Kokkos::LayoutRight, MemorySpace> _results;
+  Kokkos::View<Real *, Kokkos::LayoutStride, MemorySpace> _phi;    ///< _results' potential
+  Kokkos::View<Real **, Kokkos::LayoutStride, MemorySpace> _field; ///< _results' field
+  /// The sorted position of each of the caller's targets: the target tree's permutation
+  /// inverted.
+  Kokkos::View<std::uint32_t *, MemorySpace> _target_ranks;
   Coefficients _multipoles;
   Coefficients _locals; ///< fmm only
   /// The M2L variant prepared (per_pair until a grouped or rotation one is).

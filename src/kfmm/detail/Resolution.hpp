@@ -9,11 +9,10 @@
 // the expansions do: in float, a cluster 1e-6 wide 1e7 from the centre of the particles'
 // cube collapses to a point, and particles 1e-3 apart on a line 1e6 long move by 3 % of
 // their distance. Nearest neighbours are taken as neighbours in the tree's (Morton) order,
-// where nearly coincident particles almost always end up next to each other: one pass over
-// the particles, no search.
+// where nearly coincident particles almost always end up next to each other: the pairs are
+// counted as the positions are sorted (kernels/Permutation.hpp), no search.
 
 #include <kfmm/detail/Math.hpp>
-#include <kfmm/detail/UnitFrame.hpp>
 
 #include <Kokkos_Core.hpp>
 
@@ -31,53 +30,29 @@ constexpr double unresolved_rounding = 1.0 / 1024;
 /// few are that close by chance, while their share of the error stays negligible.
 constexpr double limiting_fraction = 1e-3;
 
-/// Adds 1 to `unresolved` when rounding to Real leaves sorted particles i - 1 and i unresolved.
-template <class Real, class Permutation, class Positions>
-struct UnresolvedPairs
+/// Whether rounding the unit coordinates `ua` and `ub` of two particles (in double) to Real
+/// leaves the pair unresolved: at a non-zero distance (max norm) that the rounding of both
+/// moves by more than unresolved_rounding of it.
+template <class Real>
+KOKKOS_INLINE_FUNCTION bool unresolvedPair(double const *ua, double const *ub)
 {
-  Permutation permutation;
-  Positions positions;
-  UnitFrame frame;
-
-  KOKKOS_INLINE_FUNCTION void operator()(std::size_t i, std::size_t &unresolved) const
+  double distance = 0, moved = 0;
+  for (int d = 0; d < 3; ++d)
   {
-    auto const a = permutation(i - 1);
-    auto const b = permutation(i);
-    double distance = 0, moved = 0;
-    for (int d = 0; d < 3; ++d)
-    {
-      double const ua = frame.position(static_cast<double>(positions(a, d)), d);
-      double const ub = frame.position(static_cast<double>(positions(b, d)), d);
-      double const ra = static_cast<double>(static_cast<Real>(ua)) - ua;
-      double const rb = static_cast<double>(static_cast<Real>(ub)) - ub;
-      distance = max(distance, ua > ub ? ua - ub : ub - ua);
-      moved = max(moved, (ra < 0 ? -ra : ra) + (rb < 0 ? -rb : rb));
-    }
-    if (distance > 0 && moved > unresolved_rounding * distance)
-      ++unresolved;
+    double const ra = static_cast<double>(static_cast<Real>(ua[d])) - ua[d];
+    double const rb = static_cast<double>(static_cast<Real>(ub[d])) - ub[d];
+    distance = max(distance, ua[d] > ub[d] ? ua[d] - ub[d] : ub[d] - ua[d]);
+    moved = max(moved, (ra < 0 ? -ra : ra) + (rb < 0 ? -rb : rb));
   }
-};
+  return distance > 0 && moved > unresolved_rounding * distance;
+}
 
-/// The pairs of particles adjacent in the sorted order (sorted i - 1 and i, caller's indices
-/// permutation(i - 1) and permutation(i)) at a non-zero distance that rounding their unit
-/// coordinates to Real moves by more than unresolved_rounding of that distance (max norms,
-/// computed in double from the caller's `positions`). One reduction over the positions in
-/// Morton order (two gathers per particle); only the count comes back. Positions given in
-/// Real or narrower take no pass: the frame moves them exactly (UnitFrame.hpp), so no pair
-/// moves at all.
-template <class Real, class ExecutionSpace, class Permutation, class Positions>
-std::size_t countUnresolvedPairs(ExecutionSpace const &space, Permutation const &permutation,
-                                 Positions const &positions, UnitFrame const &frame)
+/// Whether positions of type Position need the check in a solver of Real: positions given
+/// in Real or narrower are moved to the frame exactly (UnitFrame.hpp), so no pair moves.
+template <class Real, class Position>
+constexpr bool roundsPositions()
 {
-  std::size_t count = 0;
-  if (sizeof(typename Positions::non_const_value_type) <= sizeof(Real) ||
-      permutation.extent(0) < 2)
-    return count;
-  Kokkos::parallel_reduce(
-      "kfmm::resolution::unresolved_pairs",
-      Kokkos::RangePolicy<ExecutionSpace>(space, 1, permutation.extent(0)),
-      UnresolvedPairs<Real, Permutation, Positions>{permutation, positions, frame}, count);
-  return count;
+  return sizeof(Position) > sizeof(Real);
 }
 
 /// Whether `unresolved` pairs among `n` particles make a solve precision-limited.

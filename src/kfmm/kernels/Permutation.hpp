@@ -7,43 +7,103 @@
 // contiguous. `permutation(i)` is the caller's index of sorted particle i. The change of
 // units rides on these copies, so it costs no pass of its own.
 
+#include <kfmm/detail/Resolution.hpp>
 #include <kfmm/detail/UnitFrame.hpp>
 #include <kfmm/detail/Validation.hpp>
 
 #include <Kokkos_Core.hpp>
 
+#include <cstddef>
+#include <cstdint>
+
 namespace kfmm::detail
 {
 
-/// sorted(i, :) = positions(permutation(i), :) in the frame's units.
-template <class Permutation, class Positions, class Sorted>
+/// sorted(i, :) = positions(permutation(i), :) in the frame's units, for one chunk of sorted
+/// particles per team; when the positions are wider than Real, the chunk's unresolved pairs
+/// (i - 1, i) are counted too (detail/Resolution.hpp). The unit coordinates (in double) of
+/// the chunk and of the particle before it pass through team scratch, so that each position
+/// is gathered once for both: in two kernels, each gathering the positions through the
+/// permutation, the count took as long as the sort (10.1 and 10.6 ms at 1e8 particles on an
+/// H100, perf/RESULTS.md, 2026-11-24).
+template <class ExecutionSpace, class Permutation, class Positions, class Sorted>
 struct SortPositions
 {
   using Real = typename Sorted::non_const_value_type;
+  using Member = typename Kokkos::TeamPolicy<ExecutionSpace>::member_type;
+  using Units =
+      Kokkos::View<double *[3], Kokkos::LayoutRight, typename ExecutionSpace::scratch_memory_space,
+                   Kokkos::MemoryUnmanaged>;
+  static constexpr bool counts_unresolved =
+      roundsPositions<Real, typename Positions::non_const_value_type>();
+  /// Sorted particles per team.
+  static constexpr int chunk = 256;
 
   Permutation permutation;
   Positions positions;
   UnitFrame frame;
   Sorted sorted;
 
-  KOKKOS_INLINE_FUNCTION void operator()(std::size_t i) const
+  static std::size_t scratchBytes() { return counts_unresolved ? Units::shmem_size(chunk + 1) : 0; }
+
+  KOKKOS_INLINE_FUNCTION void operator()(Member const &team, std::size_t &unresolved) const
   {
-    for (int d = 0; d < 3; ++d)
-      sorted(i, d) =
-          static_cast<Real>(frame.position(static_cast<double>(positions(permutation(i), d)), d));
+    auto const n = static_cast<std::int64_t>(sorted.extent(0));
+    std::int64_t const begin = static_cast<std::int64_t>(team.league_rank()) * chunk;
+    std::int64_t const end = begin + chunk < n ? begin + chunk : n;
+    // Row i - begin + 1 holds particle i: row 0 the one before the chunk, when there is one.
+    Units units(team.team_scratch(0), counts_unresolved ? chunk + 1 : 0);
+    std::int64_t const first = counts_unresolved && begin > 0 ? begin - 1 : begin;
+    Kokkos::parallel_for(Kokkos::TeamThreadRange(team, first, end), [&](std::int64_t i) {
+      auto const p = permutation(i);
+      for (int d = 0; d < 3; ++d)
+      {
+        double const u = frame.position(static_cast<double>(positions(p, d)), d);
+        if (counts_unresolved)
+          units(i - begin + 1, d) = u;
+        if (i >= begin)
+          sorted(i, d) = static_cast<Real>(u);
+      }
+    });
+    if (!counts_unresolved)
+      return;
+    team.team_barrier();
+    std::size_t count = 0;
+    Kokkos::parallel_reduce(
+        Kokkos::TeamThreadRange(team, begin > 0 ? begin : std::int64_t(1), end),
+        [&](std::int64_t i, std::size_t &c) {
+          if (unresolvedPair<Real>(&units(i - begin, 0), &units(i - begin + 1, 0)))
+            ++c;
+        },
+        count);
+    Kokkos::single(Kokkos::PerTeam(team), [&]() { unresolved += count; });
   }
 };
 
 /// sorted(i, :) = positions(permutation(i), :) in the frame's units, in the sorted array's
 /// type (the difference from the shift is taken in double, before any rounding to it).
+/// Returns the pairs of particles adjacent in the sorted order (sorted i - 1 and i) at a
+/// non-zero distance that rounding their unit coordinates to that type moves by more than
+/// unresolved_rounding of that distance (max norms, in double from the caller's `positions`;
+/// detail/Resolution.hpp); 0 for positions given in that type or a narrower one. Only the
+/// count comes back to the host.
 template <class ExecutionSpace, class Permutation, class Positions, class Sorted>
-void sortPositions(ExecutionSpace const &space, Permutation const &permutation,
-                   Positions const &positions, UnitFrame const &frame, Sorted const &sorted)
+std::size_t sortPositions(ExecutionSpace const &space, Permutation const &permutation,
+                          Positions const &positions, UnitFrame const &frame,
+                          Sorted const &sorted)
 {
-  Kokkos::parallel_for(
+  using Kernel = SortPositions<ExecutionSpace, Permutation, Positions, Sorted>;
+  std::size_t unresolved = 0;
+  auto const n = sorted.extent(0);
+  if (n == 0)
+    return unresolved;
+  auto const teams = static_cast<int>((n + Kernel::chunk - 1) / Kernel::chunk);
+  Kokkos::parallel_reduce(
       "kfmm::permutation::sort_positions",
-      Kokkos::RangePolicy<ExecutionSpace>(space, 0, sorted.extent(0)),
-      SortPositions<Permutation, Positions, Sorted>{permutation, positions, frame, sorted});
+      Kokkos::TeamPolicy<ExecutionSpace>(space, teams, Kokkos::AUTO)
+          .set_scratch_size(0, Kokkos::PerTeam(Kernel::scratchBytes())),
+      Kernel{permutation, positions, frame, sorted}, unresolved);
+  return unresolved;
 }
 
 /// sorted(i) = charges(permutation(i)) times `to_unit` (in double, then rounded).
@@ -75,41 +135,66 @@ void sortCharges(ExecutionSpace const &space, Permutation const &permutation,
       SortCharges<Permutation, Charges, SortedCharges>{permutation, charges, to_unit, sorted});
 }
 
-/// potential(permutation(i)) and field(permutation(i), :) from sorted result i, scaled back.
-template <class Permutation, class SortedPotential, class SortedField, class Potential,
-          class Field>
-struct UnsortResults
+/// ranks(permutation(i)) = i.
+template <class Permutation, class Ranks>
+struct InvertPermutation
 {
   Permutation permutation;
-  SortedPotential sorted_potential;
-  SortedField sorted_field;
-  ResultScale<typename SortedPotential::non_const_value_type> scale;
-  Potential potential;
-  Field field;
+  Ranks ranks;
 
   KOKKOS_INLINE_FUNCTION void operator()(std::size_t i) const
   {
-    auto const j = permutation(i);
-    potential(j) = scale.potential(sorted_potential(i));
-    for (int d = 0; d < 3; ++d)
-      field(j, d) = scale.field(sorted_field(i, d));
+    ranks(permutation(i)) = static_cast<typename Ranks::non_const_value_type>(i);
   }
 };
 
-/// potential(permutation(i)) = sorted_potential(i) and likewise the field, scaled back to
-/// the caller's units in the results' precision: each output entry is written exactly once.
-template <class ExecutionSpace, class Permutation, class SortedPotential, class SortedField,
-          class Potential, class Field>
-void unsortResults(ExecutionSpace const &space, Permutation const &permutation,
-                   SortedPotential const &sorted_potential, SortedField const &sorted_field,
-                   ResultScale<typename SortedPotential::non_const_value_type> const &scale,
+/// The sorted position of every caller's particle: ranks(permutation(i)) = i. Built once
+/// per solver, it lets the results go back to the caller's order as a gather
+/// (unsortResults).
+template <class ExecutionSpace, class Permutation, class Ranks>
+void invertPermutation(ExecutionSpace const &space, Permutation const &permutation,
+                       Ranks const &ranks)
+{
+  Kokkos::parallel_for("kfmm::permutation::invert",
+                       Kokkos::RangePolicy<ExecutionSpace>(space, 0, permutation.extent(0)),
+                       InvertPermutation<Permutation, Ranks>{permutation, ranks});
+}
+
+/// potential(j) and field(j, :) from the sorted results of the caller's particle j (row
+/// ranks(j) of `sorted`: potential, field x, y, z), scaled back.
+template <class Ranks, class Sorted, class Potential, class Field>
+struct UnsortResults
+{
+  Ranks ranks;
+  Sorted sorted;
+  ResultScale<typename Sorted::non_const_value_type> scale;
+  Potential potential;
+  Field field;
+
+  KOKKOS_INLINE_FUNCTION void operator()(std::size_t j) const
+  {
+    auto const i = ranks(j);
+    potential(j) = scale.potential(sorted(i, 0));
+    for (int d = 0; d < 3; ++d)
+      field(j, d) = scale.field(sorted(i, d + 1));
+  }
+};
+
+/// The sorted results (rows of potential and field) in the caller's order, scaled back to
+/// the caller's units in the results' precision. A gather: each caller's particle reads its
+/// row (16 bytes in float, one memory sector) and its results are written in order. As a
+/// scatter through the permutation, each of the four results was a write of its own to a
+/// random place: 30 ms at 1e8 particles on an H100, against a few for the gather and the
+/// permutation's inversion in the build (perf/RESULTS.md, 2026-11-24).
+template <class ExecutionSpace, class Ranks, class Sorted, class Potential, class Field>
+void unsortResults(ExecutionSpace const &space, Ranks const &ranks, Sorted const &sorted,
+                   ResultScale<typename Sorted::non_const_value_type> const &scale,
                    Potential const &potential, Field const &field)
 {
   Kokkos::parallel_for(
       "kfmm::permutation::unsort_results",
-      Kokkos::RangePolicy<ExecutionSpace>(space, 0, sorted_potential.extent(0)),
-      UnsortResults<Permutation, SortedPotential, SortedField, Potential, Field>{
-          permutation, sorted_potential, sorted_field, scale, potential, field});
+      Kokkos::RangePolicy<ExecutionSpace>(space, 0, ranks.extent(0)),
+      UnsortResults<Ranks, Sorted, Potential, Field>{ranks, sorted, scale, potential, field});
 }
 
 /// Whether sorted particle i is the caller's particle `index`.
