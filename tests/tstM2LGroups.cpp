@@ -80,9 +80,9 @@ TEMPLATE_LIST_TEST_CASE("grouped M2L list holds the same pairs, one class per ch
   CHECK(block_chunks(groups.num_blocks) == groups.num_chunks);
   CHECK(chunk_begin(groups.num_chunks) == lists.m2l.size);
 
-  // Each entry's target cell and class * 8 + mirror bits (-1 per pair), from its block, its
-  // row in the block and its chunk's class. Per-entry checks are counted, not asserted one
-  // by one (millions of entries).
+  // Each entry's target cell and class * 2^image_bits + image bits (-1 per pair), from its
+  // block, its row in the block and its chunk's class. Per-entry checks are counted, not
+  // asserted one by one (millions of entries).
   using Groups = kfmm::tree::M2LGroups<typename TestType::memory_space>;
   std::vector<int> targets(sources.extent(0), -1), classes(sources.extent(0), -1);
   std::int64_t bad_row = 0, per_pair_mirror = 0;
@@ -91,11 +91,12 @@ TEMPLATE_LIST_TEST_CASE("grouped M2L list holds the same pairs, one class per ch
       for (auto e = chunk_begin(c); e < chunk_begin(c + 1); ++e)
       {
         int const row = Groups::targetRow(entry_rows(e));
-        int const mirror = Groups::mirrorBits(entry_rows(e));
+        int const mirror = Groups::imageBits(entry_rows(e));
         bad_row += row < block_rows && b * block_rows + row < rows ? 0 : 1;
         per_pair_mirror += chunk_classes(c) < 0 && mirror != 0 ? 1 : 0;
         targets[e] = b * block_rows + row;
-        classes[e] = chunk_classes(c) < 0 ? -1 : chunk_classes(c) * 8 + mirror;
+        classes[e] =
+            chunk_classes(c) < 0 ? -1 : (chunk_classes(c) << kfmm::tree::image_bits) + mirror;
       }
   CHECK(bad_row == 0);
   CHECK(per_pair_mirror == 0);
@@ -125,7 +126,7 @@ TEMPLATE_LIST_TEST_CASE("grouped M2L list holds the same pairs, one class per ch
   CHECK(empty_chunks == 0);
   CHECK(unordered == 0);
 
-  // Each entry's class and mirror bits give back its offset in units of the finer scale;
+  // Each entry's class and image bits give back its offset in units of the finer scale;
   // the per-pair entries are exactly those outside the dense classes or in classes of fewer
   // than min_class_entries pairs.
   double const side = tree.cube.side;
@@ -136,7 +137,7 @@ TEMPLATE_LIST_TEST_CASE("grouped M2L list holds the same pairs, one class per ch
     int o[3];
     for (int d = 0; d < 3; ++d)
       o[d] = static_cast<int>(std::lround(std::abs(centre(t, d) - centre(s, d)) / unit));
-    return Bounds::key(level(t) - level(s), o[0], o[1], o[2]);
+    return Bounds::key(level(t) - level(s), std::max(o[0], o[1]), std::min(o[0], o[1]), o[2]);
   };
   std::map<int, int> class_sizes;
   for (std::size_t e = 0; e < targets.size(); ++e)
@@ -162,10 +163,13 @@ TEMPLATE_LIST_TEST_CASE("grouped M2L list holds the same pairs, one class per ch
       continue;
     }
     int key_delta, ox, oy, oz;
-    Bounds::decode(class_keys(classes[e] / 8), key_delta, ox, oy, oz);
-    int const mirror = classes[e] % 8;
-    bool const same = key_delta == delta && ((mirror & 1) ? -ox : ox) == o[0] &&
-                      ((mirror & 2) ? -oy : oy) == o[1] && ((mirror & 4) ? -oz : oz) == o[2];
+    Bounds::decode(class_keys(classes[e] >> kfmm::tree::image_bits), key_delta, ox, oy, oz);
+    int const image = classes[e] & ((1 << kfmm::tree::image_bits) - 1);
+    // o = F(S(o_c)): x and y exchanged first, then the reflections.
+    if (image & kfmm::tree::image_exchange_bit)
+      std::swap(ox, oy);
+    bool const same = key_delta == delta && ((image & 1) ? -ox : ox) == o[0] &&
+                      ((image & 2) ? -oy : oy) == o[1] && ((image & 4) ? -oz : oz) == o[2];
     wrong_offset += same ? 0 : 1;
   }
   CHECK(wrong_grouping == 0);
@@ -205,27 +209,71 @@ TEMPLATE_LIST_TEST_CASE("grouped M2L list is the same with 32- and 64-bit sort k
   CHECK(sameContents(fitted.block_chunks, wide.block_chunks));
 }
 
+namespace
+{
+
+/// A random multipole expansion of order p, its order-0 coefficients real (as real charges
+/// give).
+std::vector<Kokkos::complex<double>> randomMultipole(int p, unsigned seed)
+{
+  std::mt19937 random(seed);
+  std::uniform_real_distribution<double> uniform(-1, 1);
+  std::vector<Kokkos::complex<double>> M(kfmm::expansions::coefficientCount(p));
+  for (auto &c : M)
+    c = Kokkos::complex<double>(uniform(random), uniform(random));
+  for (int c = 0; c <= p; ++c)
+    M[kfmm::expansions::coefficientIndex(c, 0)].imag(0);
+  return M;
+}
+
+/// The sign of real component i under the reflections `mirror` (tree::mirrorSign).
+int reflectionSign(int mirror, int i)
+{
+  RealIndex const r(i);
+  return kfmm::tree::mirrorSign(mirror, kfmm::tree::mirrorParities(r.n, r.m, i));
+}
+
+/// D_S (tree::exchangeCode) of the real vector `in` of n components.
+std::vector<double> exchanged(double const *in, int n)
+{
+  std::vector<double> out(n);
+  for (int i = 0; i < n; ++i)
+  {
+    int const code = kfmm::tree::exchangeCode(RealIndex(i).m, i & 1);
+    double const v = in[code & 1 ? i ^ 1 : i];
+    out[i] = code & 2 ? -v : v;
+  }
+  return out;
+}
+
+/// max_i |a_i - sign(i) b_i| over max_i |a_i|, for real vectors of n components.
+template <class Sign>
+double relativeMaxDifference(double const *a, double const *b, int n, Sign const &sign)
+{
+  double error = 0, norm = 0;
+  for (int i = 0; i < n; ++i)
+  {
+    error = std::max(error, std::abs(a[i] - sign(i) * b[i]));
+    norm = std::max(norm, std::abs(a[i]));
+  }
+  return norm > 0 ? error / norm : 1.0;
+}
+
+} // namespace
+
 TEST_CASE("the M2L of a mirrored offset is the mirrored M2L", "[m2l][mirror]")
 {
-  // T(F o) = D_F T(o) D_F for each of the 8 reflections F (tree::mirrorSign).
+  // T(F o) = D_F T(o) D_F for each of the 8 reflections F (tree::mirrorSign). Required:
+  // agreement to 1e-14 of the largest coefficient, in double.
   int const p = 7;
   int const count = kfmm::expansions::coefficientCount(p);
   int const n = 2 * count;
-  std::mt19937 random(3);
-  std::uniform_real_distribution<double> uniform(-1, 1);
-  std::vector<Kokkos::complex<double>> M(count);
-  for (auto &c : M)
-    c = Kokkos::complex<double>(uniform(random), uniform(random));
-  for (int c = 0; c <= p; ++c) // order-0 coefficients of real charges are real
-    M[kfmm::expansions::coefficientIndex(c, 0)].imag(0);
+  auto const M = randomMultipole(p, 3);
   double const o[3] = {3, 1, 2};
   for (int mirror = 0; mirror < 8; ++mirror)
   {
     CAPTURE(mirror);
-    auto const sign = [&](int i) {
-      RealIndex const r(i);
-      return kfmm::tree::mirrorSign(mirror, kfmm::tree::mirrorParities(r.n, r.m, i));
-    };
+    auto const sign = [&](int i) { return reflectionSign(mirror, i); };
     double const f[3] = {(mirror & 1) ? -o[0] : o[0], (mirror & 2) ? -o[1] : o[1],
                          (mirror & 4) ? -o[2] : o[2]};
     std::vector<Kokkos::complex<double>> direct(count), mirrored_in(count), via_class(count);
@@ -235,16 +283,41 @@ TEST_CASE("the M2L of a mirrored offset is the mirrored M2L", "[m2l][mirror]")
     for (int i = 0; i < n; ++i)
       in[i] = sign(i) * m_real[i];
     kfmm::expansions::m2l(p, o[0], o[1], o[2], mirrored_in.data(), via_class.data(), 0.5, 0.5);
-    auto const *a = reinterpret_cast<double const *>(direct.data());
-    auto const *b = reinterpret_cast<double const *>(via_class.data());
-    double error = 0, norm = 0;
+    CHECK(relativeMaxDifference(reinterpret_cast<double const *>(direct.data()),
+                                reinterpret_cast<double const *>(via_class.data()), n,
+                                sign) <= 1e-14);
+  }
+}
+
+TEST_CASE("the M2L of an offset with x and y exchanged is the exchanged M2L", "[m2l][mirror]")
+{
+  // T(F S o) = D_F D_S T(o) D_S D_F for the exchange S of x and y (tree::exchangeCode)
+  // followed by each of the 8 reflections F. Required: agreement to 1e-14 of the largest
+  // coefficient, in double.
+  int const p = 7;
+  int const count = kfmm::expansions::coefficientCount(p);
+  int const n = 2 * count;
+  auto const M = randomMultipole(p, 5);
+  double const o[3] = {3, 1, 2};
+  for (int mirror = 0; mirror < 8; ++mirror)
+  {
+    CAPTURE(mirror);
+    auto const sign = [&](int i) { return reflectionSign(mirror, i); };
+    double const f[3] = {(mirror & 1) ? -o[1] : o[1], (mirror & 2) ? -o[0] : o[0],
+                         (mirror & 4) ? -o[2] : o[2]};
+    std::vector<Kokkos::complex<double>> direct(count), in(count), via_class(count);
+    kfmm::expansions::m2l(p, f[0], f[1], f[2], M.data(), direct.data(), 0.5, 0.5);
+    // D_S D_F M, translated by o, then D_S (and D_F by relativeMaxDifference's sign).
+    std::vector<double> flipped(n);
+    auto const *m_real = reinterpret_cast<double const *>(M.data());
     for (int i = 0; i < n; ++i)
-    {
-      error = std::max(error, std::abs(a[i] - sign(i) * b[i]));
-      norm = std::max(norm, std::abs(a[i]));
-    }
-    CHECK(norm > 0);
-    CHECK(error <= 1e-14 * norm);
+      flipped[i] = sign(i) * m_real[i];
+    auto const in_real = exchanged(flipped.data(), n);
+    std::copy(in_real.begin(), in_real.end(), reinterpret_cast<double *>(in.data()));
+    kfmm::expansions::m2l(p, o[0], o[1], o[2], in.data(), via_class.data(), 0.5, 0.5);
+    auto const back = exchanged(reinterpret_cast<double const *>(via_class.data()), n);
+    CHECK(relativeMaxDifference(reinterpret_cast<double const *>(direct.data()), back.data(), n,
+                                sign) <= 1e-14);
   }
 }
 

@@ -16,13 +16,14 @@
 //   3. adds each target's product columns, divided by the pair's length unit, to its local
 //      expansion, summed in team scratch and written once at the end (in place when the
 //      block's locals do not fit in scratch).
-// A chunk's offsets are mirror images of its class's offset: the gathered columns and the
-// products take the mirror's signs (tree::mirrorSign). Large chunks are cut into products
-// of at most `columns` columns; each column's entry row word is kept in team scratch with
-// it, and each target row's run of columns, for the sum. The team alone writes its block's
-// locals, in the fixed order of the sorted entries: no atomics, and the result is the same
-// bit for bit from run to run. Entries outside the dense classes (class -1) are translated
-// one pair at a time with m2lTeam, as the per-pair M2L does.
+// A chunk's offsets are images of its class's offset under reflections and the exchange of
+// x and y (tree/M2LGroups.hpp): the gathered columns and the products take the image's signs
+// and exchanges (reflect), in the two orders T(o) = D_F D_S T(o_c) D_S D_F asks for. Large
+// chunks are cut into products of at most `columns` columns; each column's entry row word is
+// kept in team scratch with it, and each target row's run of columns, for the sum. The team
+// alone writes its block's locals, in the fixed order of the sorted entries: no atomics, and
+// the result is the same bit for bit from run to run. Entries outside the dense classes
+// (class -1) are translated one pair at a time with m2lTeam, as the per-pair M2L does.
 // The gather and the sum take one complex coefficient per item (of two columns in the
 // gather, whose chains of loads then overlap; of a target row in the sum, which so reads its
 // run directly instead of each column checking whether it starts one): on a GPU they had
@@ -118,7 +119,7 @@ struct GroupedM2LKernel
   }
 
   /// Team scratch besides the product's columns and the block's locals: the components'
-  /// mirror flips, the block's inverse length units, its rows' runs of columns, the
+  /// symmetry words, the block's inverse length units, its rows' runs of columns, the
   /// per-pair operator's work array, and the gathered columns' alignment.
   static std::size_t operandScratchBytes(int p, int block_rows)
   {
@@ -171,11 +172,36 @@ struct GroupedM2LKernel
            ScratchInts::shmem_size(columns) + fixedScratchBytes(p, block_rows);
   }
 
-  /// `value`, or its negative where the reflections of `mirror` flip a component whose
-  /// flips are `flips` (bit `mirror` set: tree::mirrorSign is -1).
-  KOKKOS_INLINE_FUNCTION static Real mirrored(Real value, int flips, int mirror)
+  /// A component's symmetry word (`symmetry` in team scratch): bit f set (f < 8) when the
+  /// reflections f (tree::mirrorSign) flip it, and tree::exchangeCode from bit 8.
+  static constexpr int exchange_shift = 8;
+
+  /// The real and imaginary parts (re, im) of one coefficient, whose components' symmetry
+  /// words are `word_re` and `word_im`, taken by the image `image` (tree::imageBits): when
+  /// `to_class`, from the image's frame to the class's, D_S D_F (the gather); else back,
+  /// D_F D_S (the sum). D_F and D_S are their own inverses.
+  KOKKOS_INLINE_FUNCTION static void reflect(Real &re, Real &im, int word_re, int word_im,
+                                             int image, bool to_class)
   {
-    return (flips >> mirror) & 1 ? -value : value;
+    int const mirror = image & (tree::image_exchange_bit - 1);
+    bool const exchange = image & tree::image_exchange_bit;
+    if (exchange && !to_class)
+      exchangeParts(re, im, word_re, word_im);
+    re = (word_re >> mirror) & 1 ? -re : re;
+    im = (word_im >> mirror) & 1 ? -im : im;
+    if (exchange && to_class)
+      exchangeParts(re, im, word_re, word_im);
+  }
+
+  /// D_S on one coefficient's parts (tree::exchangeCode).
+  KOKKOS_INLINE_FUNCTION static void exchangeParts(Real &re, Real &im, int word_re, int word_im)
+  {
+    int const code_re = word_re >> exchange_shift;
+    int const code_im = word_im >> exchange_shift;
+    Real const a = code_re & 1 ? im : re;
+    Real const b = code_im & 1 ? re : im;
+    re = code_re & 2 ? -a : a;
+    im = code_im & 2 ? -b : b;
   }
 
   /// product(:, 0..count) = A gathered(:, 0..count), A given transposed and padded
@@ -267,8 +293,8 @@ struct GroupedM2LKernel
     // max(columns, block_rows) * c, and max(m2l_max_product_columns, max_block_rows) * c^2
     // < 2^32 up to order 24 (c <= 325).
     SmallDivisor const by_coefficients(count_complex);
-    // flips(i): bit m set when the reflections of mirror bits m flip real component i.
-    ScratchInts flips(team.team_scratch(0), n);
+    // symmetry(i): the symmetry word of real component i (reflect).
+    ScratchInts symmetry(team.team_scratch(0), n);
     // inverse_units(r): 1 / the length unit of target row first_row + r, computed in double
     // as the class matrices' scaling is (a power of two away from the pair's).
     ScratchReals inverse_units(team.team_scratch(0), groups.block_rows);
@@ -292,17 +318,17 @@ struct GroupedM2LKernel
                          [&](int i) { accumulated[i] = Real(0); });
     Kokkos::parallel_for(Kokkos::TeamThreadRange(team, n), [&](int i) {
       int const parities = componentParities(i);
-      int mask = 0;
-      for (int mirror = 0; mirror < 8; ++mirror)
-        mask |= tree::mirrorSign(mirror, parities) < 0 ? 1 << mirror : 0;
-      flips(i) = mask;
+      int word = componentExchange(i) << exchange_shift;
+      for (int mirror = 0; mirror < tree::image_exchange_bit; ++mirror)
+        word |= tree::mirrorSign(mirror, parities) < 0 ? 1 << mirror : 0;
+      symmetry(i) = word;
     });
     Kokkos::parallel_for(Kokkos::TeamThreadRange(team, rows), [&](int r) {
       inverse_units(r) = static_cast<Real>(
           1 / cellScale<double>(target_cells.side, target_cells.level(first_row + r)));
       run_product[r] = -1;
     });
-    // The first chunk's gather reads every component's flips, its sum every unit and run,
+    // The first chunk's gather reads every component's symmetry word, its sum every unit and run,
     // and the per-pair operator adds to locals that other threads have just zeroed.
     team.team_barrier();
     using Groups = tree::M2LGroups<Memory>;
@@ -365,12 +391,17 @@ struct GroupedM2LKernel
             values[u] = column < count ? multipoles(groups.sources(first + column), j)
                                        : Kokkos::complex<Real>(0, 0);
           }
+          int const word_re = symmetry(2 * j);
+          int const word_im = symmetry(2 * j + 1);
           for (int u = 0; u < 2; ++u)
           {
             int const column = columns_here[u];
-            int const mirror = Groups::mirrorBits(static_cast<std::uint16_t>(words[u]));
-            gathered(2 * j, column) = mirrored(values[u].real(), flips(2 * j), mirror);
-            gathered(2 * j + 1, column) = mirrored(values[u].imag(), flips(2 * j + 1), mirror);
+            Real re = values[u].real();
+            Real im = values[u].imag();
+            reflect(re, im, word_re, word_im,
+                    Groups::imageBits(static_cast<std::uint16_t>(words[u])), true);
+            gathered(2 * j, column) = re;
+            gathered(2 * j + 1, column) = im;
             if (j != 0 || column >= count)
               continue;
             auto const entry = first + column;
@@ -395,13 +426,18 @@ struct GroupedM2LKernel
           if (run_product[r] != product_number)
             return;
           int const j = item - r * count_complex;
+          int const word_re = symmetry(2 * j);
+          int const word_im = symmetry(2 * j + 1);
           Real real = Real(0);
           Real imaginary = Real(0);
           for (int c = run_first[r]; c < run_end[r]; ++c)
           {
-            int const mirror = Groups::mirrorBits(static_cast<std::uint16_t>(column_words(c)));
-            real += mirrored(product(2 * j, c), flips(2 * j), mirror);
-            imaginary += mirrored(product(2 * j + 1, c), flips(2 * j + 1), mirror);
+            Real re = product(2 * j, c);
+            Real im = product(2 * j + 1, c);
+            reflect(re, im, word_re, word_im,
+                    Groups::imageBits(static_cast<std::uint16_t>(column_words(c))), false);
+            real += re;
+            imaginary += im;
           }
           Real const inv_unit = inverse_units(r) * finer_factor;
           accumulated[r * n + 2 * j] += real * inv_unit;

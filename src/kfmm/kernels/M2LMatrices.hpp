@@ -56,6 +56,13 @@ KOKKOS_INLINE_FUNCTION int componentParities(int i)
   return tree::mirrorParities(n, i / 2 - expansions::coefficientIndex(n, 0), i);
 }
 
+/// tree::exchangeCode of real component i (of coefficient i / 2) of the real vector.
+KOKKOS_INLINE_FUNCTION int componentExchange(int i)
+{
+  int const n = expansions::detail::degreeOf(i / 2);
+  return tree::exchangeCode(i / 2 - expansions::coefficientIndex(n, 0), i & 1);
+}
+
 /// The sign of real component k under the reflections `mirror`.
 KOKKOS_INLINE_FUNCTION int componentSign(int mirror, int k)
 {

@@ -16,7 +16,9 @@
 // not on the level itself (the operator is invariant under a common scaling of the offset
 // and both expansion scales), so one matrix per class serves the whole tree. Mirror images
 // share a class too: (delta, o) and (delta, |o|) differ by sign changes of the coefficients
-// (mirrorSign), which cuts the classes, and their matrices, about eightfold.
+// (mirrorSign), and |o| and |o| with x and y exchanged by a signed exchange of each
+// coefficient's real and imaginary parts (exchangeCode), which cuts the classes, and their
+// matrices, about sixteenfold: a class's offset has 0 <= o_y <= o_x and 0 <= o_z.
 //
 // Classes with |delta| <= max_level_delta, every |o_i| <= max_offset and at least
 // `min_class_entries` pairs are numbered densely; the entries of other pairs stay per-pair
@@ -24,11 +26,11 @@
 // classes of adaptive trees (cross-level pairs, far outliers) from costing a matrix each:
 // it bounds the classes by entries / min_class_entries. The list's rows are cut into
 // blocks of `block_rows` consecutive target cells; inside a block the entries are sorted by
-// class, then target row and mirror bits, with the stable radix sort, so each run of one
-// class lists its targets in order (a target has at most one entry per mirror image of the
+// class, then target row and image bits, with the stable radix sort, so each run of one
+// class lists its targets in order (a target has at most one entry per image of the
 // class, and they are adjacent) and becomes one matrix product. Runs are "chunks"; each
 // block owns a contiguous range of chunks. An entry keeps only what varies inside a chunk,
-// in six bytes: its source cell and its target's row in the block with the mirror bits of
+// in six bytes: its source cell and its target's row in the block with the image bits of
 // its offset (a chunk's class is stored once per chunk), so the groups cost less than the
 // list they replace. Both travel through the sort, as its value and in its key's low bits,
 // and a block's sorted entries are the list's entries of its rows, so the chunks are found
@@ -51,9 +53,9 @@
 namespace kfmm::tree
 {
 
-/// Bounds of the dense numbering of translation classes. A class is (delta, |o|): an
-/// offset with negative components is the mirror image of its class's offset, see
-/// mirrorSign.
+/// Bounds of the dense numbering of translation classes. A class is (delta, o_c) with
+/// 0 <= o_y <= o_x and 0 <= o_z: any other offset is an image of its class's offset, see
+/// image_bits.
 struct TranslationClassBounds
 {
   /// Largest |l_t - l_s| grouped.
@@ -101,12 +103,37 @@ KOKKOS_INLINE_FUNCTION int mirrorParities(int n, int m, int real)
 }
 
 /// The sign of a component with `parities` under the reflections of `mirror` (bit d set for
-/// a negative offset component d).
+/// a negative offset component d; higher bits are ignored).
 KOKKOS_INLINE_FUNCTION int mirrorSign(int mirror, int parities)
 {
   int const flips = mirror & parities;
   return 1 - 2 * ((flips ^ (flips >> 1) ^ (flips >> 2)) & 1);
 }
+
+/// Exchange symmetry of the translations. Reflecting the plane x = y (exchanging x and y)
+/// takes phi to pi/2 - phi, so e^{-i m phi} becomes (-i)^m e^{i m phi}: a multipole
+/// coefficient of order m (Operators.hpp: sum q r^n P_n^m e^{-i m phi}) maps to
+/// (-i)^m conj(.), and a local one alike (its potential, Re sum L r^n P_n^m e^{i m phi}, is
+/// unchanged when L maps so). In the real representation this exchange S is, per
+/// coefficient, (re, im) -> (re, -im), (-im, -re), (-re, im), (im, re) for m = 0, 1, 2, 3
+/// mod 4: D_S, its own inverse. An offset o = F(S(o_c)) (S exchanging o_c's x and y, then the
+/// reflections F) has the operator T(o) = D_F D_S T(o_c) D_S D_F.
+///
+/// exchangeCode gives, for the real (imaginary = 0) or imaginary part of a coefficient of
+/// order m after the exchange, bit 0 set when it is the other part of the pair before it,
+/// bit 1 set when it is negated.
+KOKKOS_INLINE_FUNCTION int exchangeCode(int m, int imaginary)
+{
+  int const quarter = m & 3;
+  bool const negated = imaginary ? quarter <= 1 : (quarter == 1 || quarter == 2);
+  return (m & 1) | (negated ? 2 : 0);
+}
+
+/// An offset's image bits: the reflections F of the planes x = 0, y = 0, z = 0 (bits 0-2,
+/// mirrorSign) and the exchange S of x and y (bit image_exchange_bit) that take its class's
+/// offset o_c to it, o = F(S(o_c)).
+constexpr int image_bits = 4;
+constexpr int image_exchange_bit = 8;
 
 /// The M2L list of InteractionLists regrouped by (block of targets, translation class).
 template <class MemorySpace>
@@ -118,8 +145,8 @@ struct M2LGroups
   /// Dense key (TranslationClassBounds::key) of each class.
   Kokkos::View<int *, MemorySpace> class_keys;
   /// Entries, sorted by (block, class), six bytes each: the source cell, and the target as
-  /// its row in the block (target - block * block_rows) times 8 plus the mirror bits of the
-  /// pair's offset (mirrorSign; 0 for a pair translated on its own): targetRow, mirrorBits.
+  /// its row in the block (target - block * block_rows) times 2^image_bits plus the image
+  /// bits of the pair's offset (0 for a pair translated on its own): targetRow, imageBits.
   Kokkos::View<int *, MemorySpace> sources;
   Kokkos::View<std::uint16_t *, MemorySpace> rows;
   /// Chunk c is the entries chunk_begin(c) .. chunk_begin(c + 1) - 1, all of the class
@@ -131,12 +158,15 @@ struct M2LGroups
   std::int64_t num_chunks = 0;
   std::int64_t per_pair_entries = 0; ///< entries of class -1
 
-  /// The most rows a block can have: a row times 8 plus the mirror bits fits 16 bits.
-  static constexpr int max_block_rows = 1 << 13;
+  /// The most rows a block can have: a row and the image bits fit 16 bits.
+  static constexpr int max_block_rows = 1 << (16 - image_bits);
 
-  /// An entry's target row in its block, and the mirror bits of its offset.
-  KOKKOS_INLINE_FUNCTION static int targetRow(std::uint16_t row) { return row >> 3; }
-  KOKKOS_INLINE_FUNCTION static int mirrorBits(std::uint16_t row) { return row & 7; }
+  /// An entry's target row in its block, and the image bits of its offset.
+  KOKKOS_INLINE_FUNCTION static int targetRow(std::uint16_t row) { return row >> image_bits; }
+  KOKKOS_INLINE_FUNCTION static int imageBits(std::uint16_t row)
+  {
+    return row & ((1 << image_bits) - 1);
+  }
 
   std::size_t bytes() const
   {
@@ -160,8 +190,8 @@ struct M2LGroups
 namespace detail
 {
 
-/// Translation class key of the pair (target t, source s) times 8, plus its mirror bits;
-/// -1 outside the dense classes. See the file comment.
+/// Translation class key of the pair (target t, source s) times 2^image_bits, plus its image
+/// bits; -1 outside the dense classes. See the file comment.
 template <class MemorySpace>
 struct ClassOfPair
 {
@@ -172,19 +202,23 @@ struct ClassOfPair
     int delta, o[3];
     if (!offset_of(t, s, TranslationClassBounds::max_offset, delta, o))
       return -1;
-    int mirror = 0;
+    int image = 0;
     for (int d = 0; d < 3; ++d)
     {
-      mirror |= o[d] < 0 ? 1 << d : 0;
+      image |= o[d] < 0 ? 1 << d : 0;
       o[d] = o[d] < 0 ? -o[d] : o[d];
     }
-    int const key = TranslationClassBounds::key(delta, o[0], o[1], o[2]);
-    return key < 0 ? -1 : key * 8 + mirror;
+    if (o[0] < o[1])
+      image |= image_exchange_bit;
+    bool const exchanged = image & image_exchange_bit;
+    int const key = TranslationClassBounds::key(delta, exchanged ? o[1] : o[0],
+                                                exchanged ? o[0] : o[1], o[2]);
+    return key < 0 ? -1 : (key << image_bits) + image;
   }
 };
 
-/// Row league rank of the M2L list: each entry's class key times 8 plus its mirror bits
-/// (ClassOfPair), and into key_counts how many entries each dense key has, counted up to
+/// Row league rank of the M2L list: each entry's class key times 2^image_bits plus its image
+/// bits (ClassOfPair), and into key_counts how many entries each dense key has, counted up to
 /// `min_entries` only: the numbering asks no more than whether a key reaches it. Counting
 /// every entry queued all of them on the atomics of the few hundred keys of a uniform tree
 /// (0.37 ms of the build at 1e6 particles on an H100, perf/RESULTS.md 2026-11-24); once a
@@ -211,7 +245,7 @@ struct ClassifyEntries
                            entry_keys(e) = key;
                            if (key < 0)
                              return;
-                           int *const count = &key_counts(key / 8);
+                           int *const count = &key_counts(key >> image_bits);
                            if (*static_cast<int volatile *>(count) < min_entries)
                              Kokkos::atomic_increment(count);
                          });
@@ -252,7 +286,7 @@ struct ClassKeys
 
 /// The bit fields of an entry's sort key, from the highest: its block, its class slot
 /// (class + 1; 0 for a pair translated on its own, which so comes first in its block), its
-/// target's row in the block and the mirror bits of its offset (0 for a pair on its own).
+/// target's row in the block and the image bits of its offset (0 for a pair on its own).
 /// The low two fields are exactly the entry's M2LGroups::rows value, which so travels
 /// through the sort in the key instead of being gathered after it; ordering by them inside
 /// a class keeps each target's entries adjacent, as the product needs.
@@ -263,7 +297,7 @@ struct EntryKeyLayout
   int block_bits; ///< bits of the block
 
   /// Bits below the class slot: the M2LGroups::rows value.
-  KOKKOS_INLINE_FUNCTION int rowShift() const { return row_bits + 3; }
+  KOKKOS_INLINE_FUNCTION int rowShift() const { return row_bits + image_bits; }
   KOKKOS_INLINE_FUNCTION int keyBits() const { return rowShift() + class_bits + block_bits; }
   KOKKOS_INLINE_FUNCTION std::uint64_t slotMask() const
   {
@@ -271,10 +305,10 @@ struct EntryKeyLayout
   }
 
   template <class Key>
-  KOKKOS_INLINE_FUNCTION Key key(int block, int slot, int row, int mirror) const
+  KOKKOS_INLINE_FUNCTION Key key(int block, int slot, int row, int image) const
   {
-    return ((((Key(block) << class_bits) | Key(slot)) << row_bits | Key(row)) << 3) |
-           Key(mirror);
+    return ((((Key(block) << class_bits) | Key(slot)) << row_bits | Key(row)) << image_bits) |
+           Key(image);
   }
   /// The (block, class slot) part of a key: equal for the entries of one chunk.
   template <class Key>
@@ -295,8 +329,7 @@ struct EntryKeyLayout
   {
     return static_cast<int>(chunkOf(key) & slotMask()) - 1;
   }
-  /// The M2LGroups::rows value of a key: its target's row in the block times 8 plus the
-  /// mirror bits.
+  /// The M2LGroups::rows value of a key: its target's row in the block and the image bits.
   template <class Key>
   KOKKOS_INLINE_FUNCTION std::uint16_t rowOf(Key key) const
   {
@@ -328,9 +361,11 @@ struct EntrySortKeys
     Kokkos::parallel_for(
         Kokkos::TeamThreadRange(team, offsets(row), offsets(row + 1)), [&](std::int64_t e) {
           int const key = entry_keys(e);
-          bool const grouped = key >= 0 && key_index(key / 8 + 1) != key_index(key / 8);
-          int const slot = grouped ? key_index(key / 8) + 1 : 0;
-          sort_keys(e) = layout.key<Key>(block, slot, row_in_block, grouped ? key % 8 : 0);
+          int const dense = key >> image_bits;
+          bool const grouped = key >= 0 && key_index(dense + 1) != key_index(dense);
+          int const slot = grouped ? key_index(dense) + 1 : 0;
+          int const image = key & ((1 << image_bits) - 1);
+          sort_keys(e) = layout.key<Key>(block, slot, row_in_block, grouped ? image : 0);
           values(e) = static_cast<std::uint32_t>(list_sources(e));
         });
   }
