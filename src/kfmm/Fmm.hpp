@@ -613,8 +613,6 @@ private:
       memory.take(space, _target_x, "kfmm::Fmm::sorted_targets", nt);
     memory.take(space, _q, "kfmm::Fmm::sorted_charges", n);
     memory.take(space, _results, "kfmm::Fmm::sorted_results", nt);
-    _phi = Kokkos::subview(_results, Kokkos::ALL, 0);
-    _field = Kokkos::subview(_results, Kokkos::ALL, Kokkos::make_pair(1, 4));
     memory.take(space, _target_ranks, "kfmm::Fmm::target_ranks", nt);
     memory.take(space, _multipoles, "kfmm::Fmm::multipoles", _source_tree.numCells(),
                 coefficients());
@@ -887,11 +885,12 @@ private:
   {
     using Kernel =
         detail::M2PKernel<ExecutionSpace, Real, decltype(_lists.m2p.offsets),
-                          decltype(_lists.m2p.sources), decltype(_x), decltype(_phi), decltype(_field)>;
-    Kokkos::parallel_for("kfmm::Fmm::M2P",
-                         expansionPolicy(space, _lists.m2p.numRows(), Kernel::scratchBytes(order())),
-                         Kernel{targetCells(), sourceCells(), _lists.m2p.offsets,
-                                _lists.m2p.sources, _multipoles, _target_x, _phi, _field, order()});
+                          decltype(_lists.m2p.sources), decltype(_x), SortedPotential, SortedField>;
+    Kokkos::parallel_for(
+        "kfmm::Fmm::M2P",
+        expansionPolicy(space, _lists.m2p.numRows(), Kernel::scratchBytes(order())),
+        Kernel{targetCells(), sourceCells(), _lists.m2p.offsets, _lists.m2p.sources, _multipoles,
+               _target_x, sortedPotential(), sortedField(), order()});
   }
 
   template <class ExecutionSpace>
@@ -923,11 +922,11 @@ private:
   void downwardL2P(ExecutionSpace const &space)
   {
     using Kernel =
-        detail::L2PKernel<ExecutionSpace, Real, decltype(_x), decltype(_phi), decltype(_field)>;
+        detail::L2PKernel<ExecutionSpace, Real, decltype(_x), SortedPotential, SortedField>;
     Kokkos::parallel_for("kfmm::Fmm::L2P",
                          expansionPolicy(space, _target_tree.numLeaves(),
                                          Kernel::scratchBytes(order())),
-                         Kernel{targetCells(), _locals, _target_x, _phi, _field,
+                         Kernel{targetCells(), _locals, _target_x, sortedPotential(), sortedField(),
                                 order()});
   }
 
@@ -939,7 +938,7 @@ private:
     using Kernel = detail::P2PKernel<ExecutionSpace, Real, Tune::p2p_group_lanes,
                                      Tune::p2p_targets_per_thread, decltype(_x), decltype(_q),
                                      decltype(_lists.p2p.offsets), decltype(_lists.p2p.sources),
-                                     decltype(_phi), decltype(_field)>;
+                                     SortedPotential, SortedField>;
     // The groups were cut for this space's kernel when the solver was built.
     if (_p2p_groups.targets != Kernel::group_targets)
       throw std::logic_error("kfmm::Fmm: the near field's target groups were made for another "
@@ -953,8 +952,8 @@ private:
             .set_scratch_size(0, Kokkos::PerTeam(
                                      Kernel::scratchBytes(Tune::p2p_team_size, source_tile))),
         Kernel{targetCells(), sourceCells(), _target_x, _x, _q, _lists.p2p.offsets,
-               _lists.p2p.sources, _p2p_groups.entries, _p2p_groups.size, _phi, _field,
-               static_cast<Real>(softening * softening), source_tile});
+               _lists.p2p.sources, _p2p_groups.entries, _p2p_groups.size, sortedPotential(),
+               sortedField(), static_cast<Real>(softening * softening), source_tile});
   }
 
   /// Where the solver's arrays come from (detail/Workspace.hpp): a pooled workspace, which
@@ -973,8 +972,14 @@ private:
   /// The sorted targets' results, a row (potential, field x, y, z) per target: returned to
   /// the caller's order, a target's results are one 16-byte read (unsortResults).
   Kokkos::View<Real *[4], Kokkos::LayoutRight, MemorySpace> _results;
-  Kokkos::View<Real *, Kokkos::LayoutStride, MemorySpace> _phi;    ///< _results' potential
-  Kokkos::View<Real **, Kokkos::LayoutStride, MemorySpace> _field; ///< _results' field
+  using SortedPotential = Kokkos::View<Real *, Kokkos::LayoutStride, MemorySpace>;
+  using SortedField = Kokkos::View<Real **, Kokkos::LayoutStride, MemorySpace>;
+  /// _results' potential and field columns, as the far- and near-field kernels add to them.
+  SortedPotential sortedPotential() const { return Kokkos::subview(_results, Kokkos::ALL, 0); }
+  SortedField sortedField() const
+  {
+    return Kokkos::subview(_results, Kokkos::ALL, Kokkos::make_pair(1, 4));
+  }
   /// The sorted position of each of the caller's targets: the target tree's permutation
   /// inverted.
   Kokkos::View<std::uint32_t *, MemorySpace> _target_ranks;

@@ -44,30 +44,22 @@ struct SortPositions
   UnitFrame frame;
   Sorted sorted;
 
-  static std::size_t scratchBytes() { return counts_unresolved ? Units::shmem_size(chunk + 1) : 0; }
+  /// The count's type (stated: the two operators leave nothing to deduce it from).
+  using value_type = std::size_t;
 
+  static std::size_t scratchBytes() { return Units::shmem_size(chunk + 1); }
+
+  /// Positions given in Real or narrower: the chunk's sorted positions only.
+  KOKKOS_INLINE_FUNCTION void operator()(Member const &team) const { sortChunk(team, Units()); }
+
+  /// Positions wider than Real: the chunk's sorted positions and its unresolved pairs.
   KOKKOS_INLINE_FUNCTION void operator()(Member const &team, std::size_t &unresolved) const
   {
-    auto const n = static_cast<std::int64_t>(sorted.extent(0));
-    std::int64_t const begin = static_cast<std::int64_t>(team.league_rank()) * chunk;
-    std::int64_t const end = begin + chunk < n ? begin + chunk : n;
-    // Row i - begin + 1 holds particle i: row 0 the one before the chunk, when there is one.
-    Units units(team.team_scratch(0), counts_unresolved ? chunk + 1 : 0);
-    std::int64_t const first = counts_unresolved && begin > 0 ? begin - 1 : begin;
-    Kokkos::parallel_for(Kokkos::TeamThreadRange(team, first, end), [&](std::int64_t i) {
-      auto const p = permutation(i);
-      for (int d = 0; d < 3; ++d)
-      {
-        double const u = frame.position(static_cast<double>(positions(p, d)), d);
-        if (counts_unresolved)
-          units(i - begin + 1, d) = u;
-        if (i >= begin)
-          sorted(i, d) = static_cast<Real>(u);
-      }
-    });
-    if (!counts_unresolved)
-      return;
+    Units const units(team.team_scratch(0), chunk + 1);
+    sortChunk(team, units);
     team.team_barrier();
+    std::int64_t const begin = static_cast<std::int64_t>(team.league_rank()) * chunk;
+    std::int64_t const end = chunkEnd(begin);
     std::size_t count = 0;
     Kokkos::parallel_reduce(
         Kokkos::TeamThreadRange(team, begin > 0 ? begin : std::int64_t(1), end),
@@ -78,6 +70,34 @@ struct SortPositions
         count);
     Kokkos::single(Kokkos::PerTeam(team), [&]() { unresolved += count; });
   }
+
+private:
+  KOKKOS_INLINE_FUNCTION std::int64_t chunkEnd(std::int64_t begin) const
+  {
+    auto const n = static_cast<std::int64_t>(sorted.extent(0));
+    return begin + chunk < n ? begin + chunk : n;
+  }
+
+  /// The chunk's sorted positions; with `units` (row i - begin + 1 for particle i, row 0 the
+  /// one before the chunk, when there is one) also their unit coordinates in double.
+  KOKKOS_INLINE_FUNCTION void sortChunk(Member const &team, Units const &units) const
+  {
+    std::int64_t const begin = static_cast<std::int64_t>(team.league_rank()) * chunk;
+    std::int64_t const end = chunkEnd(begin);
+    bool const keeps_units = units.extent(0) > 0;
+    std::int64_t const first = keeps_units && begin > 0 ? begin - 1 : begin;
+    Kokkos::parallel_for(Kokkos::TeamThreadRange(team, first, end), [&](std::int64_t i) {
+      auto const p = permutation(i);
+      for (int d = 0; d < 3; ++d)
+      {
+        double const u = frame.position(static_cast<double>(positions(p, d)), d);
+        if (keeps_units)
+          units(i - begin + 1, d) = u;
+        if (i >= begin)
+          sorted(i, d) = static_cast<Real>(u);
+      }
+    });
+  }
 };
 
 /// sorted(i, :) = positions(permutation(i), :) in the frame's units, in the sorted array's
@@ -85,8 +105,8 @@ struct SortPositions
 /// Returns the pairs of particles adjacent in the sorted order (sorted i - 1 and i) at a
 /// non-zero distance that rounding their unit coordinates to that type moves by more than
 /// unresolved_rounding of that distance (max norms, in double from the caller's `positions`;
-/// detail/Resolution.hpp); 0 for positions given in that type or a narrower one. Only the
-/// count comes back to the host.
+/// detail/Resolution.hpp); 0 for positions given in that type or a narrower one, whose sort
+/// then does not wait for the device. Only the count comes back to the host.
 template <class ExecutionSpace, class Permutation, class Positions, class Sorted>
 std::size_t sortPositions(ExecutionSpace const &space, Permutation const &permutation,
                           Positions const &positions, UnitFrame const &frame,
@@ -98,11 +118,16 @@ std::size_t sortPositions(ExecutionSpace const &space, Permutation const &permut
   if (n == 0)
     return unresolved;
   auto const teams = static_cast<int>((n + Kernel::chunk - 1) / Kernel::chunk);
-  Kokkos::parallel_reduce(
-      "kfmm::permutation::sort_positions",
-      Kokkos::TeamPolicy<ExecutionSpace>(space, teams, Kokkos::AUTO)
-          .set_scratch_size(0, Kokkos::PerTeam(Kernel::scratchBytes())),
-      Kernel{permutation, positions, frame, sorted}, unresolved);
+  Kernel const kernel{permutation, positions, frame, sorted};
+  if constexpr (Kernel::counts_unresolved)
+    Kokkos::parallel_reduce(
+        "kfmm::permutation::sort_positions",
+        Kokkos::TeamPolicy<ExecutionSpace>(space, teams, Kokkos::AUTO)
+            .set_scratch_size(0, Kokkos::PerTeam(Kernel::scratchBytes())),
+        kernel, unresolved);
+  else
+    Kokkos::parallel_for("kfmm::permutation::sort_positions",
+                         Kokkos::TeamPolicy<ExecutionSpace>(space, teams, Kokkos::AUTO), kernel);
   return unresolved;
 }
 
