@@ -292,25 +292,22 @@ private:
     detail::validate(_options, where);
     _options = detail::withTunedParameters<detail::Tuning<ExecutionSpace>, Real>(_options, where);
     Options const &options = _options;
-    tree::detail::checkPositions(space, where, sources, targets ? "sources" : "positions");
-    if (targets)
-      tree::detail::checkPositions(space, where, *targets, "targets");
 
     stage(space, "tree", _build_stages, [&] {
+      // The positions' check and their box in one pass over each set.
+      tree::Box box = tree::detail::checkedBoundingBox(space, where, sources,
+                                                       targets ? "sources" : "positions");
       if (targets)
-      {
-        // Both trees on one cube, so that their cells lie on one grid (the lists' rule and
-        // the M2L's translation classes compare cells of the two).
-        tree::Cube const cube = tree::boundingCube(space, sources, *targets);
-        tree::detail::SplitByCount const rule{options.leaf_size};
-        _source_tree =
-            tree::detail::buildOctreeOfValidInput(space, *_memory, sources, cube, rule);
+        box = tree::unite(box,
+                          tree::detail::checkedBoundingBox(space, where, *targets, "targets"));
+      // Both trees on one cube, so that their cells lie on one grid (the lists' rule and
+      // the M2L's translation classes compare cells of the two).
+      tree::Cube const cube = tree::cubeAround(box);
+      tree::detail::SplitByCount const rule{options.leaf_size};
+      _source_tree = tree::detail::buildOctreeOfValidInput(space, *_memory, sources, cube, rule);
+      if (targets)
         _target_tree =
             tree::detail::buildOctreeOfValidInput(space, *_memory, *targets, cube, rule);
-      }
-      else
-        _source_tree = tree::detail::buildOctreeOfValidInput(space, *_memory, sources,
-                                                             options.leaf_size);
       moveTreesToFrame(space, targets != nullptr);
     });
     buildOnTrees(space, where, sources, targets);

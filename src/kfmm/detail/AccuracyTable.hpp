@@ -10,7 +10,8 @@
 // expansions and the acceptance rule; the order of the rows is the backend's timing.
 // perf/accuracy_table.py measures them and docs/ACCURACY.md says how.
 
-#include <kfmm/detail/Validation.hpp>
+#include <kfmm/Exception.hpp>
+#include <kfmm/detail/FormatNumber.hpp>
 
 #include <cstddef>
 #include <string>

@@ -131,6 +131,19 @@ struct Tuning : HostLeafSizes
   /// page of a new allocation.
   static constexpr std::size_t workspace_cache_bytes = std::size_t(2) << 30;
 
+  /// Passes over arrays (detail/Streaming.hpp): elements per work item of streamFor, and
+  /// threads per team and elements per thread of streamReduce's chunks. On the host a
+  /// work item is cheap and a team is one thread.
+  static constexpr int stream_elements_per_item = 1;
+  static constexpr int stream_team_size = 1;
+  static constexpr int stream_elements_per_thread = 4096;
+
+  /// The leaves' radii (tree/Octree.hpp): leaves per team, threads per team (one leaf each
+  /// at a time) and vector lanes per thread (the leaf's particles).
+  static constexpr int leaf_radii_leaves_per_team = 64;
+  static constexpr int leaf_radii_team_size = 1;
+  static constexpr int leaf_radii_lanes = 1;
+
   /// The accuracy table of Options::tolerance (detail/AccuracyTable.hpp): the worst errors
   /// measured at 2e4 and 5e4 particles (with the CUDA build) at leaf size 64 and at the leaf
   /// sizes both backends' tables give, the front of the times of the OpenMP build on 16

@@ -21,6 +21,7 @@
 // factor 2 of every x).
 
 #include <kfmm/detail/Math.hpp>
+#include <kfmm/detail/Streaming.hpp>
 #include <kfmm/detail/Validation.hpp>
 #include <kfmm/tree/Morton.hpp>
 
@@ -130,10 +131,8 @@ int chargeExponent(ExecutionSpace const &space, std::string const &where, std::s
   // that large through the search for the bad index too.
   double const bad = std::numeric_limits<double>::max();
   double largest = 0;
-  Kokkos::parallel_reduce(
-      "kfmm::unit_frame::largest_charge",
-      Kokkos::RangePolicy<ExecutionSpace>(space, 0, charges.extent(0)),
-      LargestCharge<Charges>{charges, bad}, Kokkos::Max<double>(largest));
+  streamReduce("kfmm::unit_frame::largest_charge", space, charges.extent(0),
+               LargestCharge<Charges>{charges, bad}, Kokkos::Max<double>(largest));
   if (largest == bad)
     requireFinite(space, where, name, charges);
   return largest > 0 ? exponentAbove(largest) : 0; // all zero, or none (the Max identity)

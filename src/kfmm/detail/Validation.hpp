@@ -4,50 +4,20 @@
 
 #include <kfmm/Exception.hpp>
 
+#include <kfmm/detail/FormatNumber.hpp>
 #include <kfmm/detail/Math.hpp>
+#include <kfmm/detail/Streaming.hpp>
 
 #include <Kokkos_Core.hpp>
 
 #include <array>
 
-#include <cmath>
 #include <cstdint>
-#include <cstdio>
-#include <cstdlib>
 #include <string>
 #include <type_traits>
 
 namespace kfmm::detail
 {
-
-/// `value` as the caller would write it: the shortest decimal that reads back as the same
-/// double ("0", "0.1", "-2.5", "1e-300", "nan", "inf"), where std::to_string gives six
-/// fixed decimals ("0.000000", and "0.000000" for 1e-300 too).
-inline std::string formatNumber(double value)
-{
-  char buffer[32];
-  if (!std::isfinite(value))
-  {
-    std::snprintf(buffer, sizeof buffer, "%g", value);
-    return buffer;
-  }
-  // At most 17 significant digits are needed for any double to read back exactly.
-  for (int digits = 1; digits <= 17; ++digits)
-  {
-    std::snprintf(buffer, sizeof buffer, "%.*g", digits, value);
-    if (std::strtod(buffer, nullptr) == value)
-      break;
-  }
-  return buffer;
-}
-
-/// An integer as the caller would write it: all its digits (a conversion to double would
-/// round those above 2^53).
-template <class Integer, std::enable_if_t<std::is_integral<Integer>::value, int> = 0>
-std::string formatNumber(Integer value)
-{
-  return std::to_string(value);
-}
 
 /// The public function the caller called, as messages name it ("kfmm::evaluate"): an entry
 /// point that works through another one passes its own name down, so that what the other
@@ -101,25 +71,24 @@ struct FirstIndexWhere
 
   Predicate bad;
 
-  KOKKOS_INLINE_FUNCTION void operator()(Index i, Index &result) const
+  KOKKOS_INLINE_FUNCTION void operator()(std::size_t i, Index &result) const
   {
-    if (i < result && bad(i))
-      result = i;
+    auto const index = static_cast<Index>(i);
+    if (index < result && bad(index))
+      result = index;
   }
 };
 
 /// The smallest i in [0, n) with bad(i), or -1. One parallel min-reduction on the
-/// execution space; only the index comes back.
+/// execution space (streamReduce); only the index comes back.
 template <class ExecutionSpace, class Predicate>
 std::int64_t firstIndexWhere(ExecutionSpace const &space, std::int64_t n, Predicate const &bad)
 {
   using Index = std::int64_t;
   constexpr Index none = Kokkos::reduction_identity<Index>::min();
   Index first = none;
-  Kokkos::parallel_reduce(
-      "kfmm::validation::first_index_where",
-      Kokkos::RangePolicy<ExecutionSpace, Kokkos::IndexType<Index>>(space, 0, n),
-      FirstIndexWhere<Predicate>{bad}, Kokkos::Min<Index>(first));
+  streamReduce("kfmm::validation::first_index_where", space, static_cast<std::size_t>(n),
+               FirstIndexWhere<Predicate>{bad}, Kokkos::Min<Index>(first));
   return first == none ? -1 : first;
 }
 

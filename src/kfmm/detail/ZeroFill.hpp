@@ -9,6 +9,7 @@
 // 2026-11-24). The solver's arrays are contiguous, so their span is zeroed instead.
 
 #include <kfmm/Exception.hpp>
+#include <kfmm/detail/Streaming.hpp>
 
 #include <Kokkos_Core.hpp>
 
@@ -34,8 +35,7 @@ void zeroFill(ExecutionSpace const &space, std::string const &label, View const 
   if (!view.span_is_contiguous())
     throw Exception("kfmm internal error: " + label + " zeroes a View that is not contiguous");
   using Value = typename View::non_const_value_type;
-  Kokkos::parallel_for(label, Kokkos::RangePolicy<ExecutionSpace>(space, 0, view.span()),
-                       ZeroValues<Value>{view.data()});
+  streamFor(label, space, view.span(), ZeroValues<Value>{view.data()});
 }
 
 } // namespace kfmm::detail

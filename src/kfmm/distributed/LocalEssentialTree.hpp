@@ -802,8 +802,8 @@ EssentialTrees<MemorySpace> buildEssentialTrees(MPI_Comm comm, ExecutionSpace co
   Kokkos::View<tree::MortonKey *, MemorySpace> own_keys(alloc("own_keys"), n);
   Kokkos::View<std::uint32_t *, MemorySpace> own_order(alloc("own_order"), n);
   tree::computeMortonKeys(space, cube, own, own_keys);
-  Kokkos::parallel_for("kfmm::distributed::own_identity", Policy(space, 0, n),
-                       tree::detail::IdentityPermutation<MemorySpace>{own_order});
+  kfmm::detail::streamFor("kfmm::distributed::own_identity", space, n,
+                          tree::detail::IdentityPermutation<MemorySpace>{own_order});
   tree::MortonKey first = 0, last = 0;
   Kokkos::parallel_reduce("kfmm::distributed::first_key", Policy(space, 0, n),
                           KeyBound<MemorySpace>{own_keys, false},

@@ -363,9 +363,8 @@ private:
     Kokkos::View<std::uint32_t *, MemorySpace> order(
         Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "kfmm::distributed::order"), n);
     tree::computeMortonKeys(space, _cube, positions, keys);
-    Kokkos::parallel_for("kfmm::distributed::identity",
-                         Kokkos::RangePolicy<ExecutionSpace>(space, 0, n),
-                         tree::detail::IdentityPermutation<MemorySpace>{order});
+    kfmm::detail::streamFor("kfmm::distributed::identity", space, n,
+                            tree::detail::IdentityPermutation<MemorySpace>{order});
     tree::sortPairs(space, keys, order, 3 * tree::max_level);
     _order = order;
     chooseSplitters(space, keys, weights, options.samples);

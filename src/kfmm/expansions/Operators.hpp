@@ -391,9 +391,12 @@ KOKKOS_INLINE_FUNCTION void p2m(int p, Real dx, Real dy, Real dz, Real q, Kokkos
 /// \param [in,out] phi    potential (added to)
 /// \param [in,out] gx,gy,gz  field = grad potential (added to)
 /// \param [in]     scale  length unit of L
-template <class Real>
+/// \param [in]     steps  the steps of (R1): computed, or read from a table
+///                        (detail::TabulatedRegularSteps)
+template <class Real, class Steps = detail::ComputedRegularSteps<Real>>
 KOKKOS_INLINE_FUNCTION void l2p(int p, Real dx, Real dy, Real dz, Kokkos::complex<Real> const *L,
-                                Real &phi, Real &gx, Real &gy, Real &gz, Real scale = Real(1))
+                                Real &phi, Real &gx, Real &gy, Real &gz, Real scale = Real(1),
+                                Steps const &steps = {})
 {
   using detail::Complex;
   Real const inv = Real(1) / scale;
@@ -435,7 +438,7 @@ KOKKOS_INLINE_FUNCTION void l2p(int p, Real dx, Real dy, Real dz, Kokkos::comple
           l11_im += w * (left.real() * r_im + left.imag() * r_re);
         }
       }
-      Real const next = detail::regularNext(n, mu, g.z, g.r2, a, a_prev);
+      Real const next = steps(n, mu).next(g.z, g.r2, a, a_prev);
       a_prev = a;
       a = next;
     }

@@ -155,14 +155,59 @@ KOKKOS_INLINE_FUNCTION Complex<Real> phase(Polar<Real> const &g, int m)
   return ipow(Complex<Real>(g.cos_phi, g.sin_phi), m);
 }
 
+/// One step up a column of regular harmonics, (R1): |R_{n+1}^m| = up z |R_n^m| - down r^2
+/// |R_{n-1}^m|, its two factors depending on n and m alone.
+template <class Real>
+struct RegularStep
+{
+  Real up;   ///< (n + 1)(2n + 1) / ((n + m + 1)(n - m + 1))
+  Real down; ///< (n + 1) n / ((n + m + 1)(n - m + 1))
+
+  KOKKOS_INLINE_FUNCTION static RegularStep of(int n, int m)
+  {
+    Real const inv = Real(1) / Real((n + m + 1) * (n - m + 1));
+    return {Real((n + 1) * (2 * n + 1)) * inv, Real((n + 1) * n) * inv};
+  }
+
+  /// |R_{n+1}^m| from |R_n^m| (`a`) and |R_{n-1}^m| (`a_prev`, 0 when n = m).
+  KOKKOS_INLINE_FUNCTION Real next(Real z, Real r2, Real a, Real a_prev) const
+  {
+    return up * z * a - down * r2 * a_prev;
+  }
+};
+
 /// The next real amplitude up a column of regular harmonics, (R1):
 /// |R_{n+1}^m| from |R_n^m| (`a`) and |R_{n-1}^m| (`a_prev`, 0 when n = m).
 template <class Real>
 KOKKOS_INLINE_FUNCTION Real regularNext(int n, int m, Real z, Real r2, Real a, Real a_prev)
 {
-  Real const inv = Real(1) / Real((n + m + 1) * (n - m + 1));
-  return (Real((n + 1) * (2 * n + 1)) * inv) * z * a - (Real((n + 1) * n) * inv) * r2 * a_prev;
+  return RegularStep<Real>::of(n, m).next(z, r2, a, a_prev);
 }
+
+/// The steps of (R1) computed where they are taken (one division each): for operators
+/// applied once per pair or per thread.
+template <class Real>
+struct ComputedRegularSteps
+{
+  KOKKOS_INLINE_FUNCTION RegularStep<Real> operator()(int n, int m) const
+  {
+    return RegularStep<Real>::of(n, m);
+  }
+};
+
+/// The steps of (R1) read from a table at coefficientIndex(n, m), made once for many
+/// particles (the team P2M and L2P, TeamOperators.hpp): computed, a step is a division and
+/// four integer conversions, most of the work of a P2M or L2P step.
+template <class Real>
+struct TabulatedRegularSteps
+{
+  RegularStep<Real> const *table;
+
+  KOKKOS_INLINE_FUNCTION RegularStep<Real> operator()(int n, int m) const
+  {
+    return table[coefficientIndex(n, m)];
+  }
+};
 
 /// The next real amplitude up a column of irregular harmonics, (I1), with `inv_r2` = 1/r^2:
 /// |I_{n+1}^m| from |I_n^m| (`b`) and |I_{n-1}^m| (`b_prev`, 0 when n = m).

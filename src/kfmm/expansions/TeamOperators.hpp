@@ -52,25 +52,29 @@ inline constexpr int p2m_team_scratch_bytes = 44 * 1024;
 
 /// Particle groups p2mTeam splits a team into: team_size / (p + 1) threads work on each of
 /// the p + 1 columns m, each group on its share of the particles, as many groups as their
-/// partial expansions fit in p2m_team_scratch_bytes (at least one).
+/// partial expansions fit in p2m_team_scratch_bytes beside the table of steps (at least
+/// one).
 template <class Real>
 KOKKOS_INLINE_FUNCTION constexpr int p2mTeamGroups(int p, int team_size)
 {
   int const by_threads = team_size / (p + 1);
-  int const by_scratch = p2m_team_scratch_bytes /
-                         (coefficientCount(p) * static_cast<int>(sizeof(Kokkos::complex<Real>)));
+  int const expansion_bytes =
+      coefficientCount(p) * static_cast<int>(sizeof(Kokkos::complex<Real>));
+  int const by_scratch = p2m_team_scratch_bytes / expansion_bytes - 1;
   return kfmm::detail::max(1, kfmm::detail::min(by_threads, by_scratch));
 }
 
-/// Scratch of p2mTeam in Kokkos::complex<Real>: one partial expansion per particle group.
+/// Scratch of p2mTeam in Kokkos::complex<Real>: the steps of (R1) for order p (a
+/// detail::RegularStep takes the room of one coefficient) and one partial expansion per
+/// particle group.
 template <class Real>
 KOKKOS_INLINE_FUNCTION constexpr int p2mTeamScratchSize(int p, int team_size)
 {
-  return p2mTeamGroups<Real>(p, team_size) * coefficientCount(p);
+  return (1 + p2mTeamGroups<Real>(p, team_size)) * coefficientCount(p);
 }
 
-/// Scratch of l2pTeam and m2pTeam: the expansion, staged once for all threads.
-KOKKOS_INLINE_FUNCTION constexpr int l2pTeamScratchSize(int p) { return coefficientCount(p); }
+/// Scratch of l2pTeam: the expansion, staged once for all threads, and the steps of (R1).
+KOKKOS_INLINE_FUNCTION constexpr int l2pTeamScratchSize(int p) { return 2 * coefficientCount(p); }
 
 KOKKOS_INLINE_FUNCTION constexpr int m2pTeamScratchSize(int p) { return coefficientCount(p); }
 
@@ -80,7 +84,8 @@ namespace detail
 /// Column m of P2M for one particle, added to `M` (a group's partial expansion).
 template <class Real>
 KOKKOS_INLINE_FUNCTION void p2mColumn(int p, int m, Real dx, Real dy, Real dz, Real q,
-                                      Real inv_scale, Complex<Real> *M)
+                                      Real inv_scale, TabulatedRegularSteps<Real> const &steps,
+                                      Complex<Real> *M)
 {
   auto const g = polar(dx * inv_scale, dy * inv_scale, dz * inv_scale);
   Complex<Real> const e = phase(g, m);
@@ -89,10 +94,22 @@ KOKKOS_INLINE_FUNCTION void p2mColumn(int p, int m, Real dx, Real dy, Real dz, R
   for (int n = m; n <= p; ++n)
   {
     M[coefficientIndex(n, m)] += Complex<Real>(a * e.real(), -a * e.imag());
-    Real const next = regularNext(n, m, g.z, g.r2, a, a_prev);
+    Real const next = steps(n, m).next(g.z, g.r2, a, a_prev);
     a_prev = a;
     a = next;
   }
+}
+
+/// The steps of (R1) for order p into `table` (coefficientCount(p) entries at
+/// coefficientIndex(n, m)), one per thread of the team.
+template <class TeamMember, class Real>
+KOKKOS_INLINE_FUNCTION void fillRegularSteps(TeamMember const &team, int p,
+                                             RegularStep<Real> *table)
+{
+  Kokkos::parallel_for(Kokkos::TeamThreadRange(team, coefficientCount(p)), [&](int index) {
+    int const n = degreeOf(index);
+    table[index] = RegularStep<Real>::of(n, index - coefficientIndex(n, 0));
+  });
 }
 
 } // namespace detail
@@ -189,24 +206,29 @@ KOKKOS_INLINE_FUNCTION void p2mTeam(TeamMember const &team, int p, double cx, do
   int const groups = p2mTeamGroups<Real>(p, team.team_size());
   int const count = coefficientCount(p);
   Real const inv = Real(1) / scale;
+  auto *const table = reinterpret_cast<detail::RegularStep<Real> *>(work);
+  Complex<Real> *const partials = work + count;
+  detail::TabulatedRegularSteps<Real> const steps{table};
+  team.team_barrier();
+  detail::fillRegularSteps(team, p, table);
   team.team_barrier();
   Kokkos::parallel_for(Kokkos::TeamThreadRange(team, groups * (p + 1)), [&](int item) {
     int const m = item % (p + 1);
     int const group = item / (p + 1);
-    Complex<Real> *partial = work + group * count;
+    Complex<Real> *partial = partials + group * count;
     for (int n = m; n <= p; ++n)
       partial[coefficientIndex(n, m)] = Complex<Real>(Real(0), Real(0));
     for (int i = first + group; i < last; i += groups)
       detail::p2mColumn(p, m, static_cast<Real>(static_cast<double>(x(i, 0)) - cx),
                         static_cast<Real>(static_cast<double>(x(i, 1)) - cy),
                         static_cast<Real>(static_cast<double>(x(i, 2)) - cz),
-                        static_cast<Real>(q(i)), inv, partial);
+                        static_cast<Real>(q(i)), inv, steps, partial);
   });
   team.team_barrier();
   Kokkos::parallel_for(Kokkos::TeamThreadRange(team, count), [&](int index) {
-    Complex<Real> sum = work[index];
+    Complex<Real> sum = partials[index];
     for (int group = 1; group < groups; ++group)
-      sum += work[group * count + index];
+      sum += partials[group * count + index];
     M[index] += sum;
   });
 }
@@ -215,8 +237,9 @@ namespace detail
 {
 
 /// Stages the expansion E (centre (cx, cy, cz)) in `work`, then evaluates it at particles
-/// first..last-1, one particle per thread: as a local expansion (l2p) or a multipole
-/// expansion (m2p). The body of l2pTeam and m2pTeam.
+/// first..last-1, one particle per thread: as a local expansion (l2p, with the steps of (R1)
+/// tabulated after it in `work`) or a multipole expansion (m2p). The body of l2pTeam and
+/// m2pTeam.
 template <bool Local, class TeamMember, class Real, class Positions, class Potential, class Field>
 KOKKOS_INLINE_FUNCTION void evaluateTeam(TeamMember const &team, int p, double cx, double cy,
                                          double cz,
@@ -225,9 +248,12 @@ KOKKOS_INLINE_FUNCTION void evaluateTeam(TeamMember const &team, int p, double c
                                          Field const &field, Kokkos::complex<Real> *work,
                                          Real scale)
 {
+  auto *const table = reinterpret_cast<RegularStep<Real> *>(work + coefficientCount(p));
   team.team_barrier();
   Kokkos::parallel_for(Kokkos::TeamThreadRange(team, coefficientCount(p)),
                        [&](int index) { work[index] = E[index]; });
+  if constexpr (Local)
+    fillRegularSteps(team, p, table);
   team.team_barrier();
   Kokkos::parallel_for(Kokkos::TeamThreadRange(team, first, last), [&](int i) {
     Real phi = Real(0), gx = Real(0), gy = Real(0), gz = Real(0);
@@ -236,7 +262,7 @@ KOKKOS_INLINE_FUNCTION void evaluateTeam(TeamMember const &team, int p, double c
     Real const dz = static_cast<Real>(static_cast<double>(x(i, 2)) - cz);
     auto const *staged = static_cast<Kokkos::complex<Real> const *>(work);
     if constexpr (Local)
-      l2p(p, dx, dy, dz, staged, phi, gx, gy, gz, scale);
+      l2p(p, dx, dy, dz, staged, phi, gx, gy, gz, scale, TabulatedRegularSteps<Real>{table});
     else
       m2p(p, dx, dy, dz, staged, phi, gx, gy, gz, scale);
     potential(i) += phi;

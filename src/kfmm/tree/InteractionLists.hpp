@@ -50,6 +50,7 @@
 #include <kfmm/Options.hpp>
 #include <kfmm/detail/Math.hpp>
 #include <kfmm/detail/ScopedRegion.hpp>
+#include <kfmm/detail/Streaming.hpp>
 #include <kfmm/detail/Tuning.hpp>
 #include <kfmm/detail/Validation.hpp>
 #include <kfmm/tree/Octree.hpp>
@@ -661,10 +662,9 @@ CsrList<MemorySpace> groupByRow(ExecutionSpace const &space,
   Kokkos::parallel_for("kfmm::lists::row_offsets",
                        Kokkos::RangePolicy<ExecutionSpace>(space, 0, num_rows + 1),
                        RowOffsets<MemorySpace, decltype(rows)>{rows, list.offsets, list.size});
-  Kokkos::parallel_for("kfmm::lists::row_sources",
-                       Kokkos::RangePolicy<ExecutionSpace>(space, 0, list.size),
-                       RowSources<MemorySpace, decltype(sorted_sources)>{sorted_sources,
-                                                                         list.sources});
+  kfmm::detail::streamFor(
+      "kfmm::lists::row_sources", space, static_cast<std::size_t>(list.size),
+      RowSources<MemorySpace, decltype(sorted_sources)>{sorted_sources, list.sources});
   memory.give(entries.rows); // the list holds what it needs
   memory.give(entries.sources);
   return list;

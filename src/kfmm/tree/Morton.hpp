@@ -13,10 +13,13 @@
 // for hashed octrees from interleaved keys.)
 
 #include <kfmm/detail/Math.hpp>
+#include <kfmm/detail/Streaming.hpp>
 
 #include <Kokkos_Core.hpp>
 
+#include <cstddef>
 #include <cstdint>
+#include <limits>
 
 namespace kfmm::tree
 {
@@ -149,28 +152,105 @@ inline Cube cubeAround(Box const &box)
 namespace detail
 {
 
-/// Widens the range e to take in positions(i, d).
-template <class Positions>
-struct AxisExtent
+/// The smallest and largest coordinate along each axis, as a reduction's value.
+struct Extents
 {
-  using MinMax = Kokkos::MinMaxScalar<double>;
+  double lo[3];
+  double hi[3];
 
-  Positions positions;
-  int d;
-
-  KOKKOS_INLINE_FUNCTION void operator()(std::size_t i, MinMax &e) const
+  // Kokkos 3.4's reductions on CUDA copy values through volatile references, as its own
+  // Kokkos::MinMaxScalar does.
+  KOKKOS_INLINE_FUNCTION void operator=(Extents const &other)
   {
-    double const v = positions(i, d);
-    if (v < e.min_val)
-      e.min_val = v;
-    if (v > e.max_val)
-      e.max_val = v;
+    for (int d = 0; d < 3; ++d)
+    {
+      lo[d] = other.lo[d];
+      hi[d] = other.hi[d];
+    }
+  }
+
+  KOKKOS_INLINE_FUNCTION void operator=(Extents const volatile &other) volatile
+  {
+    for (int d = 0; d < 3; ++d)
+    {
+      lo[d] = other.lo[d];
+      hi[d] = other.hi[d];
+    }
+  }
+};
+
+/// Kokkos reducer of Extents: Kokkos::MinMax of the three axes in one reduction.
+struct ExtentsReducer
+{
+  using reducer = ExtentsReducer;
+  using value_type = Extents;
+  using result_view_type = Kokkos::View<Extents, Kokkos::HostSpace, Kokkos::MemoryUnmanaged>;
+
+  result_view_type value;
+
+  explicit ExtentsReducer(Extents &result) : value(&result) {}
+
+  KOKKOS_INLINE_FUNCTION void join(Extents &dest, Extents const &src) const { widen(dest, src); }
+
+  KOKKOS_INLINE_FUNCTION void join(Extents volatile &dest, Extents const volatile &src) const
+  {
+    widen(dest, src);
+  }
+
+  KOKKOS_INLINE_FUNCTION void init(Extents &e) const
+  {
+    for (int d = 0; d < 3; ++d)
+    {
+      e.lo[d] = Kokkos::reduction_identity<double>::min();
+      e.hi[d] = Kokkos::reduction_identity<double>::max();
+    }
+  }
+
+  KOKKOS_INLINE_FUNCTION Extents &reference() const { return *value.data(); }
+  KOKKOS_INLINE_FUNCTION result_view_type view() const { return value; }
+  KOKKOS_INLINE_FUNCTION bool references_scalar() const { return true; }
+
+private:
+  template <class Dest, class Src>
+  KOKKOS_INLINE_FUNCTION static void widen(Dest &dest, Src const &src)
+  {
+    for (int d = 0; d < 3; ++d)
+    {
+      if (src.lo[d] < dest.lo[d])
+        dest.lo[d] = src.lo[d];
+      if (src.hi[d] > dest.hi[d])
+        dest.hi[d] = src.hi[d];
+    }
+  }
+};
+
+/// Widens e to take in positions(i, :). A NaN, which every comparison would pass over,
+/// counts as an infinity: a box that is not finite tells the callers that check their
+/// positions (kfmm::tree::detail::checkedBoundingBox) to look for the bad row.
+template <class Positions>
+struct WidenExtents
+{
+  Positions positions;
+
+  static constexpr double infinite = std::numeric_limits<double>::infinity();
+
+  KOKKOS_INLINE_FUNCTION void operator()(std::size_t i, Extents &e) const
+  {
+    for (int d = 0; d < 3; ++d)
+    {
+      double const v = positions(i, d);
+      if (v < e.lo[d])
+        e.lo[d] = v;
+      if (!(v <= e.hi[d]))
+        e.hi[d] = v == v ? v : infinite;
+    }
   }
 };
 
 } // namespace detail
 
-/// The box that holds all `positions` (N x 3): one parallel min/max reduction per axis.
+/// The box that holds all `positions` (N x 3), in one pass over them
+/// (detail/Streaming.hpp). A NaN or infinite coordinate makes the box infinite.
 template <class ExecutionSpace, class Positions>
 Box boundingBox(ExecutionSpace const &space, Positions const &positions)
 {
@@ -178,14 +258,14 @@ Box boundingBox(ExecutionSpace const &space, Positions const &positions)
   box.empty = positions.extent(0) == 0;
   if (box.empty)
     return box;
+  detail::Extents extents{};
+  kfmm::detail::streamReduce("kfmm::tree::bounding_box", space, positions.extent(0),
+                             detail::WidenExtents<Positions>{positions},
+                             detail::ExtentsReducer(extents));
   for (int d = 0; d < 3; ++d)
   {
-    Kokkos::MinMaxScalar<double> extent;
-    Kokkos::parallel_reduce(
-        "kfmm::tree::bounding_cube", Kokkos::RangePolicy<ExecutionSpace>(space, 0, positions.extent(0)),
-        detail::AxisExtent<Positions>{positions, d}, Kokkos::MinMax<double>(extent));
-    box.lo[d] = extent.min_val;
-    box.hi[d] = extent.max_val;
+    box.lo[d] = extents.lo[d];
+    box.hi[d] = extents.hi[d];
   }
   return box;
 }
@@ -231,9 +311,8 @@ template <class ExecutionSpace, class Positions, class Keys>
 void computeMortonKeys(ExecutionSpace const &space, Cube const &cube, Positions const &positions,
                        Keys const &keys)
 {
-  Kokkos::parallel_for(
-      "kfmm::tree::morton_keys", Kokkos::RangePolicy<ExecutionSpace>(space, 0, positions.extent(0)),
-      detail::MortonKeys<Positions, Keys>{cube, positions, keys});
+  kfmm::detail::streamFor("kfmm::tree::morton_keys", space, positions.extent(0),
+                          detail::MortonKeys<Positions, Keys>{cube, positions, keys});
 }
 
 } // namespace kfmm::tree

@@ -53,15 +53,18 @@
 
 #include <kfmm/detail/Math.hpp>
 #include <kfmm/detail/ScopedRegion.hpp>
+#include <kfmm/detail/Tuning.hpp>
 #include <kfmm/detail/UnitFrame.hpp>
 #include <kfmm/detail/Validation.hpp>
 #include <kfmm/detail/Workspace.hpp>
+#include <kfmm/detail/ZeroFill.hpp>
 #include <kfmm/tree/Morton.hpp>
 #include <kfmm/tree/RadixSort.hpp>
 
 #include <Kokkos_Core.hpp>
 
 #include <climits>
+#include <cmath>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -315,7 +318,9 @@ void emitChildren(ExecutionSpace const &space, LevelCells<MemorySpace> const &ce
       EmitChildren<MemorySpace>{cells, next, offset, next_offset});
 }
 
-/// The radius of leaf leaves(league rank): the largest distance from its centre to its particles.
+/// The radius of leaves: the largest distance from a leaf's centre to its particles. Thread
+/// k of team r takes leaf leaves(r * leaves_per_team + k), its vector lanes the leaf's
+/// particles (gathered through the permutation).
 template <class ExecutionSpace, class MemorySpace, class Positions>
 struct LeafRadii
 {
@@ -328,50 +333,56 @@ struct LeafRadii
   Kokkos::View<int *, MemorySpace> end;
   Kokkos::View<std::uint32_t *, MemorySpace> permutation;
   Positions positions;
+  int leaves_per_team;
 
   KOKKOS_INLINE_FUNCTION void operator()(Member const &team) const
   {
-    int const cell = leaves(team.league_rank());
-    double const cx = centre(cell, 0);
-    double const cy = centre(cell, 1);
-    double const cz = centre(cell, 2);
-    double r2 = 0;
-    Kokkos::parallel_reduce(
-        Kokkos::TeamThreadRange(team, begin(cell), end(cell)),
-        [&](int i, double &m) {
-          auto const p = permutation(i);
-          double const dx = static_cast<double>(positions(p, 0)) - cx;
-          double const dy = static_cast<double>(positions(p, 1)) - cy;
-          double const dz = static_cast<double>(positions(p, 2)) - cz;
-          m = kfmm::detail::max(m, dx * dx + dy * dy + dz * dz);
-        },
-        Kokkos::Max<double>(r2));
-    Kokkos::single(Kokkos::PerTeam(team), [&]() { radius(cell) = kfmm::detail::sqrt(r2); });
+    int const first = team.league_rank() * leaves_per_team;
+    int const count = kfmm::detail::min(leaves_per_team, static_cast<int>(leaves.extent(0)) - first);
+    Kokkos::parallel_for(Kokkos::TeamThreadRange(team, count), [&](int k) {
+      int const cell = leaves(first + k);
+      double const cx = centre(cell, 0);
+      double const cy = centre(cell, 1);
+      double const cz = centre(cell, 2);
+      double r2 = 0;
+      Kokkos::parallel_reduce(
+          Kokkos::ThreadVectorRange(team, begin(cell), end(cell)),
+          [&](int i, double &m) {
+            auto const p = permutation(i);
+            double const dx = static_cast<double>(positions(p, 0)) - cx;
+            double const dy = static_cast<double>(positions(p, 1)) - cy;
+            double const dz = static_cast<double>(positions(p, 2)) - cz;
+            m = kfmm::detail::max(m, dx * dx + dy * dy + dz * dz);
+          },
+          Kokkos::Max<double>(r2));
+      Kokkos::single(Kokkos::PerThread(team), [&]() { radius(cell) = kfmm::detail::sqrt(r2); });
+    });
   }
 };
 
-/// Exact radius of every leaf: the largest distance from its centre to its particles. One
-/// team per leaf (a leaf at the deepest level may hold any number of particles).
+/// Exact radius of every leaf: the largest distance from its centre to its particles. A
+/// leaf per thread, its particles across the thread's vector lanes (a warp's lanes on GPUs:
+/// leaves hold tens of particles), reduced by shuffles: the leaves of 1e8 particles took 9.9
+/// ms on an H200 against 10.4 with a team of one warp per leaf reduced through shared
+/// memory; the random gather of the positions bounds both (Nsight Compute, perf/RESULTS.md,
+/// 2026-11-25).
 template <class ExecutionSpace, class MemorySpace, class Positions>
 void leafRadii(ExecutionSpace const &space, Octree<MemorySpace> const &tree,
                Positions const &positions)
 {
-  using Policy = Kokkos::TeamPolicy<ExecutionSpace>;
-  LeafRadii<ExecutionSpace, MemorySpace, Positions> const kernel{
-      tree.leaves, tree.centre, tree.radius, tree.particle_begin, tree.particle_end,
-      tree.permutation, positions};
+  using Tune = kfmm::detail::Tuning<ExecutionSpace>;
   int const num_leaves = tree.numLeaves();
   if (num_leaves == 0)
     return;
-  // A warp per leaf on GPUs (leaves hold tens of particles), one thread on host spaces.
-  constexpr bool on_host =
-      Kokkos::SpaceAccessibility<Kokkos::HostSpace,
-                                 typename ExecutionSpace::memory_space>::accessible;
-  int const team_size =
-      on_host ? 1
-              : kfmm::detail::min(32, Policy(space, num_leaves, 1)
-                                          .team_size_recommended(kernel, Kokkos::ParallelForTag()));
-  Kokkos::parallel_for("kfmm::tree::leaf_radii", Policy(space, num_leaves, team_size), kernel);
+  int const per_team = Tune::leaf_radii_leaves_per_team;
+  LeafRadii<ExecutionSpace, MemorySpace, Positions> const kernel{
+      tree.leaves, tree.centre, tree.radius, tree.particle_begin, tree.particle_end,
+      tree.permutation, positions, per_team};
+  Kokkos::parallel_for("kfmm::tree::leaf_radii",
+                       Kokkos::TeamPolicy<ExecutionSpace>(space, (num_leaves + per_team - 1) / per_team,
+                                                          Tune::leaf_radii_team_size,
+                                                          Tune::leaf_radii_lanes),
+                       kernel);
 }
 
 /// The radius of cell c from its children's centres and radii (a leaf's is left alone).
@@ -416,7 +427,7 @@ void innerRadii(ExecutionSpace const &space, Octree<MemorySpace> const &tree)
   }
 }
 
-/// marks(first particle of c) = c for a leaf c.
+/// marks(first particle of c) = c + 1 for a leaf c (0 marks no leaf: the marks start zeroed).
 template <class MemorySpace>
 struct MarkLeaves
 {
@@ -427,7 +438,7 @@ struct MarkLeaves
   KOKKOS_INLINE_FUNCTION void operator()(int c) const
   {
     if (child_count(c) == 0)
-      marks(begin(c)) = c;
+      marks(begin(c)) = c + 1;
   }
 };
 
@@ -443,7 +454,8 @@ struct CountLeaves
   }
 };
 
-/// The leaf marked at particle i, if any, into `leaves` at its rank among the marks.
+/// The leaf marked at particle i (marks(i) - 1), if any, into `leaves` at its rank among the
+/// marks.
 template <class MemorySpace>
 struct CompactLeaves
 {
@@ -452,7 +464,7 @@ struct CompactLeaves
 
   KOKKOS_INLINE_FUNCTION void operator()(int i, int &update, bool final) const
   {
-    int const c = marks(i);
+    int const c = marks(i) - 1;
     if (c < 0)
       return;
     if (final)
@@ -471,7 +483,7 @@ void collectLeaves(ExecutionSpace const &space, kfmm::detail::Workspace<MemorySp
   int const n = static_cast<int>(tree.numParticles());
   int const num_cells = tree.numCells();
   auto marks = memory.template take<Ints>(space, "kfmm::tree::leaf_marks", n);
-  Kokkos::deep_copy(space, marks, -1);
+  kfmm::detail::zeroFill(space, "kfmm::tree::clear_leaf_marks", marks);
   Kokkos::parallel_for("kfmm::tree::mark_leaves",
                        Kokkos::RangePolicy<ExecutionSpace>(space, 0, num_cells),
                        MarkLeaves<MemorySpace>{marks, tree.particle_begin, tree.child_count});
@@ -487,9 +499,9 @@ void collectLeaves(ExecutionSpace const &space, kfmm::detail::Workspace<MemorySp
   tree.leaves = leaves;
 }
 
+/// The checks of checkPositions but the one that reads the values.
 template <class ExecutionSpace, class Positions>
-void checkPositions(ExecutionSpace const &space, std::string const &where,
-                    Positions const &positions, char const *name = "positions")
+void checkPositionsShape(std::string const &where, Positions const &positions, char const *name)
 {
   static_assert(Positions::rank == 2, "kfmm::tree: positions must be a rank-2 View (N x 3)");
   static_assert(
@@ -501,7 +513,37 @@ void checkPositions(ExecutionSpace const &space, std::string const &where,
                         "argument '" + argument + "' holds " +
                             kfmm::detail::formatNumber(positions.extent(0)) +
                             " points, more than the 2^31 - 1 a tree indexes");
-  kfmm::detail::requireFinite(space, where, argument, positions);
+}
+
+/// Throws kfmm::Exception, naming `where` and the argument `name`, unless `positions` is an
+/// N x 3 View the execution space can read, of at most 2^31 - 1 rows, all finite.
+template <class ExecutionSpace, class Positions>
+void checkPositions(ExecutionSpace const &space, std::string const &where,
+                    Positions const &positions, char const *name = "positions")
+{
+  checkPositionsShape<ExecutionSpace>(where, positions, name);
+  kfmm::detail::requireFinite(space, where, name, positions);
+}
+
+/// checkPositions and boundingBox in one pass over the positions: the box's extents are
+/// infinite exactly when a coordinate is not finite, and only then is the first such row
+/// looked for, for the message.
+template <class ExecutionSpace, class Positions>
+Box checkedBoundingBox(ExecutionSpace const &space, std::string const &where,
+                       Positions const &positions, char const *name)
+{
+  checkPositionsShape<ExecutionSpace>(where, positions, name);
+  Box const box = boundingBox(space, positions);
+  bool finite = true;
+  for (int d = 0; d < 3 && !box.empty; ++d)
+    finite = finite && std::isfinite(box.lo[d]) && std::isfinite(box.hi[d]);
+  if (!finite)
+  {
+    kfmm::detail::requireFinite(space, where, name, positions);
+    throw Exception("kfmm internal error: " + where + ": the box of argument '" + name +
+                    "' is not finite, its values are");
+  }
+  return box;
 }
 
 inline void checkLeafSize(std::string const &where, int leaf_size)
@@ -732,8 +774,8 @@ buildOctreeOfValidInput(ExecutionSpace const &space,
   auto const permutation = memory.template take<Kokkos::View<std::uint32_t *, MemorySpace>>(
       space, "kfmm::tree::permutation", n);
   computeMortonKeys(space, cube, positions, keys);
-  Kokkos::parallel_for("kfmm::tree::identity", Kokkos::RangePolicy<ExecutionSpace>(space, 0, n),
-                       IdentityPermutation<MemorySpace>{permutation});
+  kfmm::detail::streamFor("kfmm::tree::identity", space, n,
+                          IdentityPermutation<MemorySpace>{permutation});
   Kokkos::Profiling::popRegion();
 
   Kokkos::Profiling::pushRegion("kfmm::tree::build_sort");
@@ -741,17 +783,6 @@ buildOctreeOfValidInput(ExecutionSpace const &space,
   Kokkos::Profiling::popRegion();
 
   return buildCells(space, memory, positions, cube, keys, permutation, rule);
-}
-
-/// buildOctreeOfValidInput in the bounding cube of `positions`, split by count.
-template <class ExecutionSpace, class Positions>
-Octree<typename ExecutionSpace::memory_space>
-buildOctreeOfValidInput(ExecutionSpace const &space,
-                        kfmm::detail::Workspace<typename ExecutionSpace::memory_space> &memory,
-                        Positions const &positions, int leaf_size)
-{
-  return buildOctreeOfValidInput(space, memory, positions, boundingCube(space, positions),
-                                 SplitByCount{leaf_size});
 }
 
 } // namespace detail
@@ -775,10 +806,11 @@ Octree<typename ExecutionSpace::memory_space> buildOctree(ExecutionSpace const &
                 "kfmm::tree::buildOctree: the first argument must be a Kokkos execution space");
   std::string const where = "kfmm::tree::buildOctree";
   detail::checkLeafSize(where, leaf_size);
-  detail::checkPositions(space, where, positions);
+  Cube const cube =
+      cubeAround(detail::checkedBoundingBox(space, where, positions, "positions"));
   return detail::buildOctreeOfValidInput(
       space, kfmm::detail::Workspace<typename ExecutionSpace::memory_space>::direct(), positions,
-      leaf_size);
+      cube, detail::SplitByCount{leaf_size});
 }
 
 namespace detail

@@ -6,6 +6,7 @@
 // options, the reusable workspace, and small labelled copy and fill kernels.
 
 #include <kfmm/detail/Math.hpp>
+#include <kfmm/detail/Streaming.hpp>
 #include <kfmm/detail/Tuning.hpp>
 #include <kfmm/detail/Workspace.hpp>
 
@@ -135,10 +136,8 @@ template <class ExecutionSpace, class Source, class Destination>
 void copyItems(ExecutionSpace const &space, std::string const &label, Source const &src,
                Destination const &dst)
 {
-  Kokkos::parallel_for(label,
-                       Kokkos::RangePolicy<ExecutionSpace, Kokkos::IndexType<std::int64_t>>(
-                           space, 0, static_cast<std::int64_t>(src.extent(0))),
-                       CopyItemsKernel<Source, Destination>{src, dst});
+  kfmm::detail::streamFor(label, space, src.extent(0),
+                          CopyItemsKernel<Source, Destination>{src, dst});
 }
 
 /// view(i) = 0.
@@ -157,10 +156,7 @@ template <class ExecutionSpace, class View>
 void clearItems(ExecutionSpace const &space, std::string const &label, View const &view,
                 std::size_t count)
 {
-  Kokkos::parallel_for(label,
-                       Kokkos::RangePolicy<ExecutionSpace, Kokkos::IndexType<std::int64_t>>(
-                           space, 0, static_cast<std::int64_t>(count)),
-                       ClearItemsKernel<View>{view});
+  kfmm::detail::streamFor(label, space, count, ClearItemsKernel<View>{view});
 }
 
 } // namespace kfmm::tree::detail

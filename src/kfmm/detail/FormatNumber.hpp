@@ -1,0 +1,47 @@
+// SPDX-License-Identifier: BSD-3-Clause
+#ifndef KFMM_DETAIL_FORMAT_NUMBER_HPP
+#define KFMM_DETAIL_FORMAT_NUMBER_HPP
+
+// Numbers in messages, written as the caller would write them.
+
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+#include <type_traits>
+
+namespace kfmm::detail
+{
+
+/// `value` as the caller would write it: the shortest decimal that reads back as the same
+/// double ("0", "0.1", "-2.5", "1e-300", "nan", "inf"), where std::to_string gives six
+/// fixed decimals ("0.000000", and "0.000000" for 1e-300 too).
+inline std::string formatNumber(double value)
+{
+  char buffer[32];
+  if (!std::isfinite(value))
+  {
+    std::snprintf(buffer, sizeof buffer, "%g", value);
+    return buffer;
+  }
+  // At most 17 significant digits are needed for any double to read back exactly.
+  for (int digits = 1; digits <= 17; ++digits)
+  {
+    std::snprintf(buffer, sizeof buffer, "%.*g", digits, value);
+    if (std::strtod(buffer, nullptr) == value)
+      break;
+  }
+  return buffer;
+}
+
+/// An integer as the caller would write it: all its digits (a conversion to double would
+/// round those above 2^53).
+template <class Integer, std::enable_if_t<std::is_integral<Integer>::value, int> = 0>
+std::string formatNumber(Integer value)
+{
+  return std::to_string(value);
+}
+
+} // namespace kfmm::detail
+
+#endif
