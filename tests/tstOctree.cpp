@@ -1,7 +1,10 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // The adaptive octree: structural invariants on the five distributions and on degenerate
-// inputs, agreement with a build from keys sorted on the host, and bad input.
+// inputs, agreement with a build from keys sorted on the host, leaf radii measured from
+// sorted particles, and bad input.
+#include <kfmm/detail/UnitFrame.hpp>
 #include <kfmm/io/Generators.hpp>
+#include <kfmm/kernels/Permutation.hpp>
 #include <kfmm/tree/Octree.hpp>
 
 #include <Kokkos_Core.hpp>
@@ -242,6 +245,46 @@ TEMPLATE_LIST_TEST_CASE("octree from keys sorted on the host equals the full bui
   CHECK(sameContents(full.parent, from_keys.parent));
   CHECK(sameContents(full.radius, from_keys.radius));
   CHECK(sameContents(full.leaves, from_keys.leaves));
+}
+
+TEMPLATE_LIST_TEST_CASE("leaf radii from particles sorted into the frame equal the gathered ones",
+                        "[tree][octree]", kfmm::test::Configs)
+{
+  // The solver measures its leaves from the particles it sorted into its frame and
+  // precision (tree::detail::SortedPoints); the tree's own build gathers the caller's through
+  // the permutation. They differ by the rounding of the positions to Real and no more.
+  using Real = typename TestType::real_type;
+  using Memory = typename TestType::memory_space;
+  typename TestType::execution_space space;
+  auto const distribution = GENERATE(kfmm::Distribution::uniform, kfmm::Distribution::plummer);
+  std::size_t const n = 4000;
+  auto const x = generated<TestType>(distribution, n, 5);
+  auto const tree = kfmm::tree::buildOctree(space, x, 16);
+  auto const gathered = onHost(tree.radius);
+  auto const frame = kfmm::detail::unitFrame(tree.cube);
+  Kokkos::View<Real *[3], Memory> sorted("kfmm::test::sorted", n);
+  kfmm::detail::sortPositions(space, tree.permutation, x, frame, sorted);
+  Kokkos::deep_copy(tree.radius, -1.0);
+  kfmm::tree::detail::leafRadiiOf(
+      space, tree, kfmm::tree::detail::SortedPoints<decltype(sorted)>{sorted, frame});
+  auto const measured = onHost(tree.radius);
+  auto const leaves = onHost(tree.leaves);
+  // A unit coordinate is below 1 in magnitude: rounded to Real it moves by at most half an
+  // ulp of 1 per axis, so a distance by sqrt(3) of that, 2^length_exponent in the caller's
+  // units.
+  double const tolerance = std::sqrt(3.0) * std::numeric_limits<Real>::epsilon() *
+                               std::ldexp(1.0, frame.length_exponent) +
+                           1e-12 * tree.cube.side;
+  double worst = 0;
+  for (std::size_t k = 0; k < leaves.extent(0); ++k)
+  {
+    int const c = leaves(k);
+    REQUIRE(measured(c) >= 0);
+    worst = std::max(worst, std::abs(measured(c) - gathered(c)));
+  }
+  CAPTURE(tolerance);
+  CHECK(worst <= tolerance);
+  CHECK(leaves.extent(0) > 100);
 }
 
 TEMPLATE_LIST_TEST_CASE("octree of degenerate inputs", "[tree][octree]", kfmm::test::Configs)

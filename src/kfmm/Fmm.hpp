@@ -267,7 +267,7 @@ public:
       _target_tree = target_tree;
       moveTreesToFrame(space, true);
     });
-    buildOnTrees(space, caller.name, sources, &targets);
+    buildOnTrees(space, caller.name, sources, &targets, false);
   }
 
 private:
@@ -304,13 +304,41 @@ private:
       // the M2L's translation classes compare cells of the two).
       tree::Cube const cube = tree::cubeAround(box);
       tree::detail::SplitByCount const rule{options.leaf_size};
-      _source_tree = tree::detail::buildOctreeOfValidInput(space, *_memory, sources, cube, rule);
+      // The frame first: each build sorts its particles into the frame as soon as its
+      // permutation is known, and measures its leaves' radii from them.
+      _frame = detail::unitFrame(cube);
+      _stats.unresolved_pairs = 0;
+      _source_tree = tree::detail::buildOctreeOfValidInput(
+          space, *_memory, sources, cube, rule,
+          sortingLeafRadii<ExecutionSpace>(_x, "kfmm::Fmm::sorted_positions"));
       if (targets)
-        _target_tree =
-            tree::detail::buildOctreeOfValidInput(space, *_memory, *targets, cube, rule);
+        _target_tree = tree::detail::buildOctreeOfValidInput(
+            space, *_memory, *targets, cube, rule,
+            sortingLeafRadii<ExecutionSpace>(_target_x, "kfmm::Fmm::sorted_targets"));
+      else
+        _target_x = _x;
       moveTreesToFrame(space, targets != nullptr);
     });
-    buildOnTrees(space, where, sources, targets);
+    buildOnTrees(space, where, sources, targets, true);
+  }
+
+  /// How the solver's own tree builds measure their leaves' radii (tree::detail::buildCells):
+  /// the particles sorted into `sorted` (taken here; the solver keeps them, in its frame and
+  /// precision, with their unresolved pairs counted into Stats), then the radii from them,
+  /// read in order (tree::detail::SortedPoints). Gathered through the permutation a second
+  /// time, the radii had taken 9.9 ms at 1e8 particles on an H200 (perf/RESULTS.md,
+  /// 2026-11-25).
+  template <class ExecutionSpace>
+  auto sortingLeafRadii(Kokkos::View<Real *[3], MemorySpace> &sorted, char const *label)
+  {
+    return [this, &sorted, label](ExecutionSpace const &space,
+                                  tree::Octree<MemorySpace> const &tree, auto const &positions) {
+      _memory->take(space, sorted, label, tree.numParticles());
+      _stats.unresolved_pairs +=
+          detail::sortPositions(space, tree.permutation, positions, _frame, sorted);
+      tree::detail::leafRadiiOf(
+          space, tree, tree::detail::SortedPoints<Kokkos::View<Real *[3], MemorySpace>>{sorted, _frame});
+    };
   }
 
   /// The trees into the solver's frame (detail/UnitFrame.hpp); one tree serves as both when
@@ -326,10 +354,11 @@ private:
       _target_tree = _source_tree;
   }
 
-  /// The build after the trees: lists, M2L operators, sorted positions and the work counts.
+  /// The build after the trees: lists, M2L operators, the sorted positions unless the trees'
+  /// builds made them (`positions_sorted`), and the work counts.
   template <class ExecutionSpace, class Sources, class Targets>
   void buildOnTrees(ExecutionSpace const &space, std::string const &where, Sources const &sources,
-                    Targets const *targets)
+                    Targets const *targets, bool positions_sorted)
   {
     Options const &options = _options;
     stage(space, "lists", _build_stages, [&] {
@@ -350,13 +379,8 @@ private:
     }
     stage(space, "setup", _build_stages, [&] {
       allocate(space);
-      _stats.unresolved_pairs =
-          detail::sortPositions(space, _source_tree.permutation, sources, _frame, _x);
-      if (targets)
-        _stats.unresolved_pairs +=
-            detail::sortPositions(space, _target_tree.permutation, *targets, _frame, _target_x);
-      else
-        _target_x = _x;
+      if (!positions_sorted)
+        sortPositions(space, sources, targets);
       detail::invertPermutation(space, _target_tree.permutation, _target_ranks);
       _stats.precision_limited = detail::precisionLimited(
           _stats.unresolved_pairs, size() + (targets ? numTargets() : 0));
@@ -599,15 +623,30 @@ private:
   }
   int coefficients() const { return expansions::coefficientCount(_options.order); }
 
+  /// The sorted positions of trees the solver did not build (the caller's prebuilt trees),
+  /// with their unresolved pairs.
+  template <class ExecutionSpace, class Sources, class Targets>
+  void sortPositions(ExecutionSpace const &space, Sources const &sources, Targets const *targets)
+  {
+    _memory->take(space, _x, "kfmm::Fmm::sorted_positions", size());
+    if (separateTargets())
+      _memory->take(space, _target_x, "kfmm::Fmm::sorted_targets", numTargets());
+    _stats.unresolved_pairs =
+        detail::sortPositions(space, _source_tree.permutation, sources, _frame, _x);
+    if (targets)
+      _stats.unresolved_pairs +=
+          detail::sortPositions(space, _target_tree.permutation, *targets, _frame, _target_x);
+    else
+      _target_x = _x;
+  }
+
+  /// The solver's arrays besides the sorted positions.
   template <class ExecutionSpace>
   void allocate(ExecutionSpace const &space)
   {
     auto const n = size();
     auto const nt = numTargets();
     auto &memory = *_memory;
-    memory.take(space, _x, "kfmm::Fmm::sorted_positions", n);
-    if (separateTargets())
-      memory.take(space, _target_x, "kfmm::Fmm::sorted_targets", nt);
     memory.take(space, _q, "kfmm::Fmm::sorted_charges", n);
     memory.take(space, _results, "kfmm::Fmm::sorted_results", nt);
     memory.take(space, _target_ranks, "kfmm::Fmm::target_ranks", nt);

@@ -80,8 +80,12 @@ struct UnitFrame
   PowerOfTwo<double> to_unit; ///< times 2^-length_exponent
 
   KOKKOS_INLINE_FUNCTION double position(double x, int d) const { return to_unit(x - shift[d]); }
+  PowerOfTwo<double> to_caller; ///< times 2^length_exponent
+
   /// A length (a radius, a softening) in units.
   KOKKOS_INLINE_FUNCTION double length(double l) const { return to_unit(l); }
+  /// A length in units back in the caller's (exact where both are normal numbers).
+  KOKKOS_INLINE_FUNCTION double callerLength(double l) const { return to_caller(l); }
   /// A unit position back in the caller's coordinates (for messages).
   double caller(double unit, int d) const
   {
@@ -96,6 +100,7 @@ inline UnitFrame unitFrame(tree::Cube const &cube)
   UnitFrame frame;
   frame.length_exponent = exponentAbove(cube.side);
   frame.to_unit = PowerOfTwo<double>::of(-frame.length_exponent);
+  frame.to_caller = PowerOfTwo<double>::of(frame.length_exponent);
   for (int d = 0; d < 3; ++d)
   {
     double const units = std::nearbyint(

@@ -981,7 +981,10 @@ EssentialTrees<MemorySpace> buildEssentialTrees(MPI_Comm comm, ExecutionSpace co
   plan.pruned_targets = Kokkos::View<int *, MemorySpace>(alloc("pruned_targets"), num_pruned);
   Kokkos::deep_copy(space, plan.pruned_targets, -1);
   int misplaced = 0;
-  auto const fix_pruned_leaves = [&](tree::Octree<MemorySpace> const &tree) {
+  // The leaves' radii as measured, then those of the leaves that stand for pruned cells.
+  auto const measure_leaf_radii = [&](auto const &, tree::Octree<MemorySpace> const &tree,
+                                      auto const &entries) {
+    tree::detail::GatheredLeafRadii{}(space, tree, entries);
     Kokkos::parallel_reduce("kfmm::distributed::fix_pruned_leaves",
                             Policy(space, 0, tree.numLeaves()),
                             FixPrunedLeaf<MemorySpace>{tree.leaves, tree.particle_begin,
@@ -993,7 +996,7 @@ EssentialTrees<MemorySpace> buildEssentialTrees(MPI_Comm comm, ExecutionSpace co
   trees.essential = tree::detail::buildCells(
       space, kfmm::detail::Workspace<MemorySpace>::direct(), trees.entries, cube, keys, order,
       SplitEssentialCells<MemorySpace>{leaf_size, weight_before, order, pruned_levels, particles},
-      fix_pruned_leaves);
+      measure_leaf_radii);
 
   // The cells of the essential tree whose multipoles this rank sends: its own pruned cells.
   int const sent_pruned = static_cast<int>(pruned_cells_out.size());

@@ -318,10 +318,45 @@ void emitChildren(ExecutionSpace const &space, LevelCells<MemorySpace> const &ce
       EmitChildren<MemorySpace>{cells, next, offset, next_offset});
 }
 
-/// The radius of leaves: the largest distance from a leaf's centre to its particles. Thread
-/// k of team r takes leaf leaves(r * leaves_per_team + k), its vector lanes the leaf's
-/// particles (gathered through the permutation).
-template <class ExecutionSpace, class MemorySpace, class Positions>
+/// The particles of a tree as LeafRadii reads them: the caller's positions through the
+/// tree's permutation, in the caller's units.
+template <class MemorySpace, class Positions>
+struct PermutedPoints
+{
+  Kokkos::View<std::uint32_t *, MemorySpace> permutation;
+  Positions positions;
+
+  /// Coordinate d of sorted particle i.
+  KOKKOS_INLINE_FUNCTION double operator()(int i, int d) const
+  {
+    return static_cast<double>(positions(permutation(i), d));
+  }
+  /// A coordinate (a centre's) and a length in the caller's units, in the points' and back.
+  KOKKOS_INLINE_FUNCTION double coordinate(double x, int) const { return x; }
+  KOKKOS_INLINE_FUNCTION double callerLength(double l) const { return l; }
+};
+
+/// The particles of a tree already sorted and in the solver's frame (kfmm::Fmm's sorted
+/// positions): read in order, where the permutation's gather was the leaves' radii's whole
+/// cost.
+template <class Sorted>
+struct SortedPoints
+{
+  Sorted sorted;
+  kfmm::detail::UnitFrame frame;
+
+  KOKKOS_INLINE_FUNCTION double operator()(int i, int d) const
+  {
+    return static_cast<double>(sorted(i, d));
+  }
+  KOKKOS_INLINE_FUNCTION double coordinate(double x, int d) const { return frame.position(x, d); }
+  KOKKOS_INLINE_FUNCTION double callerLength(double l) const { return frame.callerLength(l); }
+};
+
+/// The radius of leaves: the largest distance from a leaf's centre to its particles (`points`:
+/// PermutedPoints or SortedPoints). Thread k of team r takes leaf leaves(r * leaves_per_team +
+/// k), its vector lanes the leaf's particles.
+template <class ExecutionSpace, class MemorySpace, class Points>
 struct LeafRadii
 {
   using Member = typename Kokkos::TeamPolicy<ExecutionSpace>::member_type;
@@ -331,8 +366,7 @@ struct LeafRadii
   Kokkos::View<double *, MemorySpace> radius;
   Kokkos::View<int *, MemorySpace> begin;
   Kokkos::View<int *, MemorySpace> end;
-  Kokkos::View<std::uint32_t *, MemorySpace> permutation;
-  Positions positions;
+  Points points;
   int leaves_per_team;
 
   KOKKOS_INLINE_FUNCTION void operator()(Member const &team) const
@@ -341,49 +375,62 @@ struct LeafRadii
     int const count = kfmm::detail::min(leaves_per_team, static_cast<int>(leaves.extent(0)) - first);
     Kokkos::parallel_for(Kokkos::TeamThreadRange(team, count), [&](int k) {
       int const cell = leaves(first + k);
-      double const cx = centre(cell, 0);
-      double const cy = centre(cell, 1);
-      double const cz = centre(cell, 2);
+      double const cx = points.coordinate(centre(cell, 0), 0);
+      double const cy = points.coordinate(centre(cell, 1), 1);
+      double const cz = points.coordinate(centre(cell, 2), 2);
       double r2 = 0;
       Kokkos::parallel_reduce(
           Kokkos::ThreadVectorRange(team, begin(cell), end(cell)),
           [&](int i, double &m) {
-            auto const p = permutation(i);
-            double const dx = static_cast<double>(positions(p, 0)) - cx;
-            double const dy = static_cast<double>(positions(p, 1)) - cy;
-            double const dz = static_cast<double>(positions(p, 2)) - cz;
+            double const dx = points(i, 0) - cx;
+            double const dy = points(i, 1) - cy;
+            double const dz = points(i, 2) - cz;
             m = kfmm::detail::max(m, dx * dx + dy * dy + dz * dz);
           },
           Kokkos::Max<double>(r2));
-      Kokkos::single(Kokkos::PerThread(team), [&]() { radius(cell) = kfmm::detail::sqrt(r2); });
+      Kokkos::single(Kokkos::PerThread(team), [&]() {
+        radius(cell) = points.callerLength(kfmm::detail::sqrt(r2));
+      });
     });
   }
 };
 
-/// Exact radius of every leaf: the largest distance from its centre to its particles. A
-/// leaf per thread, its particles across the thread's vector lanes (a warp's lanes on GPUs:
-/// leaves hold tens of particles), reduced by shuffles: the leaves of 1e8 particles took 9.9
-/// ms on an H200 against 10.4 with a team of one warp per leaf reduced through shared
-/// memory; the random gather of the positions bounds both (Nsight Compute, perf/RESULTS.md,
-/// 2026-11-25).
-template <class ExecutionSpace, class MemorySpace, class Positions>
-void leafRadii(ExecutionSpace const &space, Octree<MemorySpace> const &tree,
-               Positions const &positions)
+/// Exact radius of every leaf of `tree` from its particles `points`: the largest distance from
+/// its centre to its particles. A leaf per thread, its particles across the thread's vector
+/// lanes (a warp's lanes on GPUs: leaves hold tens of particles), reduced by shuffles.
+template <class ExecutionSpace, class MemorySpace, class Points>
+void leafRadiiOf(ExecutionSpace const &space, Octree<MemorySpace> const &tree,
+                 Points const &points)
 {
   using Tune = kfmm::detail::Tuning<ExecutionSpace>;
   int const num_leaves = tree.numLeaves();
   if (num_leaves == 0)
     return;
   int const per_team = Tune::leaf_radii_leaves_per_team;
-  LeafRadii<ExecutionSpace, MemorySpace, Positions> const kernel{
-      tree.leaves, tree.centre, tree.radius, tree.particle_begin, tree.particle_end,
-      tree.permutation, positions, per_team};
+  LeafRadii<ExecutionSpace, MemorySpace, Points> const kernel{
+      tree.leaves, tree.centre, tree.radius, tree.particle_begin, tree.particle_end, points,
+      per_team};
   Kokkos::parallel_for("kfmm::tree::leaf_radii",
                        Kokkos::TeamPolicy<ExecutionSpace>(space, (num_leaves + per_team - 1) / per_team,
                                                           Tune::leaf_radii_team_size,
                                                           Tune::leaf_radii_lanes),
                        kernel);
 }
+
+/// The leaves' radii from the caller's positions, gathered through the tree's permutation:
+/// buildCells' way unless its caller has the particles sorted (kfmm::Fmm). On an H200 the
+/// gather took 9.9 ms for the leaves of 1e8 particles, read in order 0.6 (perf/RESULTS.md,
+/// 2026-11-25).
+struct GatheredLeafRadii
+{
+  template <class ExecutionSpace, class MemorySpace, class Positions>
+  void operator()(ExecutionSpace const &space, Octree<MemorySpace> const &tree,
+                  Positions const &positions) const
+  {
+    leafRadiiOf(space, tree,
+                PermutedPoints<MemorySpace, Positions>{tree.permutation, positions});
+  }
+};
 
 /// The radius of cell c from its children's centres and radii (a leaf's is left alone).
 template <class MemorySpace>
@@ -608,27 +655,20 @@ struct AssembleLevel
   }
 };
 
-/// Leaves the leaf radii as measured.
-struct KeepLeafRadii
-{
-  template <class Tree>
-  void operator()(Tree const &) const
-  {
-  }
-};
-
 /// Steps 3 and 4 of the file comment on validated input, cells split by `rule` (a
 /// SplitByCount for an ordinary tree), the tree's arrays taken from `memory`.
-/// `fix_leaf_radii(tree)` runs between the leaves' radii and the inner cells', for leaves that
-/// stand for particles the tree does not hold (the distributed solver's local essential tree).
+/// `leaf_radii(space, tree, positions)` measures the leaves' radii before the inner cells'
+/// are derived from them: GatheredLeafRadii, or a caller's own way (the solver's from its
+/// sorted particles; the distributed solver's, which also fixes the leaves that stand for
+/// particles its local essential tree does not hold).
 template <class ExecutionSpace, class Positions, class MemorySpace, class SplitRule,
-          class FixLeafRadii = KeepLeafRadii>
+          class MeasureLeafRadii = GatheredLeafRadii>
 Octree<MemorySpace> buildCells(ExecutionSpace const &space,
                                kfmm::detail::Workspace<MemorySpace> &memory,
                                Positions const &positions, Cube const &cube,
                                Kokkos::View<MortonKey *, MemorySpace> const &keys,
                                Kokkos::View<std::uint32_t *, MemorySpace> const &permutation,
-                               SplitRule const &rule, FixLeafRadii const &fix_leaf_radii = {})
+                               SplitRule const &rule, MeasureLeafRadii const &leaf_radii = {})
 {
   kfmm::detail::ScopedRegion region("kfmm::tree::build_cells");
   int const n = static_cast<int>(positions.extent(0));
@@ -695,8 +735,7 @@ Octree<MemorySpace> buildCells(ExecutionSpace const &space,
   levels.clear();
 
   collectLeaves(space, memory, tree);
-  leafRadii(space, tree, positions);
-  fix_leaf_radii(tree);
+  leaf_radii(space, tree, positions);
   innerRadii(space, tree);
   return tree;
 }
@@ -756,13 +795,15 @@ struct IdentityPermutation
 /// Steps 1 to 4 of the file comment on positions that checkPositions accepted, in a given
 /// `cube` that holds them all (the common cube of a target and a source tree), cells split by
 /// `rule` (SplitByCount{leaf_size} for an ordinary tree), the tree's arrays taken from
-/// `memory`: the whole build, for an entry point that checked its arguments in its own name
-/// (kfmm::Fmm).
-template <class ExecutionSpace, class Positions, class SplitRule>
+/// `memory`, the leaves' radii measured by `leaf_radii` (buildCells): the whole build, for an
+/// entry point that checked its arguments in its own name (kfmm::Fmm).
+template <class ExecutionSpace, class Positions, class SplitRule,
+          class MeasureLeafRadii = GatheredLeafRadii>
 Octree<typename ExecutionSpace::memory_space>
 buildOctreeOfValidInput(ExecutionSpace const &space,
                         kfmm::detail::Workspace<typename ExecutionSpace::memory_space> &memory,
-                        Positions const &positions, Cube const &cube, SplitRule const &rule)
+                        Positions const &positions, Cube const &cube, SplitRule const &rule,
+                        MeasureLeafRadii const &leaf_radii = {})
 {
   using MemorySpace = typename ExecutionSpace::memory_space;
   kfmm::detail::ScopedRegion region("kfmm::tree::build");
@@ -782,7 +823,7 @@ buildOctreeOfValidInput(ExecutionSpace const &space,
   sortPairs(space, keys, permutation, 3 * max_level, memory);
   Kokkos::Profiling::popRegion();
 
-  return buildCells(space, memory, positions, cube, keys, permutation, rule);
+  return buildCells(space, memory, positions, cube, keys, permutation, rule, leaf_radii);
 }
 
 } // namespace detail
