@@ -336,8 +336,8 @@ private:
       _memory->take(space, sorted, label, tree.numParticles());
       _stats.unresolved_pairs +=
           detail::sortPositions(space, tree.permutation, positions, _frame, sorted);
-      tree::detail::leafRadiiOf(
-          space, tree, tree::detail::SortedPoints<Kokkos::View<Real *[3], MemorySpace>>{sorted, _frame});
+      using Points = tree::detail::SortedPoints<Kokkos::View<Real *[3], MemorySpace>>;
+      tree::detail::leafRadiiOf(space, tree, Points{sorted, _frame});
     };
   }
 

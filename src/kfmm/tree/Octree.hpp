@@ -372,7 +372,8 @@ struct LeafRadii
   KOKKOS_INLINE_FUNCTION void operator()(Member const &team) const
   {
     int const first = team.league_rank() * leaves_per_team;
-    int const count = kfmm::detail::min(leaves_per_team, static_cast<int>(leaves.extent(0)) - first);
+    int const count =
+        kfmm::detail::min(leaves_per_team, static_cast<int>(leaves.extent(0)) - first);
     Kokkos::parallel_for(Kokkos::TeamThreadRange(team, count), [&](int k) {
       int const cell = leaves(first + k);
       double const cx = points.coordinate(centre(cell, 0), 0);
@@ -410,16 +411,16 @@ void leafRadiiOf(ExecutionSpace const &space, Octree<MemorySpace> const &tree,
   LeafRadii<ExecutionSpace, MemorySpace, Points> const kernel{
       tree.leaves, tree.centre, tree.radius, tree.particle_begin, tree.particle_end, points,
       per_team};
+  int const teams = (num_leaves + per_team - 1) / per_team;
   Kokkos::parallel_for("kfmm::tree::leaf_radii",
-                       Kokkos::TeamPolicy<ExecutionSpace>(space, (num_leaves + per_team - 1) / per_team,
-                                                          Tune::leaf_radii_team_size,
+                       Kokkos::TeamPolicy<ExecutionSpace>(space, teams, Tune::leaf_radii_team_size,
                                                           Tune::leaf_radii_lanes),
                        kernel);
 }
 
 /// The leaves' radii from the caller's positions, gathered through the tree's permutation:
 /// buildCells' way unless its caller has the particles sorted (kfmm::Fmm). On an H200 the
-/// gather took 9.9 ms for the leaves of 1e8 particles, read in order 0.6 (perf/RESULTS.md,
+/// gather took 9.9 ms for the leaves of 1e8 particles, read in order 0.93 (perf/RESULTS.md,
 /// 2026-11-25).
 struct GatheredLeafRadii
 {
