@@ -2,8 +2,9 @@
 #ifndef KFMM_DETAIL_STREAMING_HPP
 #define KFMM_DETAIL_STREAMING_HPP
 
-// Launch shapes for the kernels that pass once over an array of particles or values, a few
-// operations per element (copies through a permutation, fills, checks, extents).
+// Launch shapes for the kernels that pass once over an array of particles or values in order,
+// a few operations per element (fills, keys, copies, checks, extents). Every caller names its
+// kernel with a "kfmm::..." label.
 //
 // Kokkos 3.4 launches a RangePolicy on CUDA as blocks of 64 threads of one element each, and
 // an H200 starts about 1.6 blocks per nanosecond: a pass over 1e8 elements took at least
