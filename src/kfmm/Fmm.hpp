@@ -989,7 +989,8 @@ private:
                                      Kernel::scratchBytes(Tune::p2p_team_size, source_tile))),
         Kernel{targetCells(), sourceCells(), _target_x, _x, _q, _lists.p2p.offsets,
                _lists.p2p.sources, _p2p_groups.entries, _p2p_groups.size, sortedPotential(),
-               sortedField(), static_cast<Real>(softening * softening), source_tile});
+               sortedField(), static_cast<Real>(softening * softening), source_tile,
+               !separateTargets()});
   }
 
   /// Where the solver's arrays come from (detail/Workspace.hpp): a pooled workspace, which

@@ -99,7 +99,8 @@ struct DirectSumKernel
       });
       team.team_barrier();
 
-      block.interact(staged, tile, 1, softening2);
+      // Any tile may hold a target itself or a coincident particle: each is checked.
+      block.interact(staged, tile, 1, softening2, false);
     }
 
     for (int k = 0; k < TargetsPerThread; ++k)

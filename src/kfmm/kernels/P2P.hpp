@@ -62,6 +62,12 @@ struct P2PKernel
   Field field;
   Real softening2;
   int source_tile;
+  /// Whether the targets are the sources (one tree). A target then meets itself, and any
+  /// particle it coincides with, in its own leaf (equal positions have equal Morton keys):
+  /// tiles holding that leaf's particles exclude zero distances pair by pair, the others
+  /// are swept without and checked (TargetBlock::interact), as every tile is for targets of
+  /// their own.
+  bool targets_are_sources;
 
   /// Scratch of a team of `team_size` threads: two tiles per group, so that a warp stages
   /// one while its slower lanes may still read the other.
@@ -114,6 +120,7 @@ struct P2PKernel
     // it has read this one: one synchronisation per tile suffices.
     int buffer = 0;
     int filled = 0;
+    bool holds_targets = false; // the tile holds particles of the targets' leaf
     auto const sweep = [&]() {
       warpSync(); // the tile is staged
       // A lane of its own per TargetsPerThread targets (split 1) is the common case, on
@@ -121,15 +128,17 @@ struct P2PKernel
       // unrolls the source loop.
       Staged const *const tile = tiles + buffer * source_tile;
       if (split == 1)
-        block.interact(tile, filled, 1, softening2);
+        block.interact(tile, filled, 1, softening2, holds_targets);
       else
-        block.interact(tile + part, filled - part, split, softening2);
+        block.interact(tile + part, filled - part, split, softening2, holds_targets);
       buffer ^= 1;
       filled = 0;
+      holds_targets = false;
     };
     for (auto s = offsets(row); s < offsets(row + 1); ++s)
     {
       int const source_leaf = sources(s);
+      bool const own_leaf = targets_are_sources && source_leaf == leaf;
       int const source_end = source_cells.particle_end(source_leaf);
       for (int start = source_cells.particle_begin(source_leaf); start < source_end;)
       {
@@ -142,6 +151,7 @@ struct P2PKernel
         }
         filled += take;
         start += take;
+        holds_targets = holds_targets || own_leaf;
         if (filled == source_tile)
           sweep();
       }
