@@ -22,6 +22,7 @@
 
 #include <kfmm/Options.hpp>
 #include <kfmm/Stats.hpp>
+#include <kfmm/detail/ArgumentLaunch.hpp>
 #include <kfmm/detail/Precompiled.hpp>
 #include <kfmm/detail/ScopedRegion.hpp>
 #include <kfmm/detail/Resolution.hpp>
@@ -113,7 +114,7 @@ std::size_t countLeafRowPairs(ExecutionSpace const &space, CellView<MemorySpace>
   std::size_t total = 0;
   Kokkos::parallel_reduce(
       "kfmm::Fmm::count_pairs",
-      Kokkos::RangePolicy<ExecutionSpace>(space, 0, offsets.extent(0) - 1),
+      Kokkos::RangePolicy<ExecutionSpace, ArgumentLaunch>(space, 0, offsets.extent(0) - 1),
       LeafRowPairs<MemorySpace, Offsets, Sources>{target_cells, source_cells, offsets, sources,
                                                   source_leaves},
       total);
@@ -531,10 +532,12 @@ private:
   /// The solver's team kernels. Dynamic scheduling: on the host a thread takes the next team
   /// when it is done, since teams (cells, blocks of the grouped M2L, leaves) differ in work by
   /// their lists' lengths; GPUs schedule blocks so anyway and ignore it. `LaunchBounds`
-  /// caps a kernel's registers on GPUs (Tuning).
-  template <class ExecutionSpace, class LaunchBounds = Kokkos::LaunchBounds<>>
-  using Policy =
-      Kokkos::TeamPolicy<ExecutionSpace, Kokkos::Schedule<Kokkos::Dynamic>, LaunchBounds>;
+  /// caps a kernel's registers on GPUs (Tuning). `Launch`: functors are kernel arguments by
+  /// default (detail/ArgumentLaunch.hpp).
+  template <class ExecutionSpace, class LaunchBounds = Kokkos::LaunchBounds<>,
+            class Launch = detail::ArgumentLaunch>
+  using Policy = Kokkos::TeamPolicy<ExecutionSpace, Kokkos::Schedule<Kokkos::Dynamic>,
+                                    LaunchBounds, Launch>;
   using Coefficients = detail::CoefficientArray<Real, MemorySpace>;
 
   template <class ExecutionSpace>
@@ -983,7 +986,7 @@ private:
     int const source_tile = Tune::p2pSourceTile(static_cast<int>(sizeof(typename Kernel::Staged)));
     Kokkos::parallel_for(
         "kfmm::Fmm::P2P",
-        Policy<ExecutionSpace, typename Tune::P2PLaunchBounds>(
+        Policy<ExecutionSpace, typename Tune::P2PLaunchBounds, detail::DefaultLaunch>(
             space, (_p2p_groups.size + groups_per_team - 1) / groups_per_team, Tune::p2p_team_size)
             .set_scratch_size(0, Kokkos::PerTeam(
                                      Kernel::scratchBytes(Tune::p2p_team_size, source_tile))),

@@ -48,6 +48,7 @@
 // sources keep the traversal's order and the lists are identical from run to run.
 
 #include <kfmm/Options.hpp>
+#include <kfmm/detail/ArgumentLaunch.hpp>
 #include <kfmm/detail/Math.hpp>
 #include <kfmm/detail/ScopedRegion.hpp>
 #include <kfmm/detail/Streaming.hpp>
@@ -755,7 +756,9 @@ buildInteractionListsIn(ExecutionSpace const &space, kfmm::detail::Workspace<Mem
   std::size_t far_capacity = treecode ? expected.of(expected.m2p_per_leaf, num_leaves)
                                       : expected.of(expected.m2l_per_cell, num_cells);
   std::size_t near_capacity = expected.of(expected.near_per_leaf, num_leaves);
-  using TeamPolicy = Kokkos::TeamPolicy<ExecutionSpace>;
+  // Kokkos' own launch: rounds launched as kernel arguments ran slower on large trees
+  // (kfmm/detail/ArgumentLaunch.hpp).
+  using TeamPolicy = Kokkos::TeamPolicy<ExecutionSpace, kfmm::detail::DefaultLaunch>;
   using Round = detail::TraverseRound<ExecutionSpace, MemorySpace>;
   int const team_size = kfmm::detail::Tuning<ExecutionSpace>::lists_team_size;
   int const teams = kfmm::detail::max(1, space.concurrency() / team_size);

@@ -5,6 +5,7 @@
 // What both radix sort algorithms (ReduceThenScanSort.hpp, OnesweepSort.hpp) share: launch
 // options, the reusable workspace, and small labelled copy and fill kernels.
 
+#include <kfmm/detail/ArgumentLaunch.hpp>
 #include <kfmm/detail/Math.hpp>
 #include <kfmm/detail/Streaming.hpp>
 #include <kfmm/detail/Tuning.hpp>
@@ -63,14 +64,16 @@ std::uint64_t tileItems(SortOptions const &options)
 }
 
 /// Team policy of the sort kernels: on CUDA bounded so that the compiler keeps registers
-/// for sort_min_teams_per_sm teams of sort_team_size threads on each multiprocessor.
+/// for sort_min_teams_per_sm teams of sort_team_size threads on each multiprocessor;
+/// functors are kernel arguments (kfmm/detail/ArgumentLaunch.hpp).
 template <class ExecutionSpace>
 using SortPolicy = Kokkos::TeamPolicy<
     ExecutionSpace,
     Kokkos::LaunchBounds<(kfmm::detail::Tuning<ExecutionSpace>::sort_min_teams_per_sm > 0
                               ? kfmm::detail::Tuning<ExecutionSpace>::sort_team_size
                               : 0),
-                         kfmm::detail::Tuning<ExecutionSpace>::sort_min_teams_per_sm>>;
+                         kfmm::detail::Tuning<ExecutionSpace>::sort_min_teams_per_sm>,
+    kfmm::detail::ArgumentLaunch>;
 
 template <class T, class Memory>
 using Unmanaged1D = Kokkos::View<T *, Memory, Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
