@@ -62,7 +62,9 @@ struct Tuning<Kokkos::Cuda> : CudaLeafSizes
   // fp64, where 128 would not let 8 blocks' scratch fit a multiprocessor. Two targets per
   // lane were 3-15 % slower in the same lease, as before the source loop unrolled, and 3-15 %
   // slower again once the pair's field took one product (P2P 3.41 against 3.31 ms at leaf
-  // 256, 1.14 against 0.99 at the defaults, 2.04 against 1.88 on Plummer; 2026-11-24).
+  // 256, 1.14 against 0.99 at the defaults, 2.04 against 1.88 on Plummer; 2026-11-24), and
+  // 4 % slower once tiles were swept without a select per pair (3.11 against 2.99 ms at
+  // leaf 256; H200, 2026-11-25).
   using P2PLaunchBounds = Kokkos::LaunchBounds<128, 8>;
   static constexpr int p2p_group_lanes = 32;
   static constexpr int p2p_team_size = 128;
