@@ -10,11 +10,12 @@
 // kernel argument instead, which needs no wait. Other backends ignore both traits.
 //
 // Measured on an H200 (perf/RESULTS.md, 2026-11-25): the solver's team kernels, its count of
-// near pairs and the sort's kernels take the hint; of them only the grouped M2L, the count and
-// the sort's histograms are that large (M2L 0.92 -> 0.84 ms at 1e6 uniform, order 7). The near
-// field keeps the default (1 % slower as an argument, Nsight Compute), as do the lists'
-// traversal rounds: as arguments they queued without waiting (lists 0.55 -> 0.43 ms at 1e6)
-// but each round ran slower at 1e8 (lists 28.1 -> 32.4 ms).
+// near pairs, the sort's kernels and the lists' traversal rounds take the hint; of them only
+// the grouped M2L, the count, the sort's histograms and the rounds are that large (M2L 0.92 ->
+// 0.84 ms, lists 0.50-0.58 -> 0.39-0.40 ms at 1e6 uniform, order 7). As arguments the rounds
+// took 83 registers instead of 79 and ran two blocks per multiprocessor instead of three
+// (lists 28.1 -> 32.4 ms at 1e8) until Tuning::ListsLaunchBounds capped them. The near field
+// keeps the default: it was 1 % slower as an argument (Nsight Compute).
 
 #include <Kokkos_Core.hpp>
 

@@ -103,6 +103,8 @@ struct Tuning : HostLeafSizes
   static constexpr int lists_team_size = 1;
   static constexpr int lists_items_per_thread = 256;
   static constexpr int lists_lookback_window = 4;
+  /// The traversal rounds' Kokkos::LaunchBounds (a register cap on GPUs): none here.
+  using ListsLaunchBounds = Kokkos::LaunchBounds<>;
   /// The grouped M2L kernel's Kokkos::LaunchBounds (a register cap on GPUs) for teams whose
   /// scratch takes at most m2l_capped_scratch_bytes; larger teams launch without: none here.
   using M2LGroupedLaunchBounds = Kokkos::LaunchBounds<>;

@@ -756,9 +756,11 @@ buildInteractionListsIn(ExecutionSpace const &space, kfmm::detail::Workspace<Mem
   std::size_t far_capacity = treecode ? expected.of(expected.m2p_per_leaf, num_leaves)
                                       : expected.of(expected.m2l_per_cell, num_cells);
   std::size_t near_capacity = expected.of(expected.near_per_leaf, num_leaves);
-  // Kokkos' own launch: rounds launched as kernel arguments ran slower on large trees
-  // (kfmm/detail/ArgumentLaunch.hpp).
-  using TeamPolicy = Kokkos::TeamPolicy<ExecutionSpace, kfmm::detail::DefaultLaunch>;
+  // A round's functor is a kernel argument, so that the rounds queue without the host
+  // waiting on each (kfmm/detail/ArgumentLaunch.hpp), under a register cap (Tuning).
+  using TeamPolicy =
+      Kokkos::TeamPolicy<ExecutionSpace, kfmm::detail::ArgumentLaunch,
+                         typename kfmm::detail::Tuning<ExecutionSpace>::ListsLaunchBounds>;
   using Round = detail::TraverseRound<ExecutionSpace, MemorySpace>;
   int const team_size = kfmm::detail::Tuning<ExecutionSpace>::lists_team_size;
   int const teams = kfmm::detail::max(1, space.concurrency() / team_size);
