@@ -116,7 +116,7 @@ struct Tuning<Kokkos::Cuda> : CudaLeafSizes
   // Three blocks of a round per multiprocessor, as with the 79 registers of a round launched
   // from constant memory; launched with its functor as a kernel argument it took 83, and
   // two fit (kfmm/detail/ArgumentLaunch.hpp).
-  using ListsLaunchBounds = Kokkos::LaunchBounds<256, 3>;
+  using ListsLaunchBounds = Kokkos::LaunchBounds<lists_team_size, 3>;
   // At most 64 registers per thread, so that 8 blocks of 128 threads fit on a multiprocessor,
   // when 8 blocks' scratch fits too (8 x 24 KiB of the 228 KiB of an H100 or H200; GPUs with
   // less shared memory per multiprocessor need their own threshold). Uncapped, ptxas gave the
