@@ -265,12 +265,15 @@ Configuration parseCommandLine(std::vector<std::string> const &arguments)
       option.resize(equals);
       has_value = true;
     }
-    if (option == "--help" || option == "--quiet" || option == "--no-stage-times")
+    if (option == "--help" || option == "--quiet" || option == "--no-stage-times" ||
+        option == "--no-concurrent-far-field")
     {
       if (has_value)
         throw UsageError("option '" + option + "' takes no value");
       if (option == "--no-stage-times")
         c.options.time_stages = false;
+      else if (option == "--no-concurrent-far-field")
+        c.options.concurrent_far_field = false;
       else
         (option == "--help" ? c.help : c.quiet) = true;
       continue;
@@ -374,7 +377,11 @@ std::string helpText()
          "  --repeat R           R more runs after the first; the report gives their median\n"
          "                       times (0)\n"
          "  --no-stage-times     run the solver's stages back to back, unfenced: the report\n"
-         "                       gives the total time only\n"
+         "                       gives the total time only; on a GPU the far field's\n"
+         "                       translations then run beside the near field\n"
+         "  --no-concurrent-far-field\n"
+         "                       run every stage on one instance, one after another, also\n"
+         "                       with --no-stage-times\n"
          "Output:\n"
          "  --output FILE        write x,y,z,q,phi,gx,gy,gz of every particle (or target) to\n"
          "                       FILE: .csv text or .kfmm binary\n"

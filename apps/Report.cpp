@@ -278,7 +278,8 @@ void printReport(std::FILE *out, Report const &r)
   if (c.options.time_stages)
     std::fprintf(out, "  %-22s %12s %7s\n", "stage", "seconds", "share");
   else
-    std::fprintf(out, "  stages        not timed (--no-stage-times)\n");
+    std::fprintf(out, "  stages        not timed (--no-stage-times)%s\n",
+                 r.stats.far_field_concurrent ? "; far field beside the near field" : "");
   for (auto const &[name, seconds] : r.stats.stage_seconds)
     std::fprintf(out, "    %-20s %12.6f %6.1f%%\n", name.c_str(), seconds,
                  staged > 0 ? 100 * seconds / staged : 0.0);
@@ -393,6 +394,7 @@ std::string jsonReport(Report const &r)
   j.integer("check", c.check);
   j.integer("repeat", static_cast<std::uint64_t>(c.repeat));
   j.boolean("stage_times", c.options.time_stages);
+  j.boolean("concurrent_far_field", c.options.concurrent_far_field);
   if (c.output.empty())
     j.null("output");
   else
@@ -435,6 +437,7 @@ std::string jsonReport(Report const &r)
 
   j.beginObject("timing");
   j.integer("runs", static_cast<std::uint64_t>(r.runs));
+  j.boolean("far_field_concurrent", r.stats.far_field_concurrent);
   j.beginObject("stage_seconds");
   for (auto const &[name, seconds] : r.stats.stage_seconds)
     j.number(name.c_str(), seconds);

@@ -8,9 +8,10 @@
 //
 // One evaluation (docs/ARCHITECTURE.md):
 //   charges -> sorted order -> P2M (leaves) -> M2M (levels, bottom up)
-//     -> M2L (fmm: grouped, by rotation or per pair) or M2P (treecode)
-//     -> L2L (levels, top down)
-//     -> L2P (leaves) -> P2P (leaf pairs) -> caller's order
+//     -> M2L (fmm: grouped, by rotation or per pair) -> L2L (levels, top down)
+//     -> P2P (leaf pairs) -> L2P (leaves; fmm) or M2P (treecode) -> caller's order
+// P2M to L2L run beside P2P on a second instance where the backend allows it
+// (detail/SideInstance.hpp, Options::concurrent_far_field).
 // Every stage is a Kokkos team kernel in which one team writes one target (cell or leaf), or
 // one block of targets (the grouped M2L), so no atomics are needed; every stage is a Kokkos
 // Tools region, and with Options::time_stages it is fenced and timed into Stats.
@@ -26,6 +27,7 @@
 #include <kfmm/detail/Precompiled.hpp>
 #include <kfmm/detail/ScopedRegion.hpp>
 #include <kfmm/detail/Resolution.hpp>
+#include <kfmm/detail/SideInstance.hpp>
 #include <kfmm/detail/StaticChecks.hpp>
 #include <kfmm/detail/Tuning.hpp>
 #include <kfmm/detail/UnitFrame.hpp>
@@ -268,7 +270,10 @@ public:
       _target_tree = target_tree;
       moveTreesToFrame(space, true);
     });
-    buildOnTrees(space, caller.name, sources, &targets, false);
+    // The distributed solver runs the far field on the caller's instance: the M2L
+    // matrices are made there too.
+    buildOnTrees(space, detail::SideInstance<ExecutionSpace>(space, false), caller.name, sources,
+                 &targets, false);
   }
 
 private:
@@ -320,7 +325,7 @@ private:
         _target_x = _x;
       moveTreesToFrame(space, targets != nullptr);
     });
-    buildOnTrees(space, where, sources, targets, true);
+    buildOnTrees(space, sideInstance(space), where, sources, targets, true);
   }
 
   /// How the solver's own tree builds measure their leaves' radii (tree::detail::buildCells):
@@ -356,10 +361,12 @@ private:
   }
 
   /// The build after the trees: lists, M2L operators, the sorted positions unless the trees'
-  /// builds made them (`positions_sorted`), and the work counts.
+  /// builds made them (`positions_sorted`), and the work counts. The grouped M2L's matrices
+  /// are made on the `side` instance, on which the evaluations' far field runs.
   template <class ExecutionSpace, class Sources, class Targets>
-  void buildOnTrees(ExecutionSpace const &space, std::string const &where, Sources const &sources,
-                    Targets const *targets, bool positions_sorted)
+  void buildOnTrees(ExecutionSpace const &space, detail::SideInstance<ExecutionSpace> const &side,
+                    std::string const &where, Sources const &sources, Targets const *targets,
+                    bool positions_sorted)
   {
     Options const &options = _options;
     stage(space, "lists", _build_stages, [&] {
@@ -374,7 +381,8 @@ private:
     {
       M2LVariant const variant = chooseM2LVariant<ExecutionSpace>();
       if (variant == M2LVariant::grouped)
-        stage(space, "M2L matrices", _build_stages, [&] { prepareGroupedM2L(space, where); });
+        stage(space, "M2L matrices", _build_stages,
+              [&] { prepareGroupedM2L(space, side, where); });
       else if (variant == M2LVariant::rotation)
         stage(space, "M2L rotations", _build_stages, [&] { prepareRotationM2L(space); });
     }
@@ -438,6 +446,7 @@ public:
 
     _stats.stage_seconds = _build_stages;
     _stats.results_checked = false;
+    _stats.far_field_concurrent = false;
     if (n == 0)
       return;
     if (size() == 0 || allAtOnePoint())
@@ -449,8 +458,9 @@ public:
       });
     else
     {
-      upward(space, charges, charge_exponent);
-      downward(space, potential, field, charge_exponent);
+      sortChargesStage(space, charges, charge_exponent);
+      fieldStages(space);
+      returnResults(space, potential, field, charge_exponent);
     }
     if (_options.check_results)
     {
@@ -470,30 +480,61 @@ public:
   std::size_t numTargets() const { return _target_tree.numParticles(); }
 
 private:
-  /// An evaluation's first part: the charges in sorted order, in units of
-  /// 2^charge_exponent; the sorted results zeroed; P2M and M2M.
+  /// The charges in sorted order, in units of 2^charge_exponent, and the sorted results
+  /// zeroed, to which the near and far fields add.
   template <class ExecutionSpace, class Charges>
-  void upward(ExecutionSpace const &space, Charges const &charges, int charge_exponent)
+  void sortChargesStage(ExecutionSpace const &space, Charges const &charges, int charge_exponent)
   {
     stage(space, "sort charges", _stats.stage_seconds, [&] {
       detail::sortCharges(space, _source_tree.permutation, charges,
                           detail::PowerOfTwo<double>::of(-charge_exponent), _q);
-      // The stages add to the sorted results.
       detail::zeroFill(space, "kfmm::Fmm::clear_results", _results);
     });
-    stage(space, "P2M", _stats.stage_seconds, [&] { upwardP2M(space); });
-    stage(space, "M2M", _stats.stage_seconds, [&] { upwardM2M(space); });
   }
 
-  /// An evaluation's second part: far field, near field, and the results in the caller's
-  /// order and units.
-  template <class ExecutionSpace, class Potential, class Field>
-  void downward(ExecutionSpace const &space, Potential const &potential, Field const &field,
-                int charge_exponent)
+  /// The near and far fields of the sorted charges into the sorted results. The far field's
+  /// translations need nothing of the near field, and the near field nothing of them, until
+  /// the far field's last stage adds into the results: they run on the side instance
+  /// (detail/SideInstance.hpp), beside the near field on the caller's, unless
+  /// Options::concurrent_far_field is off or the stages are timed; the last stage follows
+  /// both. In either case the near field adds before it, so the sums are the same.
+  template <class ExecutionSpace>
+  void fieldStages(ExecutionSpace const &space)
   {
-    farFieldStages(space);
+    auto const side = sideInstance(space);
+    _stats.far_field_concurrent = side.concurrent();
+    side.follow();
+    upwardStages(side.space());
+    farFieldTranslations(side.space());
     nearFieldStage(space);
-    returnResults(space, potential, field, charge_exponent);
+    side.join();
+    farFieldToTargets(space);
+  }
+
+  /// The instance on which the far field runs beside the caller's `space`: a second one
+  /// where the backend has one, unless Options::concurrent_far_field is off or the stages
+  /// are timed (detail/SideInstance.hpp).
+  template <class ExecutionSpace>
+  detail::SideInstance<ExecutionSpace> sideInstance(ExecutionSpace const &space) const
+  {
+    return detail::SideInstance<ExecutionSpace>(
+        space, _options.concurrent_far_field && !_options.time_stages);
+  }
+
+  /// The distributed solver's first part of an evaluation: the sorted charges, P2M and M2M.
+  template <class ExecutionSpace, class Charges>
+  void upward(ExecutionSpace const &space, Charges const &charges, int charge_exponent)
+  {
+    sortChargesStage(space, charges, charge_exponent);
+    upwardStages(space);
+  }
+
+  /// P2M and M2M: the source tree's multipoles.
+  template <class ExecutionSpace>
+  void upwardStages(ExecutionSpace const &space)
+  {
+    stage(space, "P2M", _stats.stage_seconds, [&] { upwardP2M(space); });
+    stage(space, "M2M", _stats.stage_seconds, [&] { upwardM2M(space); });
   }
 
   /// The near field into the sorted results.
@@ -507,12 +548,28 @@ private:
   template <class ExecutionSpace>
   void farFieldStages(ExecutionSpace const &space)
   {
+    farFieldTranslations(space);
+    farFieldToTargets(space);
+  }
+
+  /// The far field's translations of multipoles into the target tree's locals: M2L and L2L
+  /// (FMM); none for the treecode.
+  template <class ExecutionSpace>
+  void farFieldTranslations(ExecutionSpace const &space)
+  {
+    if (_options.method != Method::fmm)
+      return;
+    stage(space, "M2L", _stats.stage_seconds, [&] { farFieldM2L(space); });
+    stage(space, "L2L", _stats.stage_seconds, [&] { downwardL2L(space); });
+  }
+
+  /// The far field's last stage, which adds into the sorted results: L2P (FMM) or M2P
+  /// (treecode).
+  template <class ExecutionSpace>
+  void farFieldToTargets(ExecutionSpace const &space)
+  {
     if (_options.method == Method::fmm)
-    {
-      stage(space, "M2L", _stats.stage_seconds, [&] { farFieldM2L(space); });
-      stage(space, "L2L", _stats.stage_seconds, [&] { downwardL2L(space); });
       stage(space, "L2P", _stats.stage_seconds, [&] { downwardL2P(space); });
-    }
     else
       stage(space, "M2P", _stats.stage_seconds, [&] { farFieldM2P(space); });
   }
@@ -836,11 +893,15 @@ private:
   }
 
   /// Groups the M2L list and computes the class matrices (tree/M2LGroups.hpp,
-  /// kernels/M2LMatrices.hpp). An automatic choice whose matrices would exceed the backend's
-  /// budget, or whose kernel would not fit its team scratch, takes the rotation M2L instead;
-  /// an explicit request throws, its message naming the entry point `where`.
+  /// kernels/M2LMatrices.hpp), the latter on the `side` instance: only the M2L, which runs
+  /// there too, reads them, and the rest of the build and the near field go on meanwhile.
+  /// An automatic choice whose matrices would exceed the backend's budget, or whose kernel
+  /// would not fit its team scratch, takes the rotation M2L instead; an explicit request
+  /// throws, its message naming the entry point `where`.
   template <class ExecutionSpace>
-  void prepareGroupedM2L(ExecutionSpace const &space, std::string const &where)
+  void prepareGroupedM2L(ExecutionSpace const &space,
+                         detail::SideInstance<ExecutionSpace> const &side,
+                         std::string const &where)
   {
     using Tune = detail::Tuning<ExecutionSpace>;
     int const block_rows = Tune::m2lBlockRows(order());
@@ -871,7 +932,10 @@ private:
       return;
     }
     _m2l_groups = groups;
-    _m2l_matrices = detail::buildM2LMatrices<Real>(space, *_memory, _m2l_groups, order(),
+    // The matrices read the classes' keys, which the grouping wrote on the caller's
+    // instance.
+    side.follow();
+    _m2l_matrices = detail::buildM2LMatrices<Real>(side.space(), *_memory, _m2l_groups, order(),
                                                    Tune::expansionTeamSize(order()));
     _m2l_variant = M2LVariant::grouped;
     // The groups hold every M2L entry's source: the list's copy is not read again (its

@@ -43,6 +43,9 @@ struct Stats
   /// Whether the last evaluation checked its results for NaN and infinity
   /// (Options::check_results; a failed check throws).
   bool results_checked = false;
+  /// Whether the last evaluation ran the far field's translations on a second instance,
+  /// beside the near field (Options::concurrent_far_field, on a backend that can).
+  bool far_field_concurrent = false;
   /// Pairs of particles, neighbours in the tree's order, whose distance rounding their
   /// coordinates to the solver's precision (in its units) changes by more than 1/1024
   /// (detail/Resolution.hpp); such a pair's field is off by more than about 1e-3. Always 0
