@@ -44,6 +44,13 @@ if(NOT leaf_size MATCHES "^[1-9][0-9]*$" OR NOT leaf_size_tuned STREQUAL "ON")
   kfmm_bad("leaf_size ${leaf_size}, leaf_size_tuned ${leaf_size_tuned}: expected a tuned size")
 endif()
 
+# Stages timed (the program's default): every stage on one instance, whatever the option.
+kfmm_json(concurrent_option configuration concurrent_far_field)
+kfmm_json(far_field_concurrent timing far_field_concurrent)
+if(NOT concurrent_option STREQUAL "ON" OR NOT far_field_concurrent STREQUAL "OFF")
+  kfmm_bad("concurrent_far_field ${concurrent_option}, far_field_concurrent ${far_field_concurrent}: expected ON and OFF")
+endif()
+
 kfmm_json(version kokkos version)
 kfmm_json(default_space kokkos default_space)
 kfmm_json(concurrency kokkos concurrency)
