@@ -9,12 +9,16 @@
 #   test      the whole test suite (ctest), every execution space including CUDA
 #   sanitize  compute-sanitizer memcheck and racecheck over the kernel tests, the onesweep
 #             sort tests, the adversarial edge cases and range errors, and the program on a
-#             small problem (tree, sort, lists and every FMM/treecode kernel)
+#             small problem (tree, sort, lists and every FMM/treecode kernel, unfenced: the
+#             far field on its own stream)
 #   bench     the benchmarks (all-pairs, sort, tree, M2L variants) and the 1e6-particle runs
 #             recorded in perf/RESULTS.md
+#   targets   the GPU pipeline's target cases (1e6 and 1e8, uniform and Plummer, fp32 and
+#             fp64) at the settings perf/RESULTS.md found, unfenced, each run with the far
+#             field beside the near field and then on one instance; the all-pairs rate
 #   stress    the stress test's long mode: random particle sets against the direct sum
 set -uo pipefail
-[ $# -ge 2 ] || { sed -n '2,15p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
+[ $# -ge 2 ] || { sed -n '2,19p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
 bundle=$1 logs=$2
 shift 2
 phases=${*:-test bench}
@@ -55,6 +59,25 @@ if has bench; then
       --json "$logs/fmm-double-$distribution.json"
   done
 fi
+if has targets; then
+  kfmm=build/cuda/apps/kfmm
+  target() { # target NAME ARGS...: the case with the side instance, then on one instance
+    local name=$1; shift
+    step "target-$name" "$kfmm" "$@" --no-stage-times --quiet --json "$logs/target-$name.json"
+    step "target-$name-one-instance" "$kfmm" "$@" --no-stage-times --no-concurrent-far-field \
+      --quiet --json "$logs/target-$name-one-instance.json"
+  }
+  target u1e6 --n 1000000 --precision float --distribution uniform --order 7 --theta 0.85 \
+    --leaf-size 256 --repeat 20 --check 2000
+  target p1e6 --n 1000000 --precision float --distribution plummer --repeat 20 --check 2000
+  target d1e6 --n 1000000 --precision double --distribution uniform --order 24 --theta 0.7 \
+    --leaf-size 512 --repeat 5 --check 2000
+  target u1e8 --n 100000000 --precision float --distribution uniform --order 7 --theta 0.85 \
+    --repeat 3 --check 200
+  target p1e8 --n 100000000 --precision float --distribution plummer --order 8 --theta 0.85 \
+    --repeat 3 --check 200
+  step target-direct build/cuda/perf/kfmm_bench_direct --repeat 5
+fi
 # compute-sanitizer exits non-zero on racecheck warnings too; Kokkos 3.4's own CUDA
 # reductions and scans produce such warnings (warp-synchronous shared memory), so a run
 # passes when the tool's summary reports 0 errors, and the log keeps every warning.
@@ -72,7 +95,7 @@ if has sanitize; then
       build/cuda/tests/kfmm_test_adversarial "[edge],[validation]"
     for method in fmm treecode; do
       step "sanitize-$tool-$method" sanitize "$tool" \
-        build/cuda/apps/kfmm --n 20000 --method "$method" --check 100
+        build/cuda/apps/kfmm --n 20000 --method "$method" --check 100 --no-stage-times
     done
   done
 fi

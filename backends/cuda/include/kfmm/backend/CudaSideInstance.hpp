@@ -108,6 +108,10 @@ public:
   SideInstance(Kokkos::Cuda const &caller, bool enabled)
       : _caller(caller), _side(enabled ? CudaSideStream::shared().instance() : caller)
   {
+    // The side stream is on the device Kokkos initialised; a caller's instance on another
+    // device (newer Kokkos allows several) runs everything itself.
+    if (_side.cuda_device() != _caller.cuda_device())
+      _side = _caller;
   }
 
   Kokkos::Cuda const &space() const { return _side; }
