@@ -118,17 +118,19 @@ public:
 
   bool concurrent() const { return _side.cuda_stream() != _caller.cuda_stream(); }
 
-  void follow() const { order(_caller, _side); }
-
-  void join() const { order(_side, _caller); }
-
-private:
-  static void order(Kokkos::Cuda const &earlier, Kokkos::Cuda const &later)
+  void follow() const
   {
-    if (earlier.cuda_stream() != later.cuda_stream())
-      CudaSideStream::shared().order(earlier.cuda_stream(), later.cuda_stream());
+    if (concurrent())
+      CudaSideStream::shared().order(_caller.cuda_stream(), _side.cuda_stream());
   }
 
+  void join() const
+  {
+    if (concurrent())
+      CudaSideStream::shared().order(_side.cuda_stream(), _caller.cuda_stream());
+  }
+
+private:
   Kokkos::Cuda _caller;
   Kokkos::Cuda _side;
 };
