@@ -150,8 +150,14 @@ TEMPLATE_LIST_TEST_CASE("unresolved pairs are counted across the sort's chunks o
   Kokkos::deep_copy(permutation, permutation_h);
   auto const frame = kfmm::detail::unitFrame(kfmm::tree::boundingCube(space, x));
   Kokkos::View<Real *[3], Memory> sorted("kfmm::test::sorted", n);
-  CHECK(kfmm::detail::sortPositions(space, permutation, x, frame, sorted) ==
-        (isFloat<Real> ? 2u : 0u));
+  // The count into host memory (the sort then waits for it), and into device memory.
+  Kokkos::View<std::size_t, Kokkos::HostSpace> unresolved("kfmm::test::unresolved");
+  Kokkos::View<std::size_t, Memory> unresolved_on_device("kfmm::test::unresolved_on_device");
+  kfmm::detail::sortPositions(space, permutation, x, frame, sorted, unresolved);
+  CHECK(unresolved() == (isFloat<Real> ? 2u : 0u));
+  kfmm::detail::sortPositions(space, permutation, x, frame, sorted, unresolved_on_device);
+  Kokkos::deep_copy(unresolved, unresolved_on_device);
+  CHECK(unresolved() == (isFloat<Real> ? 2u : 0u));
   // The sorted positions are the unit coordinates, rounded once.
   auto const sorted_h = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, sorted);
   for (std::size_t i = 0; i < n; i += 37)
@@ -159,7 +165,13 @@ TEMPLATE_LIST_TEST_CASE("unresolved pairs are counted across the sort's chunks o
       CHECK(sorted_h(i, d) == static_cast<Real>(frame.position(x_h(i, d), d)));
   Kokkos::View<Real *[3], Memory> x_real("kfmm::test::x", n);
   Kokkos::deep_copy(x_real, sorted);
-  CHECK(kfmm::detail::sortPositions(space, permutation, x_real, frame, sorted) == 0u);
+  unresolved() = 7;
+  kfmm::detail::sortPositions(space, permutation, x_real, frame, sorted, unresolved);
+  CHECK(unresolved() == 0u);
+  Kokkos::deep_copy(unresolved_on_device, 7);
+  kfmm::detail::sortPositions(space, permutation, x_real, frame, sorted, unresolved_on_device);
+  Kokkos::deep_copy(unresolved, unresolved_on_device);
+  CHECK(unresolved() == 0u);
 }
 
 TEMPLATE_LIST_TEST_CASE("sets in double are accurate where the precision resolves them, "

@@ -263,7 +263,8 @@ TEMPLATE_LIST_TEST_CASE("leaf radii from particles sorted into the frame equal t
   auto const gathered = onHost(tree.radius);
   auto const frame = kfmm::detail::unitFrame(tree.cube);
   Kokkos::View<Real *[3], Memory> sorted("kfmm::test::sorted", n);
-  kfmm::detail::sortPositions(space, tree.permutation, x, frame, sorted);
+  Kokkos::View<std::size_t, Memory> unresolved("kfmm::test::unresolved");
+  kfmm::detail::sortPositions(space, tree.permutation, x, frame, sorted, unresolved);
   Kokkos::deep_copy(tree.radius, -1.0);
   kfmm::tree::detail::leafRadiiOf(
       space, tree, kfmm::tree::detail::SortedPoints<decltype(sorted)>{sorted, frame});

@@ -24,6 +24,7 @@
 #include <kfmm/Options.hpp>
 #include <kfmm/Stats.hpp>
 #include <kfmm/detail/ArgumentLaunch.hpp>
+#include <kfmm/detail/DeferredCounts.hpp>
 #include <kfmm/detail/Precompiled.hpp>
 #include <kfmm/detail/ScopedRegion.hpp>
 #include <kfmm/detail/Resolution.hpp>
@@ -107,20 +108,19 @@ struct LeafRowPairs
   }
 };
 
-/// The interactions of a list whose rows are target leaves (LeafRowPairs). One reduction.
-template <class ExecutionSpace, class MemorySpace, class Offsets, class Sources>
-std::size_t countLeafRowPairs(ExecutionSpace const &space, CellView<MemorySpace> const &target_cells,
-                              CellView<MemorySpace> const &source_cells, Offsets const &offsets,
-                              Sources const &sources, bool source_leaves)
+/// The interactions of a list whose rows are target leaves (LeafRowPairs), reduced into
+/// `total` (a rank-0 View; DeferredCounts' slot: nothing waits for the device).
+template <class ExecutionSpace, class MemorySpace, class Offsets, class Sources, class Total>
+void countLeafRowPairs(ExecutionSpace const &space, CellView<MemorySpace> const &target_cells,
+                       CellView<MemorySpace> const &source_cells, Offsets const &offsets,
+                       Sources const &sources, bool source_leaves, Total const &total)
 {
-  std::size_t total = 0;
   Kokkos::parallel_reduce(
       "kfmm::Fmm::count_pairs",
       Kokkos::RangePolicy<ExecutionSpace, ArgumentLaunch>(space, 0, offsets.extent(0) - 1),
       LeafRowPairs<MemorySpace, Offsets, Sources>{target_cells, source_cells, offsets, sources,
                                                   source_leaves},
       total);
-  return total;
 }
 
 /// Bytes held by the given Views.
@@ -280,6 +280,8 @@ private:
   template <class Real_, class MemorySpace_>
   friend class distributed::DistributedFmm;
 
+  using Counts = detail::DeferredCounts<MemorySpace>;
+
   /// The constructors' work: one set of particles acting on itself.
   template <class ExecutionSpace, class Positions>
   void build(detail::EntryPoint caller, ExecutionSpace const &space, Positions const &positions)
@@ -313,14 +315,15 @@ private:
       // The frame first: each build sorts its particles into the frame as soon as its
       // permutation is known, and measures its leaves' radii from them.
       _frame = detail::unitFrame(cube);
-      _stats.unresolved_pairs = 0;
       _source_tree = tree::detail::buildOctreeOfValidInput(
           space, *_memory, sources, cube, rule,
-          sortingLeafRadii<ExecutionSpace>(_x, "kfmm::Fmm::sorted_positions"));
+          sortingLeafRadii<ExecutionSpace>(_x, "kfmm::Fmm::sorted_positions",
+                                           Counts::unresolved_sources));
       if (targets)
         _target_tree = tree::detail::buildOctreeOfValidInput(
             space, *_memory, *targets, cube, rule,
-            sortingLeafRadii<ExecutionSpace>(_target_x, "kfmm::Fmm::sorted_targets"));
+            sortingLeafRadii<ExecutionSpace>(_target_x, "kfmm::Fmm::sorted_targets",
+                                             Counts::unresolved_targets));
       else
         _target_x = _x;
       moveTreesToFrame(space, targets != nullptr);
@@ -330,18 +333,20 @@ private:
 
   /// How the solver's own tree builds measure their leaves' radii (tree::detail::buildCells):
   /// the particles sorted into `sorted` (taken here; the solver keeps them, in its frame and
-  /// precision, with their unresolved pairs counted into Stats), then the radii from them,
+  /// precision, with their unresolved pairs counted into the count `unresolved`), then the radii from them,
   /// read in order (tree::detail::SortedPoints). Gathered through the permutation a second
   /// time, the radii had taken 9.9 ms at 1e8 particles on an H200 (perf/RESULTS.md,
   /// 2026-11-25).
   template <class ExecutionSpace>
-  auto sortingLeafRadii(Kokkos::View<Real *[3], MemorySpace> &sorted, char const *label)
+  auto sortingLeafRadii(Kokkos::View<Real *[3], MemorySpace> &sorted, char const *label,
+                        typename Counts::Count unresolved)
   {
-    return [this, &sorted, label](ExecutionSpace const &space,
-                                  tree::Octree<MemorySpace> const &tree, auto const &positions) {
+    return [this, &sorted, label, unresolved](ExecutionSpace const &space,
+                                              tree::Octree<MemorySpace> const &tree,
+                                              auto const &positions) {
       _memory->take(space, sorted, label, tree.numParticles());
-      _stats.unresolved_pairs +=
-          detail::sortPositions(space, tree.permutation, positions, _frame, sorted);
+      detail::sortPositions(space, tree.permutation, positions, _frame, sorted,
+                            _counts.slot(unresolved));
       using Points = tree::detail::SortedPoints<Kokkos::View<Real *[3], MemorySpace>>;
       tree::detail::leafRadiiOf(space, tree, Points{sorted, _frame});
     };
@@ -391,14 +396,13 @@ private:
       if (!positions_sorted)
         sortPositions(space, sources, targets);
       detail::invertPermutation(space, _target_tree.permutation, _target_ranks);
-      _stats.precision_limited = detail::precisionLimited(
-          _stats.unresolved_pairs, size() + (targets ? numTargets() : 0));
       using Tune = detail::Tuning<ExecutionSpace>;
       _p2p_groups = detail::buildTargetGroups(space, *_memory, targetCells(), _lists.p2p.numRows(),
                                               numTargets(),
                                               Tune::p2p_group_lanes * Tune::p2p_targets_per_thread);
     });
     countWork(space);
+    _counts_pending = true;
     _stats.stage_seconds = _build_stages;
   }
 
@@ -469,8 +473,15 @@ public:
     }
   }
 
-  /// Times, counts and sizes of the build and of the last evaluation.
-  Stats const &stats() const { return _stats; }
+  /// Times, counts and sizes of the build and of the last evaluation. The first call after
+  /// the build waits for the device: the build's counts are reductions it did not wait for
+  /// (detail/DeferredCounts.hpp).
+  Stats const &stats() const
+  {
+    if (_counts_pending)
+      readCounts();
+    return _stats;
+  }
   /// The options the solver runs with: the caller's, with the order and theta chosen for a
   /// tolerance and the tuned leaf size filled in.
   Options const &options() const { return _options; }
@@ -691,11 +702,11 @@ private:
     _memory->take(space, _x, "kfmm::Fmm::sorted_positions", size());
     if (separateTargets())
       _memory->take(space, _target_x, "kfmm::Fmm::sorted_targets", numTargets());
-    _stats.unresolved_pairs =
-        detail::sortPositions(space, _source_tree.permutation, sources, _frame, _x);
+    detail::sortPositions(space, _source_tree.permutation, sources, _frame, _x,
+                          _counts.slot(Counts::unresolved_sources));
     if (targets)
-      _stats.unresolved_pairs +=
-          detail::sortPositions(space, _target_tree.permutation, *targets, _frame, _target_x);
+      detail::sortPositions(space, _target_tree.permutation, *targets, _frame, _target_x,
+                            _counts.slot(Counts::unresolved_targets));
     else
       _target_x = _x;
   }
@@ -727,14 +738,16 @@ private:
     return order() <= detail::Tuning<ExecutionSpace>::shift_matrix_max_order;
   }
 
-  /// Interaction counts, flop estimate, depth and memory, for Stats (one reduction per
-  /// list; only the totals come back).
+  /// Interaction counts, flop estimate, depth and memory, for Stats. The near field's and
+  /// the treecode's pair counts are reductions into the deferred counts (one per list), which
+  /// stats() reads: the build does not wait for them.
   template <class ExecutionSpace>
   void countWork(ExecutionSpace const &space)
   {
-    auto const pairsOfLeafRows = [&](tree::CsrList<MemorySpace> const &list, bool leaves) {
-      return detail::countLeafRowPairs(space, targetCells(), sourceCells(), list.offsets,
-                                       list.sources, leaves);
+    auto const pairsOfLeafRows = [&](tree::CsrList<MemorySpace> const &list, bool leaves,
+                                     typename Counts::Count count) {
+      detail::countLeafRowPairs(space, targetCells(), sourceCells(), list.offsets, list.sources,
+                                leaves, _counts.slot(count));
     };
     bool const two = separateTargets();
     _stats.order = order();
@@ -745,10 +758,9 @@ private:
                    (two ? static_cast<std::size_t>(_target_tree.numCells()) : 0);
     _stats.leaves = static_cast<std::size_t>(_source_tree.numLeaves()) +
                     (two ? static_cast<std::size_t>(_target_tree.numLeaves()) : 0);
-    // All particles at one point: the evaluation skips every stage.
-    _stats.p2p_interactions = _target_tree.numLeaves() > 0 && !allAtOnePoint()
-                                  ? pairsOfLeafRows(_lists.p2p, true)
-                                  : 0;
+    // All particles at one point: the evaluation skips every stage (the count stays 0).
+    if (_target_tree.numLeaves() > 0 && !allAtOnePoint())
+      pairsOfLeafRows(_lists.p2p, true, Counts::p2p_pairs);
     _stats.m2l_interactions = _options.method == Method::fmm ? _lists.m2l.size : 0;
     if (_options.method == Method::fmm)
       _stats.m2l_variant = m2lVariantName(_m2l_variant);
@@ -764,19 +776,16 @@ private:
       _stats.m2l_matrix_bytes = _m2l_rotations.bytes();
       _stats.m2l_per_pair_interactions = static_cast<std::size_t>(_m2l_rotations.per_pair_entries);
     }
-    _stats.m2p_interactions = _options.method == Method::treecode && _target_tree.numLeaves() > 0
-                                  ? pairsOfLeafRows(_lists.m2p, false)
-                                  : 0;
+    if (_options.method == Method::treecode && _target_tree.numLeaves() > 0)
+      pairsOfLeafRows(_lists.m2p, false, Counts::m2p_pairs);
     int const p = order();
     double const sources = static_cast<double>(size());
     double const targets = static_cast<double>(numTargets());
     double const source_cells = static_cast<double>(_source_tree.numCells());
     double const target_cells = static_cast<double>(_target_tree.numCells());
-    _stats.flops = detail::flops_per_interaction * double(_stats.p2p_interactions) +
-                   sources * double(expansions::flops::p2m(p)) +
-                   source_cells * double(expansions::flops::m2m(p)) +
-                   m2lFlops() +
-                   double(_stats.m2p_interactions) * double(expansions::flops::m2p(p));
+    // Without the near field's and the M2P's flops, which readCounts adds.
+    _stats.flops = sources * double(expansions::flops::p2m(p)) +
+                   source_cells * double(expansions::flops::m2m(p)) + m2lFlops();
     if (_options.method == Method::fmm)
       _stats.flops += target_cells * double(expansions::flops::l2l(p)) +
                       targets * double(expansions::flops::l2p(p));
@@ -794,6 +803,22 @@ private:
                    _m2l_groups.bytes() + _stats.m2l_matrix_bytes + detail::bytesOf(_shift_matrices);
   }
 
+  /// The build's deferred counts into Stats, with the flops that depend on them.
+  void readCounts() const
+  {
+    _counts.wait();
+    _counts_pending = false;
+    _stats.p2p_interactions = _counts[Counts::p2p_pairs];
+    _stats.m2p_interactions = _counts[Counts::m2p_pairs];
+    _stats.unresolved_pairs =
+        _counts[Counts::unresolved_sources] + _counts[Counts::unresolved_targets];
+    _stats.precision_limited = detail::precisionLimited(
+        _stats.unresolved_pairs, size() + (separateTargets() ? numTargets() : 0));
+    _stats.flops +=
+        detail::flops_per_interaction * double(_stats.p2p_interactions) +
+        double(_stats.m2p_interactions) * double(expansions::flops::m2p(order()));
+  }
+
   /// Each target's flops in the evaluations (detail::TargetWork), into `work` (one entry per
   /// target, in the order of the targets the solver was built with).
   template <class ExecutionSpace>
@@ -802,8 +827,8 @@ private:
   {
     int const p = order();
     bool const fmm = _options.method == Method::fmm;
-    double const far_entries = static_cast<double>(fmm ? _stats.m2l_interactions
-                                                       : _stats.m2p_interactions);
+    double const far_entries = static_cast<double>(fmm ? stats().m2l_interactions
+                                                       : stats().m2p_interactions);
     // The M2L's flops per entry averaged over the variant's kinds of entries.
     double const far_flops = !fmm ? double(expansions::flops::m2p(p))
                              : far_entries > 0 ? m2lFlops() / far_entries
@@ -1051,11 +1076,12 @@ private:
     Kokkos::parallel_for(
         "kfmm::Fmm::P2P",
         Policy<ExecutionSpace, typename Tune::P2PLaunchBounds, detail::DefaultLaunch>(
-            space, (_p2p_groups.size + groups_per_team - 1) / groups_per_team, Tune::p2p_team_size)
+            space, (_p2p_groups.bound() + groups_per_team - 1) / groups_per_team,
+            Tune::p2p_team_size)
             .set_scratch_size(0, Kokkos::PerTeam(
                                      Kernel::scratchBytes(Tune::p2p_team_size, source_tile))),
         Kernel{targetCells(), sourceCells(), _target_x, _x, _q, _lists.p2p.offsets,
-               _lists.p2p.sources, _p2p_groups.entries, _p2p_groups.size, sortedPotential(),
+               _lists.p2p.sources, _p2p_groups.entries, _p2p_groups.count, sortedPotential(),
                sortedField(), static_cast<Real>(softening * softening), source_tile,
                !separateTargets()});
   }
@@ -1096,7 +1122,10 @@ private:
   detail::M2LRotations<Real, MemorySpace> _m2l_rotations;  ///< rotation M2L only
   detail::ShiftMatrixArray<Real, MemorySpace> _shift_matrices; ///< M2M and L2L as products only
   std::vector<std::pair<std::string, double>> _build_stages;
-  Stats _stats;
+  /// The build's counts that Stats reads once the device has made them (stats()).
+  Counts _counts;
+  mutable bool _counts_pending = false;
+  mutable Stats _stats;
 };
 
 namespace detail

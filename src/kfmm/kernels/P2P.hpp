@@ -57,7 +57,7 @@ struct P2PKernel
   Offsets offsets;
   Sources sources;
   Kokkos::View<int *[2], Memory> groups; ///< (row, first target in the leaf), group_targets each
-  int num_groups;
+  Kokkos::View<int *, Memory> num_groups; ///< one entry: the groups in use (teams cover a bound)
   Potential potential;
   Field field;
   Real softening2;
@@ -84,7 +84,7 @@ struct P2PKernel
     auto *const team_tiles = static_cast<Staged *>(team.team_scratch(0).get_shmem_aligned(
         2 * (team.team_size() / GroupLanes) * source_tile * sizeof(Staged), sizeof(Staged)));
     // A warp's lanes leave together: nothing below waits for the rest of the team.
-    if (group >= num_groups)
+    if (group >= num_groups(0))
       return;
     Staged *const tiles = team_tiles + 2 * slot * source_tile;
     int const row = groups(group, 0);

@@ -100,35 +100,56 @@ private:
   }
 };
 
+/// count() = 0, for a sort that counts nothing.
+template <class Count>
+struct ZeroCount
+{
+  Count count;
+
+  KOKKOS_INLINE_FUNCTION void operator()(int) const { count() = 0; }
+};
+
 /// sorted(i, :) = positions(permutation(i), :) in the frame's units, in the sorted array's
 /// type (the difference from the shift is taken in double, before any rounding to it).
-/// Returns the pairs of particles adjacent in the sorted order (sorted i - 1 and i) at a
-/// non-zero distance that rounding their unit coordinates to that type moves by more than
-/// unresolved_rounding of that distance (max norms, in double from the caller's `positions`;
-/// detail/Resolution.hpp); 0 for positions given in that type or a narrower one, whose sort
-/// then does not wait for the device. Only the count comes back to the host.
-template <class ExecutionSpace, class Permutation, class Positions, class Sorted>
-std::size_t sortPositions(ExecutionSpace const &space, Permutation const &permutation,
-                          Positions const &positions, UnitFrame const &frame,
-                          Sorted const &sorted)
+/// Writes into `unresolved` (a rank-0 View of std::size_t) the pairs of particles adjacent in
+/// the sorted order (sorted i - 1 and i) at a non-zero distance that rounding their unit
+/// coordinates to that type moves by more than unresolved_rounding of that distance (max
+/// norms, in double from the caller's `positions`; detail/Resolution.hpp); 0 for positions
+/// given in that type or a narrower one. Where the device can write `unresolved` (the
+/// solver's detail/DeferredCounts.hpp) nothing waits for the device; a View of host-only
+/// memory waits for the count.
+template <class ExecutionSpace, class Permutation, class Positions, class Sorted, class Count>
+void sortPositions(ExecutionSpace const &space, Permutation const &permutation,
+                   Positions const &positions, UnitFrame const &frame, Sorted const &sorted,
+                   Count const &unresolved)
 {
+  static_assert(Count::rank == 0, "kfmm::detail::sortPositions: the count is a rank-0 View");
   using Kernel = SortPositions<ExecutionSpace, Permutation, Positions, Sorted>;
-  std::size_t unresolved = 0;
   auto const n = sorted.extent(0);
-  if (n == 0)
-    return unresolved;
   auto const teams = static_cast<int>((n + Kernel::chunk - 1) / Kernel::chunk);
   Kernel const kernel{permutation, positions, frame, sorted};
   if constexpr (Kernel::counts_unresolved)
-    Kokkos::parallel_reduce(
-        "kfmm::permutation::sort_positions",
-        Kokkos::TeamPolicy<ExecutionSpace>(space, teams, Kokkos::AUTO)
-            .set_scratch_size(0, Kokkos::PerTeam(Kernel::scratchBytes())),
-        kernel, unresolved);
-  else
+  {
+    if (n > 0)
+    {
+      Kokkos::parallel_reduce(
+          "kfmm::permutation::sort_positions",
+          Kokkos::TeamPolicy<ExecutionSpace>(space, teams, Kokkos::AUTO)
+              .set_scratch_size(0, Kokkos::PerTeam(Kernel::scratchBytes())),
+          kernel, unresolved);
+      return;
+    }
+  }
+  else if (n > 0)
     Kokkos::parallel_for("kfmm::permutation::sort_positions",
                          Kokkos::TeamPolicy<ExecutionSpace>(space, teams, Kokkos::AUTO), kernel);
-  return unresolved;
+  if constexpr (Kokkos::SpaceAccessibility<ExecutionSpace,
+                                           typename Count::memory_space>::accessible)
+    Kokkos::parallel_for("kfmm::permutation::no_unresolved_pairs",
+                         Kokkos::RangePolicy<ExecutionSpace>(space, 0, 1),
+                         ZeroCount<Count>{unresolved});
+  else
+    unresolved() = 0;
 }
 
 /// sorted(i) = charges(permutation(i)) times `to_unit` (in double, then rounded).

@@ -5,7 +5,8 @@
 // Adaptive octree built level by level on the device from sorted Morton keys.
 //
 // Build (every stage a Kokkos kernel; only a few scalars come back to the host: the cube,
-// the first bad index of the input check, one cell count per level and the leaf count):
+// the first bad index of the input check, and per level the counts of the next level's
+// cells and of the level's cells that split, which give the leaf count):
 //   1. cube and keys: tree::boundingCube, tree::computeMortonKeys (Morton.hpp convention);
 //   2. sort (key, particle index) pairs with tree::sortPairs, our stable LSD radix sort;
 //   3. cells level by level from the root: a cell of level l with more than `leaf_size`
@@ -15,8 +16,9 @@
 //      children contiguously in the next level (the level-by-level construction of Gumerov
 //      & Duraiswami 2008 and of the hashed octree of Warren & Salmon 1993 that Lashuk et al.
 //      2009 build on; done with sort + search + scan).
-//   4. radii bottom up (leaves from their particles, then one launch per level), and the
-//      list of leaves in particle order.
+//   4. the list of leaves in particle order (each cell's leaf count bottom up, then each
+//      leaf placed after the subtrees before it), and radii bottom up (leaves from their
+//      particles, then one launch per level).
 //
 // Layout (structure of arrays, one entry per cell; everything in the tree's memory space
 // except the host copies noted):
@@ -230,6 +232,11 @@ struct OctantBounds
   }
 };
 
+/// What the scan of a level counts: its cells' children in the low 32 bits, the cells that
+/// have children (the level's inner cells) above them, so that one scan total gives both.
+using ChildCount = std::int64_t;
+constexpr ChildCount inner_cell = ChildCount(1) << 32;
+
 /// Cell i's child count into the scan; the final pass stores it and the first child's index.
 template <class MemorySpace, class SplitRule>
 struct CountChildren
@@ -239,7 +246,7 @@ struct CountChildren
   SplitRule rule;
   int next_offset;
 
-  KOKKOS_INLINE_FUNCTION void operator()(int i, int &update, bool final) const
+  KOKKOS_INLINE_FUNCTION void operator()(int i, ChildCount &update, bool final) const
   {
     int count = 0;
     if (rule(cells.begin(i), cells.end(i), cells.prefix(i), level))
@@ -252,30 +259,33 @@ struct CountChildren
     if (final)
     {
       cells.child_count(i) = count;
-      cells.first_child(i) = count > 0 ? next_offset + update : -1;
+      cells.first_child(i) = count > 0 ? next_offset + static_cast<int>(update & (inner_cell - 1))
+                                       : -1;
     }
-    update += count;
+    update += count + (count > 0 ? inner_cell : 0);
   }
 };
 
 /// Finds the octants of every cell of level `level` that splits (`cells.octant_bounds`),
 /// counts the children of every cell (stored in `cells.child_count`), places them by an
 /// exclusive scan (`cells.first_child`, global indices starting at `next_offset`) and
-/// returns how many there are.
+/// returns how many there are; `inner` is set to the number of the level's cells that have
+/// children.
 template <class ExecutionSpace, class MemorySpace, class Keys, class SplitRule>
 int countChildren(ExecutionSpace const &space, Keys const &keys,
                   LevelCells<MemorySpace> const &cells, int level, SplitRule const &rule,
-                  int next_offset)
+                  int next_offset, int &inner)
 {
   int const shift = 3 * (max_level - level - 1);
   Kokkos::parallel_for("kfmm::tree::octant_bounds",
                        Kokkos::RangePolicy<ExecutionSpace>(space, 0, 7 * cells.size()),
                        OctantBounds<MemorySpace, Keys, SplitRule>{keys, cells, level, rule, shift});
-  int total = 0;
+  ChildCount total = 0;
   Kokkos::parallel_scan(
       "kfmm::tree::count_children", Kokkos::RangePolicy<ExecutionSpace>(space, 0, cells.size()),
       CountChildren<MemorySpace, SplitRule>{cells, level, rule, next_offset}, total);
-  return total;
+  inner = static_cast<int>(total / inner_cell);
+  return static_cast<int>(total & (inner_cell - 1));
 }
 
 /// Writes the children of cell i (one per non-empty octant) into their slots of the next level.
@@ -475,75 +485,72 @@ void innerRadii(ExecutionSpace const &space, Octree<MemorySpace> const &tree)
   }
 }
 
-/// marks(first particle of c) = c + 1 for a leaf c (0 marks no leaf: the marks start zeroed).
+/// below(c): the leaves of cell c's subtree, 1 for a leaf, from its children's (counted
+/// first: the deeper level's launch came before).
 template <class MemorySpace>
-struct MarkLeaves
+struct LeavesBelow
 {
-  Kokkos::View<int *, MemorySpace> marks;
-  Kokkos::View<int *, MemorySpace> begin;
+  Kokkos::View<int *, MemorySpace> first_child;
   Kokkos::View<int *, MemorySpace> child_count;
+  Kokkos::View<int *, MemorySpace> below;
 
   KOKKOS_INLINE_FUNCTION void operator()(int c) const
   {
-    if (child_count(c) == 0)
-      marks(begin(c)) = c + 1;
+    int const count = child_count(c);
+    int sum = count == 0 ? 1 : 0;
+    for (int k = first_child(c); k < first_child(c) + count; ++k)
+      sum += below(k);
+    below(c) = sum;
   }
 };
 
-/// Adds 1 to `count` for a leaf c.
+/// Leaf c into `leaves` at its rank in particle order: the leaves of every subtree that
+/// comes before c's branch at some level, i.e. of the earlier siblings of c and of each of
+/// its ancestors (a cell's children are in Morton order, which is particle order).
 template <class MemorySpace>
-struct CountLeaves
+struct PlaceLeaves
 {
+  Kokkos::View<int *, MemorySpace> parent;
+  Kokkos::View<int *, MemorySpace> first_child;
   Kokkos::View<int *, MemorySpace> child_count;
-
-  KOKKOS_INLINE_FUNCTION void operator()(int c, int &count) const
-  {
-    count += child_count(c) == 0 ? 1 : 0;
-  }
-};
-
-/// The leaf marked at particle i (marks(i) - 1), if any, into `leaves` at its rank among the
-/// marks.
-template <class MemorySpace>
-struct CompactLeaves
-{
-  Kokkos::View<int *, MemorySpace> marks;
+  Kokkos::View<int *, MemorySpace> below;
   Kokkos::View<int *, MemorySpace> leaves;
 
-  KOKKOS_INLINE_FUNCTION void operator()(int i, int &update, bool final) const
+  KOKKOS_INLINE_FUNCTION void operator()(int c) const
   {
-    int const c = marks(i) - 1;
-    if (c < 0)
+    if (child_count(c) != 0)
       return;
-    if (final)
-      leaves(update) = c;
-    ++update;
+    int rank = 0;
+    for (int x = c; parent(x) >= 0; x = parent(x))
+      for (int s = first_child(parent(x)); s < x; ++s)
+        rank += below(s);
+    leaves(rank) = c;
   }
 };
 
-/// The leaf cells in particle order: each leaf marks its first particle, a scan over the
-/// particles compacts the marks.
+/// The `num_leaves` leaf cells of `tree` in particle order: each cell's leaf count bottom up,
+/// one launch per level, then each leaf placed by the counts of the subtrees before it. On
+/// the cells rather than the particles, and without a count for the host: a mark per leaf
+/// compacted by a scan over the particles took 70 us at 1e6 particles on an H200, and the
+/// leaf count returned to the host (perf/RESULTS.md, 2026-11-26).
 template <class ExecutionSpace, class MemorySpace>
 void collectLeaves(ExecutionSpace const &space, kfmm::detail::Workspace<MemorySpace> &memory,
-                   Octree<MemorySpace> &tree)
+                   Octree<MemorySpace> &tree, int num_leaves)
 {
   using Ints = Kokkos::View<int *, MemorySpace>;
-  int const n = static_cast<int>(tree.numParticles());
-  int const num_cells = tree.numCells();
-  auto marks = memory.template take<Ints>(space, "kfmm::tree::leaf_marks", n);
-  kfmm::detail::zeroFill(space, "kfmm::tree::clear_leaf_marks", marks);
-  Kokkos::parallel_for("kfmm::tree::mark_leaves",
-                       Kokkos::RangePolicy<ExecutionSpace>(space, 0, num_cells),
-                       MarkLeaves<MemorySpace>{marks, tree.particle_begin, tree.child_count});
-  int num_leaves = 0;
-  Kokkos::parallel_reduce("kfmm::tree::count_leaves",
-                          Kokkos::RangePolicy<ExecutionSpace>(space, 0, num_cells),
-                          CountLeaves<MemorySpace>{tree.child_count}, num_leaves);
+  auto below = memory.template take<Ints>(space, "kfmm::tree::leaves_below", tree.numCells());
+  LeavesBelow<MemorySpace> const count{tree.first_child, tree.child_count, below};
+  for (int l = tree.numLevels() - 1; l >= 0; --l)
+    Kokkos::parallel_for("kfmm::tree::leaves_below",
+                         Kokkos::RangePolicy<ExecutionSpace>(space, tree.level_offsets[l],
+                                                             tree.level_offsets[l + 1]),
+                         count);
   auto const leaves = memory.template take<Ints>(space, "kfmm::tree::leaves", num_leaves);
-  Kokkos::parallel_scan("kfmm::tree::compact_leaves",
-                        Kokkos::RangePolicy<ExecutionSpace>(space, 0, n),
-                        CompactLeaves<MemorySpace>{marks, leaves});
-  memory.give(marks);
+  Kokkos::parallel_for("kfmm::tree::place_leaves",
+                       Kokkos::RangePolicy<ExecutionSpace>(space, 0, tree.numCells()),
+                       PlaceLeaves<MemorySpace>{tree.parent, tree.first_child, tree.child_count,
+                                                below, leaves});
+  memory.give(below);
   tree.leaves = leaves;
 }
 
@@ -682,6 +689,7 @@ Octree<MemorySpace> buildCells(ExecutionSpace const &space,
   // Cells level by level: each level's cells are placed by the scan over their parents.
   std::vector<LevelCells<MemorySpace>> levels;
   std::vector<int> offsets{0};
+  int inner_cells = 0;
   if (n > 0)
   {
     LevelCells<MemorySpace> root(space, memory, 1);
@@ -693,7 +701,9 @@ Octree<MemorySpace> buildCells(ExecutionSpace const &space,
   for (int l = 0; l < static_cast<int>(levels.size()); ++l)
   {
     int const next_offset = offsets[l + 1];
-    int const count = countChildren(space, keys, levels[l], l, rule, next_offset);
+    int inner = 0;
+    int const count = countChildren(space, keys, levels[l], l, rule, next_offset, inner);
+    inner_cells += inner;
     if (count == 0)
       break;
     LevelCells<MemorySpace> next(space, memory, count);
@@ -735,7 +745,7 @@ Octree<MemorySpace> buildCells(ExecutionSpace const &space,
     memory.give(cells_of_level.storage);
   levels.clear();
 
-  collectLeaves(space, memory, tree);
+  collectLeaves(space, memory, tree, tree.numCells() - inner_cells);
   leaf_radii(space, tree, positions);
   innerRadii(space, tree);
   return tree;

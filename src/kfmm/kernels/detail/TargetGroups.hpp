@@ -17,21 +17,28 @@ namespace kfmm::detail
 {
 
 /// Groups of the rows of a list whose rows are target leaves: entry g is (row, offset of
-/// the group's first target in the row's leaf).
+/// the group's first target in the row's leaf). Their number stays on the device (`count`),
+/// where the near field's kernel reads it: the host knows a bound only, the entries' extent.
 template <class MemorySpace>
 struct TargetGroups
 {
-  Kokkos::View<int *[2], MemorySpace> entries;
-  int size = 0;    ///< groups
-  int targets = 0; ///< most targets per group
+  Kokkos::View<int *[2], MemorySpace> entries; ///< count() used, extent(0) a bound on it
+  Kokkos::View<int *, MemorySpace> count;      ///< one entry: the number of groups
+  int targets = 0;                             ///< most targets per group
+
+  /// The most groups there can be: what a launch over them covers.
+  int bound() const { return static_cast<int>(entries.extent(0)); }
 };
 
-/// Writes the groups of each row at the row's offset (the scan's final pass).
+/// Writes the groups of each row at the row's offset, and their number after the last row
+/// (the scan's final pass).
 template <class MemorySpace>
 struct TargetGroupScan
 {
   CellView<MemorySpace> cells;
   Kokkos::View<int *[2], MemorySpace> entries;
+  Kokkos::View<int *, MemorySpace> total;
+  int rows;
   int targets;
 
   KOKKOS_FUNCTION void operator()(int row, int &offset, bool final) const
@@ -40,18 +47,32 @@ struct TargetGroupScan
     int const count = (cells.particle_end(leaf) - cells.particle_begin(leaf) + targets - 1) /
                       targets;
     if (final)
+    {
       for (int k = 0; k < count; ++k)
       {
         entries(offset + k, 0) = row;
         entries(offset + k, 1) = k * targets;
       }
+      if (row == rows - 1)
+        total(0) = offset + count;
+    }
     offset += count;
   }
 };
 
+/// count(0) = 0: no rows.
+template <class MemorySpace>
+struct NoGroups
+{
+  Kokkos::View<int *, MemorySpace> count;
+
+  KOKKOS_INLINE_FUNCTION void operator()(int) const { count(0) = 0; }
+};
+
 /// The groups of at most `targets` targets of the first `rows` leaves of `cells`, whose
-/// particles number `num_targets`, in an array taken from `memory`. One scan; its total
-/// returns to the host, which sizes the near field's launch.
+/// particles number `num_targets`, in arrays taken from `memory`. One scan, which leaves the
+/// number of groups on the device: the near field launches over the bound and its surplus
+/// teams return at once, so that the build does not wait for the device here.
 template <class ExecutionSpace, class MemorySpace>
 TargetGroups<MemorySpace> buildTargetGroups(ExecutionSpace const &space,
                                             Workspace<MemorySpace> &memory,
@@ -64,9 +85,16 @@ TargetGroups<MemorySpace> buildTargetGroups(ExecutionSpace const &space,
   std::size_t const bound = static_cast<std::size_t>(rows) + num_targets / targets;
   groups.entries = memory.template take<decltype(groups.entries)>(space, "kfmm::Fmm::p2p_groups",
                                                                    bound);
-  Kokkos::parallel_scan("kfmm::Fmm::p2p_groups",
-                        Kokkos::RangePolicy<ExecutionSpace>(space, 0, rows),
-                        TargetGroupScan<MemorySpace>{cells, groups.entries, targets}, groups.size);
+  groups.count = memory.template take<decltype(groups.count)>(space, "kfmm::Fmm::p2p_group_count",
+                                                               1);
+  if (rows > 0)
+    Kokkos::parallel_scan(
+        "kfmm::Fmm::p2p_groups", Kokkos::RangePolicy<ExecutionSpace>(space, 0, rows),
+        TargetGroupScan<MemorySpace>{cells, groups.entries, groups.count, rows, targets});
+  else
+    Kokkos::parallel_for("kfmm::Fmm::no_p2p_groups",
+                         Kokkos::RangePolicy<ExecutionSpace>(space, 0, 1),
+                         NoGroups<MemorySpace>{groups.count});
   return groups;
 }
 
