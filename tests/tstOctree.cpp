@@ -2,6 +2,7 @@
 // The adaptive octree: structural invariants on the five distributions and on degenerate
 // inputs, agreement with a build from keys sorted on the host, leaf radii measured from
 // sorted particles, and bad input.
+#include <kfmm/detail/Streaming.hpp>
 #include <kfmm/detail/UnitFrame.hpp>
 #include <kfmm/io/Generators.hpp>
 #include <kfmm/kernels/Permutation.hpp>
@@ -245,6 +246,48 @@ TEMPLATE_LIST_TEST_CASE("octree from keys sorted on the host equals the full bui
   CHECK(sameContents(full.parent, from_keys.parent));
   CHECK(sameContents(full.radius, from_keys.radius));
   CHECK(sameContents(full.leaves, from_keys.leaves));
+}
+
+TEMPLATE_LIST_TEST_CASE("octree levels read in batches equal levels read one by one",
+                        "[tree][octree]", kfmm::test::Configs)
+{
+  // The batched build launches each level over a bound of its size before the host knows
+  // it, and drops the levels that turn out empty (tree/Octree.hpp, buildCells).
+  using Memory = typename TestType::memory_space;
+  typename TestType::execution_space space;
+  auto const distribution = GENERATE(kfmm::Distribution::uniform, kfmm::Distribution::plummer,
+                                     kfmm::Distribution::sphere);
+  auto const n = GENERATE(std::size_t(1), std::size_t(100), std::size_t(30000));
+  int const leaf_size = GENERATE(1, 16, 200);
+  CAPTURE(kfmm::distributionName(distribution), n, leaf_size);
+  auto const x = generated<TestType>(distribution, n, 3);
+  auto const cube = kfmm::tree::boundingCube(space, x);
+  auto const build = [&](kfmm::tree::detail::LevelReads reads) {
+    Kokkos::View<kfmm::tree::MortonKey *, Memory> keys("kfmm::test::keys", n);
+    Kokkos::View<std::uint32_t *, Memory> perm("kfmm::test::permutation", n);
+    kfmm::tree::computeMortonKeys(space, cube, x, keys);
+    kfmm::detail::streamFor("kfmm::test::identity", space, n,
+                            kfmm::tree::detail::IdentityPermutation<Memory>{perm});
+    kfmm::tree::sortPairs(space, keys, perm, 3 * kfmm::tree::max_level);
+    return kfmm::tree::detail::buildCells(
+        space, kfmm::detail::Workspace<Memory>::direct(), x, cube, keys, perm,
+        kfmm::tree::detail::SplitByCount{leaf_size}, kfmm::tree::detail::GatheredLeafRadii{},
+        reads);
+  };
+  auto const one_by_one = build(kfmm::tree::detail::LevelReads::per_level);
+  auto const batched = build(kfmm::tree::detail::LevelReads::batched);
+  checkOctree(batched, onHost(x), leaf_size);
+  REQUIRE(batched.level_offsets == one_by_one.level_offsets);
+  using kfmm::test::sameContents;
+  CHECK(sameContents(batched.cell_keys, one_by_one.cell_keys));
+  CHECK(sameContents(batched.level, one_by_one.level));
+  CHECK(sameContents(batched.particle_begin, one_by_one.particle_begin));
+  CHECK(sameContents(batched.particle_end, one_by_one.particle_end));
+  CHECK(sameContents(batched.first_child, one_by_one.first_child));
+  CHECK(sameContents(batched.child_count, one_by_one.child_count));
+  CHECK(sameContents(batched.parent, one_by_one.parent));
+  CHECK(sameContents(batched.radius, one_by_one.radius));
+  CHECK(sameContents(batched.leaves, one_by_one.leaves));
 }
 
 TEMPLATE_LIST_TEST_CASE("leaf radii from particles sorted into the frame equal the gathered ones",

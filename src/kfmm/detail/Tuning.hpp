@@ -140,6 +140,11 @@ struct Tuning : HostLeafSizes
   static constexpr int stream_team_size = 1;
   static constexpr int stream_elements_per_thread = 4096;
 
+  /// Whether the octree's build takes its levels in batches whose sizes the host reads once
+  /// (tree/Octree.hpp, buildCells): for devices, where each read waits for the device; the
+  /// host reads each level's size as it comes.
+  static constexpr bool tree_levels_in_batches = false;
+
   /// The leaves' radii (tree/Octree.hpp): leaves per team, threads per team (one leaf each
   /// at a time) and vector lanes per thread (the leaf's particles).
   static constexpr int leaf_radii_leaves_per_team = 64;

@@ -65,6 +65,7 @@
 
 #include <Kokkos_Core.hpp>
 
+#include <algorithm>
 #include <climits>
 #include <cmath>
 #include <cstdint>
@@ -206,6 +207,12 @@ public:
   int size() const { return static_cast<int>(prefix.extent(0)); }
 };
 
+/// Per level l of a build: sizes(l, 0) is its number of cells, sizes(l, 1) the number of
+/// them that split. The scan over level l writes sizes(l + 1, 0) and sizes(l, 1) on the
+/// device; the host reads them once per batch of levels (buildCells).
+template <class MemorySpace>
+using LevelSizes = Kokkos::View<int *[2], MemorySpace>;
+
 /// Item i = 7 c + k - 1: where octant k (1..7) of cell c starts, if the cell splits, by a
 /// binary search over the cell's whole range. The seven searches of a cell are independent
 /// items: one thread searching them in turn, each from the last one's result, made a chain
@@ -217,6 +224,7 @@ struct OctantBounds
 {
   Keys keys;
   LevelCells<MemorySpace> cells;
+  LevelSizes<MemorySpace> sizes;
   int level;
   SplitRule rule;
   int shift;
@@ -225,6 +233,8 @@ struct OctantBounds
   {
     int const i = item / 7;
     int const k = item - 7 * i + 1;
+    if (i >= sizes(level, 0))
+      return;
     int const b = cells.begin(i);
     int const e = cells.end(i);
     if (rule(b, e, cells.prefix(i), level))
@@ -237,73 +247,82 @@ struct OctantBounds
 using ChildCount = std::int64_t;
 constexpr ChildCount inner_cell = ChildCount(1) << 32;
 
-/// Cell i's child count into the scan; the final pass stores it and the first child's index.
+/// Cell i's child count into the scan; the final pass stores it and the index of its first
+/// child in the next level, and the pass's last item the level's totals into `sizes`. The
+/// scan covers the level's capacity: items past its cells count nothing.
 template <class MemorySpace, class SplitRule>
 struct CountChildren
 {
   LevelCells<MemorySpace> cells;
+  LevelSizes<MemorySpace> sizes;
   int level;
   SplitRule rule;
-  int next_offset;
+  int last; ///< the last item of the scan
 
   KOKKOS_INLINE_FUNCTION void operator()(int i, ChildCount &update, bool final) const
   {
+    bool const cell = i < sizes(level, 0);
     int count = 0;
-    if (rule(cells.begin(i), cells.end(i), cells.prefix(i), level))
+    if (cell && rule(cells.begin(i), cells.end(i), cells.prefix(i), level))
     {
       int bounds[9];
       cells.octantBounds(i, bounds);
       for (int k = 0; k < 8; ++k)
         count += bounds[k + 1] > bounds[k] ? 1 : 0;
     }
-    if (final)
+    ChildCount const counted = count + (count > 0 ? inner_cell : 0);
+    if (final && cell)
     {
       cells.child_count(i) = count;
-      cells.first_child(i) = count > 0 ? next_offset + static_cast<int>(update & (inner_cell - 1))
-                                       : -1;
+      cells.first_child(i) = count > 0 ? static_cast<int>(update & (inner_cell - 1)) : -1;
     }
-    update += count + (count > 0 ? inner_cell : 0);
+    if (final && i == last)
+    {
+      ChildCount const total = update + counted;
+      sizes(level + 1, 0) = static_cast<int>(total & (inner_cell - 1));
+      sizes(level, 1) = static_cast<int>(total / inner_cell);
+    }
+    update += counted;
   }
 };
 
 /// Finds the octants of every cell of level `level` that splits (`cells.octant_bounds`),
-/// counts the children of every cell (stored in `cells.child_count`), places them by an
-/// exclusive scan (`cells.first_child`, global indices starting at `next_offset`) and
-/// returns how many there are; `inner` is set to the number of the level's cells that have
-/// children.
+/// counts the children of every cell (stored in `cells.child_count`) and places them by an
+/// exclusive scan (`cells.first_child`, indices in the next level); the level's totals go to
+/// `sizes` (LevelSizes), on the device. Launched over the level's capacity: its size may be
+/// known on the device only.
 template <class ExecutionSpace, class MemorySpace, class Keys, class SplitRule>
-int countChildren(ExecutionSpace const &space, Keys const &keys,
-                  LevelCells<MemorySpace> const &cells, int level, SplitRule const &rule,
-                  int next_offset, int &inner)
+void countChildren(ExecutionSpace const &space, Keys const &keys,
+                   LevelCells<MemorySpace> const &cells, LevelSizes<MemorySpace> const &sizes,
+                   int level, SplitRule const &rule)
 {
   int const shift = 3 * (max_level - level - 1);
-  Kokkos::parallel_for("kfmm::tree::octant_bounds",
-                       Kokkos::RangePolicy<ExecutionSpace>(space, 0, 7 * cells.size()),
-                       OctantBounds<MemorySpace, Keys, SplitRule>{keys, cells, level, rule, shift});
-  ChildCount total = 0;
+  Kokkos::parallel_for(
+      "kfmm::tree::octant_bounds",
+      Kokkos::RangePolicy<ExecutionSpace>(space, 0, 7 * cells.size()),
+      OctantBounds<MemorySpace, Keys, SplitRule>{keys, cells, sizes, level, rule, shift});
   Kokkos::parallel_scan(
       "kfmm::tree::count_children", Kokkos::RangePolicy<ExecutionSpace>(space, 0, cells.size()),
-      CountChildren<MemorySpace, SplitRule>{cells, level, rule, next_offset}, total);
-  inner = static_cast<int>(total / inner_cell);
-  return static_cast<int>(total & (inner_cell - 1));
+      CountChildren<MemorySpace, SplitRule>{cells, sizes, level, rule, cells.size() - 1});
 }
 
-/// Writes the children of cell i (one per non-empty octant) into their slots of the next level.
+/// Writes the children of cell i (one per non-empty octant) into their slots of the next
+/// level; a child's parent is its index in this level.
 template <class MemorySpace>
 struct EmitChildren
 {
   LevelCells<MemorySpace> cells;
+  LevelSizes<MemorySpace> sizes;
+  int level;
   LevelCells<MemorySpace> next;
-  int offset;
-  int next_offset;
 
   KOKKOS_INLINE_FUNCTION void operator()(int i) const
   {
-    if (cells.child_count(i) == 0)
+    if (i >= sizes(level, 0) || cells.child_count(i) == 0)
       return;
     int bounds[9];
     cells.octantBounds(i, bounds);
-    int slot = cells.first_child(i) - next_offset;
+    int slot = cells.first_child(i);
     for (int k = 0; k < 8; ++k)
     {
       if (bounds[k + 1] == bounds[k])
@@ -311,21 +330,22 @@ struct EmitChildren
       next.prefix(slot) = cells.prefix(i) << 3 | static_cast<MortonKey>(k);
       next.begin(slot) = bounds[k];
       next.end(slot) = bounds[k + 1];
-      next.parent(slot) = offset + i;
+      next.parent(slot) = i;
       ++slot;
     }
   }
 };
 
-/// Writes the children of the cells of `cells` (their octants found by countChildren) into
-/// `next`.
+/// Writes the children of the cells of `cells` (level `level`, their octants found by
+/// countChildren) into `next`, whose capacity holds them.
 template <class ExecutionSpace, class MemorySpace>
-void emitChildren(ExecutionSpace const &space, LevelCells<MemorySpace> const &cells, int offset,
-                  int next_offset, LevelCells<MemorySpace> const &next)
+void emitChildren(ExecutionSpace const &space, LevelCells<MemorySpace> const &cells,
+                  LevelSizes<MemorySpace> const &sizes, int level,
+                  LevelCells<MemorySpace> const &next)
 {
   Kokkos::parallel_for(
       "kfmm::tree::emit_children", Kokkos::RangePolicy<ExecutionSpace>(space, 0, cells.size()),
-      EmitChildren<MemorySpace>{cells, next, offset, next_offset});
+      EmitChildren<MemorySpace>{cells, sizes, level, next});
 }
 
 /// The particles of a tree as LeafRadii reads them: the caller's positions through the
@@ -616,6 +636,7 @@ struct RootCell
   Kokkos::View<int *, MemorySpace> begin;
   Kokkos::View<int *, MemorySpace> end;
   Kokkos::View<int *, MemorySpace> parent;
+  LevelSizes<MemorySpace> sizes;
   int n;
 
   KOKKOS_INLINE_FUNCTION void operator()(int) const
@@ -624,15 +645,20 @@ struct RootCell
     begin(0) = 0;
     end(0) = n;
     parent(0) = -1;
+    sizes(0, 0) = 1;
   }
 };
 
-/// Cell offset + i of the tree, with its centre, from cell i of level l (`cells`).
+/// Cell offset + i of the tree, with its centre, from cell i of level l (`cells`), its
+/// parent's and first child's indices in their levels made the tree's: the levels above and
+/// below start at parent_offset and child_offset.
 template <class MemorySpace>
 struct AssembleLevel
 {
   LevelCells<MemorySpace> cells;
   int offset;
+  int parent_offset;
+  int child_offset;
   Cube cube;
   int l;
   Kokkos::View<MortonKey *, MemorySpace> cell_keys;
@@ -657,10 +683,19 @@ struct AssembleLevel
     centre(c, 2) = x[2];
     particle_begin(c) = cells.begin(i);
     particle_end(c) = cells.end(i);
-    parent(c) = cells.parent(i);
-    first_child(c) = cells.first_child(i);
+    parent(c) = l == 0 ? -1 : parent_offset + cells.parent(i);
+    first_child(c) = cells.child_count(i) > 0 ? child_offset + cells.first_child(i) : -1;
     child_count(c) = cells.child_count(i);
   }
+};
+
+/// How buildCells reads the sizes of the levels: as the backend's Tuning says, after every
+/// level, or in batches (see buildCells). Every way gives the same tree.
+enum class LevelReads
+{
+  tuned,
+  per_level,
+  batched
 };
 
 /// Steps 3 and 4 of the file comment on validated input, cells split by `rule` (a
@@ -676,7 +711,8 @@ Octree<MemorySpace> buildCells(ExecutionSpace const &space,
                                Positions const &positions, Cube const &cube,
                                Kokkos::View<MortonKey *, MemorySpace> const &keys,
                                Kokkos::View<std::uint32_t *, MemorySpace> const &permutation,
-                               SplitRule const &rule, MeasureLeafRadii const &leaf_radii = {})
+                               SplitRule const &rule, MeasureLeafRadii const &leaf_radii = {},
+                               LevelReads reads = LevelReads::tuned)
 {
   kfmm::detail::ScopedRegion region("kfmm::tree::build_cells");
   int const n = static_cast<int>(positions.extent(0));
@@ -687,30 +723,78 @@ Octree<MemorySpace> buildCells(ExecutionSpace const &space,
   tree.permutation = permutation;
 
   // Cells level by level: each level's cells are placed by the scan over their parents.
+  // The levels' sizes stay on the device, and the host reads them once per batch of levels:
+  // a level whose size it does not know yet takes the bound min(8 x its parent level's
+  // capacity, n), and its kernels cover that capacity. Where the backend batches levels
+  // (Tuning::tree_levels_in_batches), a batch ends before its levels' capacities would pass
+  // n / 8 + 64 cells (about 8 bytes per particle of scratch), so that a uniform tree of 1e6
+  // or 1e8 particles needs one batch, where a read per level took 6 round trips to the host
+  // at 1e6 (perf/RESULTS.md, 2026-11-26), and a small tree does not launch the kernels of
+  // levels it will never have. Elsewhere a batch is one level: on the host a read costs
+  // nothing, and the bounds' idle items did.
   std::vector<LevelCells<MemorySpace>> levels;
   std::vector<int> offsets{0};
-  int inner_cells = 0;
+  auto sizes = memory.template take<LevelSizes<MemorySpace>>(
+      space, "kfmm::tree::level_sizes", max_level + 2);
   if (n > 0)
   {
     LevelCells<MemorySpace> root(space, memory, 1);
-    Kokkos::parallel_for("kfmm::tree::root", Kokkos::RangePolicy<ExecutionSpace>(space, 0, 1),
-                         RootCell<MemorySpace>{root.prefix, root.begin, root.end, root.parent, n});
+    Kokkos::parallel_for(
+        "kfmm::tree::root", Kokkos::RangePolicy<ExecutionSpace>(space, 0, 1),
+        RootCell<MemorySpace>{root.prefix, root.begin, root.end, root.parent, sizes, n});
     levels.push_back(root);
     offsets.push_back(1);
   }
-  for (int l = 0; l < static_cast<int>(levels.size()); ++l)
+  bool const batched =
+      reads == LevelReads::batched ||
+      (reads == LevelReads::tuned && kfmm::detail::Tuning<ExecutionSpace>::tree_levels_in_batches);
+  std::size_t const batch_cells = batched ? static_cast<std::size_t>(n) / 8 + 64 : 0;
+  int inner_cells = 0;
+  while (!levels.empty())
   {
-    int const next_offset = offsets[l + 1];
-    int inner = 0;
-    int const count = countChildren(space, keys, levels[l], l, rule, next_offset, inner);
-    inner_cells += inner;
-    if (count == 0)
+    // Levels offsets.size() - 1 .. l: the first's size is known, the others' are bounds.
+    int const first = static_cast<int>(offsets.size()) - 2;
+    int l = first;
+    std::size_t capacity = static_cast<std::size_t>(levels[l].size());
+    std::size_t speculated = 0;
+    for (;;)
+    {
+      countChildren(space, keys, levels[l], sizes, l, rule);
+      std::size_t const bound = std::min(8 * capacity, static_cast<std::size_t>(n));
+      if (l == max_level || speculated + bound > batch_cells)
+        break;
+      LevelCells<MemorySpace> next(space, memory, static_cast<int>(bound));
+      emitChildren(space, levels[l], sizes, l, next);
+      levels.push_back(next);
+      speculated += bound;
+      capacity = bound;
+      ++l;
+    }
+    // The batch's one round trip: the sizes of its levels and of the next one.
+    auto const read = Kokkos::create_mirror_view_and_copy(
+        Kokkos::HostSpace{}, Kokkos::subview(sizes, Kokkos::make_pair(first, l + 2),
+                                             Kokkos::ALL));
+    // A bound may have been taken for a level that turned out empty: the tree ends there.
+    int last = first;
+    while (last < l && read(last + 1 - first, 0) > 0)
+    {
+      ++last;
+      offsets.push_back(offsets.back() + read(last - first, 0));
+    }
+    for (int k = first; k <= last; ++k)
+      inner_cells += read(k - first, 1);
+    for (int k = last + 1; k <= l; ++k)
+      memory.give(levels[k].storage);
+    levels.erase(levels.begin() + last + 1, levels.end());
+    int const children = last < l ? 0 : read(l + 1 - first, 0);
+    if (children == 0)
       break;
-    LevelCells<MemorySpace> next(space, memory, count);
-    emitChildren(space, levels[l], offsets[l], next_offset, next);
+    LevelCells<MemorySpace> next(space, memory, children);
+    emitChildren(space, levels[l], sizes, l, next);
     levels.push_back(next);
-    offsets.push_back(next_offset + count);
+    offsets.push_back(offsets.back() + children);
   }
+  memory.give(sizes);
   tree.level_offsets = offsets;
 
   // Assembly into the final arrays, one launch per level. The nine arrays share one
@@ -736,8 +820,9 @@ Octree<MemorySpace> buildCells(ExecutionSpace const &space,
   {
     Kokkos::parallel_for(
         "kfmm::tree::assemble_level",
-        Kokkos::RangePolicy<ExecutionSpace>(space, 0, levels[l].size()),
-        AssembleLevel<MemorySpace>{levels[l], offsets[l], cube, l, tree.cell_keys, tree.level,
+        Kokkos::RangePolicy<ExecutionSpace>(space, 0, offsets[l + 1] - offsets[l]),
+        AssembleLevel<MemorySpace>{levels[l], offsets[l], l > 0 ? offsets[l - 1] : 0,
+                                   offsets[l + 1], cube, l, tree.cell_keys, tree.level,
                                    tree.centre, tree.particle_begin, tree.particle_end,
                                    tree.first_child, tree.child_count, tree.parent});
   }
