@@ -770,23 +770,22 @@ Octree<MemorySpace> buildCells(ExecutionSpace const &space,
       capacity = bound;
       ++l;
     }
-    // The batch's one round trip: the sizes of its levels and of the next one.
-    auto const read = Kokkos::create_mirror_view_and_copy(
-        Kokkos::HostSpace{}, Kokkos::subview(sizes, Kokkos::make_pair(first, l + 2),
-                                             Kokkos::ALL));
+    // The batch's one round trip: the sizes of its levels and of the next one (the whole
+    // array, 46 ints: contiguous, where a range of its rows is not in every layout).
+    auto const read = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, sizes);
     // A bound may have been taken for a level that turned out empty: the tree ends there.
     int last = first;
-    while (last < l && read(last + 1 - first, 0) > 0)
+    while (last < l && read(last + 1, 0) > 0)
     {
       ++last;
-      offsets.push_back(offsets.back() + read(last - first, 0));
+      offsets.push_back(offsets.back() + read(last, 0));
     }
     for (int k = first; k <= last; ++k)
-      inner_cells += read(k - first, 1);
+      inner_cells += read(k, 1);
     for (int k = last + 1; k <= l; ++k)
       memory.give(levels[k].storage);
     levels.erase(levels.begin() + last + 1, levels.end());
-    int const children = last < l ? 0 : read(l + 1 - first, 0);
+    int const children = last < l ? 0 : read(l + 1, 0);
     if (children == 0)
       break;
     LevelCells<MemorySpace> next(space, memory, children);
