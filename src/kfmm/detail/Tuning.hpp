@@ -140,10 +140,6 @@ struct Tuning : HostLeafSizes
   static constexpr int stream_team_size = 1;
   static constexpr int stream_elements_per_thread = 4096;
 
-  /// Threads per team of the positions' sort (kernels/Permutation.hpp, a chunk of 256 sorted
-  /// particles per team), 0 for Kokkos' choice (one thread on the host).
-  static constexpr int sort_positions_team_size = 0;
-
   /// Whether the octree's build takes its levels in batches whose sizes the host reads once
   /// (tree/Octree.hpp, buildCells): for devices, where each read waits for the device; the
   /// host reads each level's size as it comes.

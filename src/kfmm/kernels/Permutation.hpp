@@ -8,7 +8,6 @@
 // units rides on these copies, so it costs no pass of its own.
 
 #include <kfmm/detail/Resolution.hpp>
-#include <kfmm/detail/Tuning.hpp>
 #include <kfmm/detail/UnitFrame.hpp>
 #include <kfmm/detail/Validation.hpp>
 
@@ -129,24 +128,21 @@ void sortPositions(ExecutionSpace const &space, Permutation const &permutation,
   auto const n = sorted.extent(0);
   auto const teams = static_cast<int>((n + Kernel::chunk - 1) / Kernel::chunk);
   Kernel const kernel{permutation, positions, frame, sorted};
-  // Threads per team: the backend's, else Kokkos' choice.
-  constexpr int team_size = Tuning<ExecutionSpace>::sort_positions_team_size;
-  auto const policy = team_size > 0
-                          ? Kokkos::TeamPolicy<ExecutionSpace>(space, teams, team_size)
-                          : Kokkos::TeamPolicy<ExecutionSpace>(space, teams, Kokkos::AUTO);
   if constexpr (Kernel::counts_unresolved)
   {
     if (n > 0)
     {
-      Kokkos::parallel_reduce("kfmm::permutation::sort_positions",
-                              Kokkos::TeamPolicy<ExecutionSpace>(policy).set_scratch_size(
-                                  0, Kokkos::PerTeam(Kernel::scratchBytes())),
-                              kernel, unresolved);
+      Kokkos::parallel_reduce(
+          "kfmm::permutation::sort_positions",
+          Kokkos::TeamPolicy<ExecutionSpace>(space, teams, Kokkos::AUTO)
+              .set_scratch_size(0, Kokkos::PerTeam(Kernel::scratchBytes())),
+          kernel, unresolved);
       return;
     }
   }
   else if (n > 0)
-    Kokkos::parallel_for("kfmm::permutation::sort_positions", policy, kernel);
+    Kokkos::parallel_for("kfmm::permutation::sort_positions",
+                         Kokkos::TeamPolicy<ExecutionSpace>(space, teams, Kokkos::AUTO), kernel);
   if constexpr (Kokkos::SpaceAccessibility<ExecutionSpace,
                                            typename Count::memory_space>::accessible)
     Kokkos::parallel_for("kfmm::permutation::no_unresolved_pairs",

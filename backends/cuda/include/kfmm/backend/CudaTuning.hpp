@@ -175,11 +175,6 @@ struct Tuning<Kokkos::Cuda> : CudaLeafSizes
   static constexpr int stream_elements_per_item = 8;
   static constexpr int stream_team_size = 256;
   static constexpr int stream_elements_per_thread = 16;
-  // The positions' sort: a thread per particle of the team's chunk of 256. Kokkos chose 96
-  // threads, which gathered about 3 particles each, one dependent load after another: 95 us
-  // at 1e6 particles, 56 cycles between a warp's instructions, 55 % of them waiting for the
-  // gathers, 8 % of the DRAM bandwidth (Nsight Compute, H200, perf/RESULTS.md, 2026-11-26).
-  static constexpr int sort_positions_team_size = 256;
   // The octree's levels in batches, one read of their sizes per batch (tree/Octree.hpp).
   static constexpr bool tree_levels_in_batches = true;
   // The leaves' radii: a warp's lanes per leaf, 8 leaves per block.
