@@ -10,6 +10,7 @@
 #include <kfmm/detail/Resolution.hpp>
 #include <kfmm/detail/UnitFrame.hpp>
 #include <kfmm/detail/Validation.hpp>
+#include <kfmm/detail/ZeroFill.hpp>
 
 #include <Kokkos_Core.hpp>
 
@@ -100,15 +101,6 @@ private:
   }
 };
 
-/// count() = 0, for a sort that counts nothing.
-template <class Count>
-struct ZeroCount
-{
-  Count count;
-
-  KOKKOS_INLINE_FUNCTION void operator()(int) const { count() = 0; }
-};
-
 /// sorted(i, :) = positions(permutation(i), :) in the frame's units, in the sorted array's
 /// type (the difference from the shift is taken in double, before any rounding to it).
 /// Writes into `unresolved` (a rank-0 View of std::size_t) the pairs of particles adjacent in
@@ -145,9 +137,7 @@ void sortPositions(ExecutionSpace const &space, Permutation const &permutation,
                          Kokkos::TeamPolicy<ExecutionSpace>(space, teams, Kokkos::AUTO), kernel);
   if constexpr (Kokkos::SpaceAccessibility<ExecutionSpace,
                                            typename Count::memory_space>::accessible)
-    Kokkos::parallel_for("kfmm::permutation::no_unresolved_pairs",
-                         Kokkos::RangePolicy<ExecutionSpace>(space, 0, 1),
-                         ZeroCount<Count>{unresolved});
+    zeroFill(space, "kfmm::permutation::no_unresolved_pairs", unresolved);
   else
     unresolved() = 0;
 }

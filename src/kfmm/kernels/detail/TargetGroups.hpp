@@ -9,6 +9,7 @@
 // fill, and a large leaf spreads over several warps.
 
 #include <kfmm/detail/Workspace.hpp>
+#include <kfmm/detail/ZeroFill.hpp>
 #include <kfmm/kernels/detail/ExpansionArrays.hpp>
 
 #include <Kokkos_Core.hpp>
@@ -60,15 +61,6 @@ struct TargetGroupScan
   }
 };
 
-/// count(0) = 0: no rows.
-template <class MemorySpace>
-struct NoGroups
-{
-  Kokkos::View<int *, MemorySpace> count;
-
-  KOKKOS_INLINE_FUNCTION void operator()(int) const { count(0) = 0; }
-};
-
 /// The groups of at most `targets` targets of the first `rows` leaves of `cells`, whose
 /// particles number `num_targets`, in arrays taken from `memory`. One scan, which leaves the
 /// number of groups on the device: the near field launches over the bound and its surplus
@@ -92,9 +84,7 @@ TargetGroups<MemorySpace> buildTargetGroups(ExecutionSpace const &space,
         "kfmm::Fmm::p2p_groups", Kokkos::RangePolicy<ExecutionSpace>(space, 0, rows),
         TargetGroupScan<MemorySpace>{cells, groups.entries, groups.count, rows, targets});
   else
-    Kokkos::parallel_for("kfmm::Fmm::no_p2p_groups",
-                         Kokkos::RangePolicy<ExecutionSpace>(space, 0, 1),
-                         NoGroups<MemorySpace>{groups.count});
+    zeroFill(space, "kfmm::Fmm::no_p2p_groups", groups.count);
   return groups;
 }
 
