@@ -827,11 +827,11 @@ private:
   {
     int const p = order();
     bool const fmm = _options.method == Method::fmm;
-    double const far_entries = static_cast<double>(fmm ? stats().m2l_interactions
-                                                       : stats().m2p_interactions);
-    // The M2L's flops per entry averaged over the variant's kinds of entries.
+    // The M2L's flops per entry averaged over the variant's kinds of entries (its entries
+    // are known on the host; the M2P's pair count, a deferred one, is not needed).
+    double const m2l_entries = static_cast<double>(_stats.m2l_interactions);
     double const far_flops = !fmm ? double(expansions::flops::m2p(p))
-                             : far_entries > 0 ? m2lFlops() / far_entries
+                             : m2l_entries > 0 ? m2lFlops() / m2l_entries
                                                : 0;
     Kokkos::parallel_for(
         "kfmm::Fmm::target_work",
