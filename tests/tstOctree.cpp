@@ -2,7 +2,6 @@
 // The adaptive octree: structural invariants on the five distributions and on degenerate
 // inputs, agreement with a build from keys sorted on the host, leaf radii measured from
 // sorted particles, and bad input.
-#include <kfmm/detail/Streaming.hpp>
 #include <kfmm/detail/UnitFrame.hpp>
 #include <kfmm/io/Generators.hpp>
 #include <kfmm/kernels/Permutation.hpp>
@@ -183,6 +182,22 @@ using kfmm::test::generated;
 using kfmm::test::handMade;
 using kfmm::test::Positions;
 
+/// Two builds of one set of particles made the same cells: levels, keys, particle ranges,
+/// links, radii and leaves.
+template <class Tree>
+void checkSameCells(Tree const &a, Tree const &b)
+{
+  REQUIRE(a.level_offsets == b.level_offsets);
+  using kfmm::test::sameContents;
+  CHECK(sameContents(a.cell_keys, b.cell_keys));
+  CHECK(sameContents(a.particle_begin, b.particle_begin));
+  CHECK(sameContents(a.particle_end, b.particle_end));
+  CHECK(sameContents(a.first_child, b.first_child));
+  CHECK(sameContents(a.parent, b.parent));
+  CHECK(sameContents(a.radius, b.radius));
+  CHECK(sameContents(a.leaves, b.leaves));
+}
+
 } // namespace
 
 TEMPLATE_LIST_TEST_CASE("octree invariants on the five distributions", "[tree][octree]",
@@ -235,17 +250,10 @@ TEMPLATE_LIST_TEST_CASE("octree from keys sorted on the host equals the full bui
       kfmm::tree::buildOctreeFromSortedKeys(space, x, cube, keys, perm, leaf_size);
   checkOctree(from_keys, onHost(x), leaf_size);
   auto const full = kfmm::tree::buildOctree(space, x, leaf_size);
-  REQUIRE(full.level_offsets == from_keys.level_offsets);
+  checkSameCells(full, from_keys);
   using kfmm::test::sameContents;
   CHECK(sameContents(full.keys, from_keys.keys));
   CHECK(sameContents(full.permutation, from_keys.permutation));
-  CHECK(sameContents(full.cell_keys, from_keys.cell_keys));
-  CHECK(sameContents(full.particle_begin, from_keys.particle_begin));
-  CHECK(sameContents(full.particle_end, from_keys.particle_end));
-  CHECK(sameContents(full.first_child, from_keys.first_child));
-  CHECK(sameContents(full.parent, from_keys.parent));
-  CHECK(sameContents(full.radius, from_keys.radius));
-  CHECK(sameContents(full.leaves, from_keys.leaves));
 }
 
 TEMPLATE_LIST_TEST_CASE("octree levels read in batches equal levels read one by one",
@@ -263,31 +271,18 @@ TEMPLATE_LIST_TEST_CASE("octree levels read in batches equal levels read one by 
   auto const x = generated<TestType>(distribution, n, 3);
   auto const cube = kfmm::tree::boundingCube(space, x);
   auto const build = [&](kfmm::tree::detail::LevelReads reads) {
-    Kokkos::View<kfmm::tree::MortonKey *, Memory> keys("kfmm::test::keys", n);
-    Kokkos::View<std::uint32_t *, Memory> perm("kfmm::test::permutation", n);
-    kfmm::tree::computeMortonKeys(space, cube, x, keys);
-    kfmm::detail::streamFor("kfmm::test::identity", space, n,
-                            kfmm::tree::detail::IdentityPermutation<Memory>{perm});
-    kfmm::tree::sortPairs(space, keys, perm, 3 * kfmm::tree::max_level);
-    return kfmm::tree::detail::buildCells(
-        space, kfmm::detail::Workspace<Memory>::direct(), x, cube, keys, perm,
+    return kfmm::tree::detail::buildOctreeOfValidInput(
+        space, kfmm::detail::Workspace<Memory>::direct(), x, cube,
         kfmm::tree::detail::SplitByCount{leaf_size}, kfmm::tree::detail::GatheredLeafRadii{},
         reads);
   };
   auto const one_by_one = build(kfmm::tree::detail::LevelReads::per_level);
   auto const batched = build(kfmm::tree::detail::LevelReads::batched);
   checkOctree(batched, onHost(x), leaf_size);
-  REQUIRE(batched.level_offsets == one_by_one.level_offsets);
+  checkSameCells(batched, one_by_one);
   using kfmm::test::sameContents;
-  CHECK(sameContents(batched.cell_keys, one_by_one.cell_keys));
   CHECK(sameContents(batched.level, one_by_one.level));
-  CHECK(sameContents(batched.particle_begin, one_by_one.particle_begin));
-  CHECK(sameContents(batched.particle_end, one_by_one.particle_end));
-  CHECK(sameContents(batched.first_child, one_by_one.first_child));
   CHECK(sameContents(batched.child_count, one_by_one.child_count));
-  CHECK(sameContents(batched.parent, one_by_one.parent));
-  CHECK(sameContents(batched.radius, one_by_one.radius));
-  CHECK(sameContents(batched.leaves, one_by_one.leaves));
 }
 
 TEMPLATE_LIST_TEST_CASE("leaf radii from particles sorted into the frame equal the gathered ones",

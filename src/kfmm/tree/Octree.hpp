@@ -890,15 +890,17 @@ struct IdentityPermutation
 /// Steps 1 to 4 of the file comment on positions that checkPositions accepted, in a given
 /// `cube` that holds them all (the common cube of a target and a source tree), cells split by
 /// `rule` (SplitByCount{leaf_size} for an ordinary tree), the tree's arrays taken from
-/// `memory`, the leaves' radii measured by `leaf_radii` (buildCells): the whole build, for an
-/// entry point that checked its arguments in its own name (kfmm::Fmm).
+/// `memory`, the leaves' radii measured by `leaf_radii` and the levels' sizes read as
+/// `reads` says (buildCells): the whole build, for an entry point that checked its arguments
+/// in its own name (kfmm::Fmm).
 template <class ExecutionSpace, class Positions, class SplitRule,
           class MeasureLeafRadii = GatheredLeafRadii>
 Octree<typename ExecutionSpace::memory_space>
 buildOctreeOfValidInput(ExecutionSpace const &space,
                         kfmm::detail::Workspace<typename ExecutionSpace::memory_space> &memory,
                         Positions const &positions, Cube const &cube, SplitRule const &rule,
-                        MeasureLeafRadii const &leaf_radii = {})
+                        MeasureLeafRadii const &leaf_radii = {},
+                        LevelReads reads = LevelReads::tuned)
 {
   using MemorySpace = typename ExecutionSpace::memory_space;
   kfmm::detail::ScopedRegion region("kfmm::tree::build");
@@ -918,7 +920,7 @@ buildOctreeOfValidInput(ExecutionSpace const &space,
   sortPairs(space, keys, permutation, 3 * max_level, memory);
   Kokkos::Profiling::popRegion();
 
-  return buildCells(space, memory, positions, cube, keys, permutation, rule, leaf_radii);
+  return buildCells(space, memory, positions, cube, keys, permutation, rule, leaf_radii, reads);
 }
 
 } // namespace detail
