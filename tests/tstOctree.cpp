@@ -285,6 +285,65 @@ TEMPLATE_LIST_TEST_CASE("octree levels read in batches equal levels read one by 
   CHECK(sameContents(batched.child_count, one_by_one.child_count));
 }
 
+TEMPLATE_LIST_TEST_CASE("keys sorted only down to the cells' levels give the full build's octree",
+                        "[tree][octree]", kfmm::test::Configs)
+{
+  // KeyOrder::cell_levels (tree/Octree.hpp) skips the sort's passes below a probe level when
+  // every cell there holds at most leaf_size particles: the cells must be the same, and each
+  // leaf must hold the same particles, in their input order where the passes were skipped.
+  using Memory = typename TestType::memory_space;
+  using kfmm::tree::detail::KeyOrder;
+  typename TestType::execution_space space;
+  auto const distribution = GENERATE(kfmm::Distribution::uniform, kfmm::Distribution::plummer);
+  auto const n = GENERATE(std::size_t(1), std::size_t(100), std::size_t(30000));
+  int const leaf_size = GENERATE(1, 16, 200);
+  CAPTURE(kfmm::distributionName(distribution), n, leaf_size);
+  auto const x = generated<TestType>(distribution, n, 5);
+  auto const cube = kfmm::tree::boundingCube(space, x);
+  auto const build = [&](KeyOrder order) {
+    return kfmm::tree::detail::buildOctreeOfValidInput(
+        space, kfmm::detail::Workspace<Memory>::direct(), x, cube,
+        kfmm::tree::detail::SplitByCount{leaf_size}, kfmm::tree::detail::GatheredLeafRadii{},
+        kfmm::tree::detail::LevelReads::tuned, order);
+  };
+  auto const full = build(KeyOrder::all_bits);
+  auto const coarse = build(KeyOrder::cell_levels);
+  checkSameCells(coarse, full);
+
+  auto const perm = onHost(coarse.permutation);
+  auto const full_perm = onHost(full.permutation);
+  auto const keys = onHost(coarse.keys);
+  auto const begin = onHost(coarse.particle_begin);
+  auto const end = onHost(coarse.particle_end);
+  auto const leaves = onHost(coarse.leaves);
+  std::vector<std::uint32_t> in_leaf, in_full_leaf;
+  for (std::size_t j = 0; j < leaves.extent(0); ++j)
+  {
+    int const leaf = leaves(j);
+    in_leaf.assign(&perm(begin(leaf)), &perm(begin(leaf)) + (end(leaf) - begin(leaf)));
+    in_full_leaf.assign(&full_perm(begin(leaf)),
+                        &full_perm(begin(leaf)) + (end(leaf) - begin(leaf)));
+    std::sort(in_leaf.begin(), in_leaf.end());
+    std::sort(in_full_leaf.begin(), in_full_leaf.end());
+    REQUIRE(in_leaf == in_full_leaf);
+  }
+  auto const xh = onHost(x);
+  for (std::size_t i = 0; i < n; ++i)
+    CHECK(keys(i) == kfmm::tree::mortonKey(cube, double(xh(perm(i), 0)), double(xh(perm(i), 1)),
+                                           double(xh(perm(i), 2))));
+  // The uniform set of 30000 in leaves of 200 meets the probe (level 4, 7 particles per
+  // cell on average): its keys stay unsorted below the cells' levels. A Plummer core fills
+  // the probe's cells past any of these leaf sizes: every bit is sorted.
+  bool const sorted = std::is_sorted(keys.data(), keys.data() + n);
+  if (distribution == kfmm::Distribution::uniform && n == 30000 && leaf_size == 200)
+    CHECK(!sorted);
+  if (distribution == kfmm::Distribution::plummer && n == 30000)
+  {
+    CHECK(sorted);
+    CHECK(kfmm::test::sameContents(coarse.permutation, full.permutation));
+  }
+}
+
 TEMPLATE_LIST_TEST_CASE("leaf radii from particles sorted into the frame equal the gathered ones",
                         "[tree][octree]", kfmm::test::Configs)
 {

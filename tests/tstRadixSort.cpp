@@ -315,7 +315,10 @@ TEMPLATE_LIST_TEST_CASE("onesweep sort with other team shapes", "[tree][sort][on
 {
   using Space = typename TestType::execution_space;
   auto const n = GENERATE(as<std::size_t>{}, 2, 5000, 70000);
-  auto const pattern = GENERATE(Pattern::random, Pattern::low_bits);
+  // Every pass sorted (even count), one (odd), two with skipped digits between, and none:
+  // each way the passes' routes can end.
+  auto const pattern =
+      GENERATE(Pattern::random, Pattern::low_bits, Pattern::sparse_bits, Pattern::equal);
   auto const keys = makeKeys(pattern, n, 17);
   for (SortOptions const &options : onesweepVariants<Space>())
   {

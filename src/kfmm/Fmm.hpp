@@ -315,15 +315,21 @@ private:
       // The frame first: each build sorts its particles into the frame as soon as its
       // permutation is known, and measures its leaves' radii from them.
       _frame = detail::unitFrame(cube);
+      // The particles' order inside the cells is free: the keys are sorted only as far as
+      // the trees' levels need (tree::detail::KeyOrder).
+      auto const reads = tree::detail::LevelReads::tuned;
+      auto const order = tree::detail::KeyOrder::cell_levels;
       _source_tree = tree::detail::buildOctreeOfValidInput(
           space, *_memory, sources, cube, rule,
           sortingLeafRadii<ExecutionSpace>(_x, "kfmm::Fmm::sorted_positions",
-                                           Counts::unresolved_sources));
+                                           Counts::unresolved_sources),
+          reads, order);
       if (targets)
         _target_tree = tree::detail::buildOctreeOfValidInput(
             space, *_memory, *targets, cube, rule,
             sortingLeafRadii<ExecutionSpace>(_target_x, "kfmm::Fmm::sorted_targets",
-                                             Counts::unresolved_targets));
+                                             Counts::unresolved_targets),
+            reads, order);
       else
         _target_x = _x;
       moveTreesToFrame(space, targets != nullptr);

@@ -8,7 +8,9 @@
 // the first bad index of the input check, and per level the counts of the next level's
 // cells and of the level's cells that split, which give the leaf count):
 //   1. cube and keys: tree::boundingCube, tree::computeMortonKeys (Morton.hpp convention);
-//   2. sort (key, particle index) pairs with tree::sortPairs, our stable LSD radix sort;
+//   2. sort (key, particle index) pairs with tree::sortPairs, our stable LSD radix sort
+//      (the solver's build sorts only the bits of the levels its tree can reach:
+//      KeyOrder::cell_levels, below);
 //   3. cells level by level from the root: a cell of level l with more than `leaf_size`
 //      particles and l < 21 splits; its children's particle ranges are found by binary search
 //      on the octant digit (key >> 3 (20 - l)) & 7 inside the parent's sorted range, empty
@@ -53,6 +55,7 @@
 // b_max in treecodes), so the acceptance test (R_t + R_s) < theta |c_t - c_s| bounds the
 // error uniformly while accepting far more pairs on surfaces than the half-diagonal would.
 
+#include <kfmm/detail/CoherentLoad.hpp>
 #include <kfmm/detail/Math.hpp>
 #include <kfmm/detail/ScopedRegion.hpp>
 #include <kfmm/detail/Tuning.hpp>
@@ -70,6 +73,7 @@
 #include <cmath>
 #include <cstdint>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 namespace kfmm::tree
@@ -887,12 +891,87 @@ struct IdentityPermutation
   }
 };
 
+/// How buildOctreeOfValidInput sorts the particles' keys:
+/// - all_bits: by all 63 bits, so that the tree's `keys` are sorted (buildOctree's contract);
+/// - cell_levels: only by the bits of levels down to a probe level L when every cell of
+///   level L holds at most leaf_size particles (found on the device, CountProbeCells):
+///   no cell of level L or below splits, so the cells need no finer order, and the
+///   particles of a cell at level L keep their input order. A uniform tree of 1e6
+///   particles in leaves of 256 then needs 2 of the sort's 8 passes (L = 5). Elsewhere, or
+///   for other split rules, all bits are sorted.
+enum class KeyOrder
+{
+  all_bits,
+  cell_levels
+};
+
+/// Step 2's probe for KeyOrder::cell_levels: counts(c) = the particles in cell c of level
+/// `level`, and *begin_bit, set to the level's first bit before, becomes 0 once a cell
+/// holds more than leaf_size. An item takes `chunk` consecutive keys and sends all their
+/// atomics before it looks at any result, so that they are in flight together. Once a cell
+/// has overflowed the answer is known and the items left only read it: atomics on the few
+/// cells of a dense core (a Plummer sphere's) serialise.
+template <class MemorySpace>
+struct CountProbeCells
+{
+  static constexpr int chunk = 8;
+
+  Kokkos::View<MortonKey *, MemorySpace> keys;
+  Kokkos::View<int *, MemorySpace> counts;
+  BeginBit<MemorySpace> begin_bit;
+  int shift;
+  int leaf_size;
+
+  KOKKOS_INLINE_FUNCTION void operator()(std::size_t item) const
+  {
+    if (kfmm::detail::coherentLoad(&begin_bit()) == 0)
+      return;
+    std::size_t const first = item * chunk;
+    int const count =
+        static_cast<int>(kfmm::detail::min(std::size_t(chunk), keys.extent(0) - first));
+    bool overflow = false;
+    for (int k = 0; k < count; ++k)
+      overflow = (Kokkos::atomic_fetch_add(
+                      &counts(static_cast<std::size_t>(keys(first + k) >> shift)), 1) ==
+                  leaf_size) ||
+                 overflow;
+    if (overflow)
+      Kokkos::atomic_fetch_min(&begin_bit(), 0);
+  }
+};
+
+/// counts(c) = 0 for the probe's cells, and the begin bit (counts(cells)) = shift.
+template <class MemorySpace>
+struct ClearProbeCells
+{
+  Kokkos::View<int *, MemorySpace> counts;
+  std::size_t cells;
+  int shift;
+
+  KOKKOS_INLINE_FUNCTION void operator()(std::size_t i) const
+  {
+    counts(i) = i == cells ? shift : 0;
+  }
+};
+
+/// The probe level of KeyOrder::cell_levels for n particles: the first whose cells hold a
+/// quarter of leaf_size on average (a uniform set's fullest cell is then well below
+/// leaf_size), at most 8 (2^24 cells, 64 MiB of counts).
+inline int probeLevel(std::size_t n, int leaf_size)
+{
+  int level = 0;
+  while (level < 8 && (std::size_t(1) << (3 * level)) * static_cast<std::size_t>(leaf_size) <
+                          4 * n)
+    ++level;
+  return level;
+}
+
 /// Steps 1 to 4 of the file comment on positions that checkPositions accepted, in a given
 /// `cube` that holds them all (the common cube of a target and a source tree), cells split by
 /// `rule` (SplitByCount{leaf_size} for an ordinary tree), the tree's arrays taken from
-/// `memory`, the leaves' radii measured by `leaf_radii` and the levels' sizes read as
-/// `reads` says (buildCells): the whole build, for an entry point that checked its arguments
-/// in its own name (kfmm::Fmm).
+/// `memory`, the leaves' radii measured by `leaf_radii`, the levels' sizes read as `reads`
+/// says (buildCells) and the keys sorted as `order` says: the whole build, for an entry
+/// point that checked its arguments in its own name (kfmm::Fmm).
 template <class ExecutionSpace, class Positions, class SplitRule,
           class MeasureLeafRadii = GatheredLeafRadii>
 Octree<typename ExecutionSpace::memory_space>
@@ -900,7 +979,8 @@ buildOctreeOfValidInput(ExecutionSpace const &space,
                         kfmm::detail::Workspace<typename ExecutionSpace::memory_space> &memory,
                         Positions const &positions, Cube const &cube, SplitRule const &rule,
                         MeasureLeafRadii const &leaf_radii = {},
-                        LevelReads reads = LevelReads::tuned)
+                        LevelReads reads = LevelReads::tuned,
+                        KeyOrder order = KeyOrder::all_bits)
 {
   using MemorySpace = typename ExecutionSpace::memory_space;
   kfmm::detail::ScopedRegion region("kfmm::tree::build");
@@ -917,7 +997,28 @@ buildOctreeOfValidInput(ExecutionSpace const &space,
   Kokkos::Profiling::popRegion();
 
   Kokkos::Profiling::pushRegion("kfmm::tree::build_sort");
-  sortPairs(space, keys, permutation, 3 * max_level, memory);
+  Kokkos::View<int *, MemorySpace> probe;
+  BeginBit<MemorySpace> begin_bit;
+  if constexpr (std::is_same<SplitRule, SplitByCount>::value)
+  {
+    if (order == KeyOrder::cell_levels && n > 0)
+    {
+      int const level = probeLevel(n, rule.leaf_size);
+      int const shift = 3 * (max_level - level);
+      std::size_t const cells = std::size_t(1) << (3 * level);
+      memory.take(space, probe, "kfmm::tree::probe_cells", cells + 1);
+      begin_bit = BeginBit<MemorySpace>(probe.data() + cells);
+      kfmm::detail::streamFor("kfmm::tree::clear_probe", space, cells + 1,
+                              ClearProbeCells<MemorySpace>{probe, cells, shift});
+      using Probe = CountProbeCells<MemorySpace>;
+      Kokkos::parallel_for("kfmm::tree::probe_cells",
+                           Kokkos::RangePolicy<ExecutionSpace>(
+                               space, 0, (n + Probe::chunk - 1) / Probe::chunk),
+                           Probe{keys, probe, begin_bit, shift, rule.leaf_size});
+    }
+  }
+  sortPairs(space, keys, permutation, 3 * max_level, memory, begin_bit);
+  memory.give(probe);
   Kokkos::Profiling::popRegion();
 
   return buildCells(space, memory, positions, cube, keys, permutation, rule, leaf_radii, reads);

@@ -16,14 +16,14 @@
 //
 // Only the digits that matter are sorted: a digit that every key shares would give a
 // histogram with one bin holding all N items, and its pass would be the identity. Each
-// algorithm finds such digits before any pass, with one host synchronisation for the whole
-// sort instead of one per pass:
+// algorithm finds such digits before any pass:
 // - reduce-then-scan reads the keys once for the bits in which some key differs from the
-//   first one (the OR over i of keys(i) XOR keys(0)); its passes start at the lowest of
-//   these bits and stop past the highest, as `begin_bit`/`end_bit` do in CUB's
-//   DeviceRadixSort;
+//   first one (the OR over i of keys(i) XOR keys(0)), with one host synchronisation for
+//   the whole sort; its passes start at the lowest of these bits and stop past the
+//   highest, as `begin_bit`/`end_bit` do in CUB's DeviceRadixSort;
 // - onesweep counts the digits of every digit position from bit 0 in its one histogram
-//   read anyway, and skips the positions where one digit holds all N keys.
+//   read anyway, and its pass kernels skip, on the device, the positions where one digit
+//   holds all N keys: the host never waits for it.
 //
 // Keys and values ping-pong between the caller's arrays and one buffer of each. The buffers
 // and the counters live in a workspace: kfmm::tree::RadixSorter keeps it across calls,
@@ -225,13 +225,11 @@ void sortPairs(ExecutionSpace const &space, Keys const &keys, Values const &valu
   workspace.memory->reserve(space, workspace.values, n, "kfmm::sort::values_buffer");
   KeyView const key_buffer(workspace.keys.data(), n);
   ValueView const value_buffer(workspace.values.data(), n);
-  bool const in_buffer =
-      chosen.algorithm == SortAlgorithm::onesweep
-          ? onesweepSort(space, key_items, value_items, key_buffer, value_buffer, key_bits,
-                         chosen, workspace)
-          : reduceThenScanSort(space, key_items, value_items, key_buffer, value_buffer,
-                               key_bits, chosen, workspace);
-  if (in_buffer)
+  if (chosen.algorithm == SortAlgorithm::onesweep)
+    onesweepSort(space, key_items, value_items, key_buffer, value_buffer, key_bits, chosen,
+                 workspace);
+  else if (reduceThenScanSort(space, key_items, value_items, key_buffer, value_buffer, key_bits,
+                              chosen, workspace))
   {
     copyItems(space, "kfmm::sort::copy_back_keys", key_buffer, key_items);
     copyItems(space, "kfmm::sort::copy_back_values", value_buffer, value_items);
@@ -255,16 +253,19 @@ void sortPairs(ExecutionSpace const &space, Keys const &keys, Values const &valu
 }
 
 /// sortPairs with the sort's arrays taken from `memory` (a solver's workspace) and given
-/// back when the sort's kernels are queued.
+/// back when the sort's kernels are queued; the keys' bits below `begin_bit` (where it has
+/// data) need no order.
 template <class ExecutionSpace, class Keys, class Values>
 void sortPairs(ExecutionSpace const &space, Keys const &keys, Values const &values,
                int key_bits,
-               kfmm::detail::Workspace<typename ExecutionSpace::memory_space> &memory)
+               kfmm::detail::Workspace<typename ExecutionSpace::memory_space> &memory,
+               BeginBit<typename ExecutionSpace::memory_space> const &begin_bit = {})
 {
   SortWorkspace<typename Keys::value_type, typename Values::value_type,
                 typename ExecutionSpace::memory_space>
       workspace;
   workspace.memory = &memory;
+  workspace.begin_bit = begin_bit;
   sortPairs(space, keys, values, key_bits, static_cast<SortOptions const *>(nullptr),
             workspace);
   workspace.release();
@@ -305,8 +306,9 @@ private:
 /// Sorts `keys` ascending by their bits [0, key_bits), in place and stably, and permutes
 /// `values` with them: pairs with equal keys keep their relative order. Bits at and above
 /// `key_bits` are ignored (pass keys < 2^key_bits, e.g. 63 for kfmm's Morton keys); only
-/// the digits in which the keys differ are sorted. Runs asynchronously on `space` after one
-/// synchronisation that finds those digits. A workspace of N keys and N values is allocated
+/// the digits in which the keys differ are sorted. Runs asynchronously on `space`: on the
+/// GPU without a host synchronisation, on host spaces after one that finds those digits
+/// (RadixSort.hpp's file comment). A workspace of N keys and N values is allocated
 /// for the call; kfmm::tree::RadixSorter keeps one across calls.
 ///
 /// \param [in]     space     execution space instance the kernels run on

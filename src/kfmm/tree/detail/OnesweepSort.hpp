@@ -12,8 +12,11 @@
 //      (positions of digit_bits bits from bit 0), into counts(position * max_radix +
 //      digit); an exclusive scan per position turns the counts into where each digit's
 //      items start in that pass's output. A position where one digit holds all N items is
-//      the same in every key: it gets no pass. The host learns which positions remain from
-//      one small copy, the sort's only synchronisation;
+//      the same in every key: it gets no pass. One small kernel then gives every position
+//      its route (none, from the caller's arrays to the buffers, or back), so that the host
+//      launches a kernel for every position and never waits: a pass kernel whose position
+//      has no route returns at once, and the sorted pairs are copied back to the caller's
+//      arrays by a kernel that does nothing when they already end there;
 //   2. one kernel per pass, with as many teams as run at once. A team claims tiles of
 //      team_size * items_per_thread items from a counter until none is left (claim order,
 //      not league rank: a tile's predecessors were then claimed by teams that are already
@@ -52,8 +55,6 @@
 #include <Kokkos_Core.hpp>
 
 #include <cstdint>
-#include <utility>
-#include <vector>
 
 namespace kfmm::tree::detail
 {
@@ -156,32 +157,99 @@ struct DigitHistogramsKernel
   }
 };
 
-/// Step 1, then: position p's digit counts become starts; digit_varies(p) = whether it varies.
-template <class Counts>
+/// Where a pass reads and writes (PassRoutesKernel): not at all, from the caller's arrays to
+/// the buffers, or from the buffers to the caller's arrays.
+enum PassRoute : SortOffset
+{
+  no_pass = 0,
+  to_buffers = 1,
+  to_caller = 2
+};
+
+/// Step 1, then: position p's digit counts become starts, one team per position, and
+/// routes(p) = to_buffers where the position is sorted: where no digit holds all n items and
+/// the position reaches above begin_bit (where the caller gives one); no_pass elsewhere.
+/// (A thread per position, looping over 256 digits, took 10 us; one team for all positions
+/// in turn 41 us: perf/RESULTS.md, 2026-11-26.)
+template <class ExecutionSpace, class Counts>
 struct DigitOffsetsKernel
 {
+  using TeamMember = typename Kokkos::TeamPolicy<ExecutionSpace>::member_type;
+
   Counts counts;
-  Counts digit_varies;
+  Counts routes;
+  BeginBit<typename ExecutionSpace::memory_space> begin_bit;
+  PassList positions;
   std::uint64_t n;
   int max_radix;
 
-  KOKKOS_INLINE_FUNCTION void operator()(int p) const
+  KOKKOS_FUNCTION void operator()(TeamMember const &team) const
   {
-    SortOffset start = 0;
-    bool one_digit = false;
-    for (int d = 0; d < max_radix; ++d)
-    {
-      SortOffset const count = counts(p * max_radix + d);
-      counts(p * max_radix + d) = start;
-      start += count;
-      one_digit = one_digit || count == n;
-    }
-    digit_varies(p) = one_digit ? 0 : 1;
+    int const p = team.league_rank();
+    SortOffset *const digits = &counts(static_cast<std::size_t>(p) * max_radix);
+    SortOffset largest = 0;
+    Kokkos::parallel_reduce(
+        Kokkos::TeamThreadRange(team, max_radix),
+        [&](int d, SortOffset &most) { most = kfmm::detail::max(most, digits[d]); },
+        Kokkos::Max<SortOffset>(largest));
+    // Each thread reads its digits' counts before it writes their starts.
+    Kokkos::parallel_scan(Kokkos::TeamThreadRange(team, max_radix),
+                          [&](int d, SortOffset &start, bool final) {
+                            SortOffset const digit_count = digits[d];
+                            if (final)
+                              digits[d] = start;
+                            start += digit_count;
+                          });
+    int const begin = begin_bit.data() != nullptr ? begin_bit() : 0;
+    bool const sorted =
+        largest != n && positions.pass[p].shift + positions.pass[p].bits > begin;
+    Kokkos::single(Kokkos::PerTeam(team), [&] { routes(p) = sorted ? to_buffers : no_pass; });
   }
 };
 
-/// Step 2: one pass, from the `_in` to the `_out` arrays. digit_start(d) is where the
-/// pass's items of digit d start.
+/// Then, on one thread: the sorted positions' routes alternate from to_buffers, and
+/// routes(count) is 1 when the sorted pairs end in the buffers. Computed on the device, so
+/// that the host launches the passes without waiting.
+template <class Counts>
+struct PassRoutesKernel
+{
+  Counts routes;
+  int count;
+
+  KOKKOS_INLINE_FUNCTION void operator()(int) const
+  {
+    SortOffset passes = 0;
+    for (int p = 0; p < count; ++p)
+      if (routes(p) != no_pass)
+        routes(p) = passes++ % 2 == 0 ? to_buffers : to_caller;
+    routes(count) = passes % 2;
+  }
+};
+
+/// After the passes: the sorted pairs back to the caller's arrays where they ended in the
+/// buffers (routes(count) == 1), else nothing.
+template <class KeyView, class ValueView, class Counts>
+struct CopyBackKernel
+{
+  KeyView keys_buffer;
+  ValueView values_buffer;
+  KeyView keys;
+  ValueView values;
+  Counts routes;
+  int count;
+
+  KOKKOS_INLINE_FUNCTION void operator()(std::int64_t i) const
+  {
+    if (routes(count) == 0)
+      return;
+    keys(i) = keys_buffer(i);
+    values(i) = values_buffer(i);
+  }
+};
+
+/// Step 2: the pass of digit position pass_index, from the `_in` (the caller's) to the
+/// `_out` arrays (the buffers) or back, as routes(pass_index) says, or none. digit_start(d)
+/// is where the pass's items of digit d start.
 ///
 /// With FixedTeamSize > 0 the warp ranking is compiled for teams of that size and for
 /// 2^vote_bits digits in every pass (a narrower last pass leaves the top digits empty), so
@@ -223,6 +291,7 @@ struct OnesweepPassKernel
   DigitStarts digit_start;
   Status tile_status;
   Counts next_tile;
+  Counts routes;
   int pass_index;
   int shift;
   int bits;
@@ -284,8 +353,24 @@ struct OnesweepPassKernel
     return Kokkos::atomic_fetch_add(&next_tile(pass_index), SortOffset(1));
   }
 
-  /// Teams are persistent: each claims tiles until none is left.
   KOKKOS_FUNCTION void operator()(TeamMember const &team) const
+  {
+    SortOffset const route = routes(pass_index);
+    if (route == no_pass)
+      return;
+    OnesweepPassKernel pass = *this;
+    if (route == to_caller)
+    {
+      pass.keys_in = keys_out;
+      pass.values_in = values_out;
+      pass.keys_out = keys_in;
+      pass.values_out = values_in;
+    }
+    pass.sortTiles(team);
+  }
+
+  /// Teams are persistent: each claims tiles until none is left.
+  KOKKOS_FUNCTION void sortTiles(TeamMember const &team) const
   {
     if constexpr (warp_capable)
     {
@@ -535,48 +620,46 @@ inline PassList digitPositions(int key_bits, int digit_bits)
   return positions;
 }
 
-/// One onesweep_pass kernel of type Pass per digit position in `pass_positions` (indices
-/// into `positions`), each from one buffer of the ping-pong to the other, on teams that claim
-/// tiles until none is left.
+/// One onesweep_pass kernel of type Pass per digit position, each routed on the device
+/// (PassRoutesKernel), on teams that claim tiles until none is left.
 template <class Pass, class ExecutionSpace, class KeyView, class ValueView, class Workspace>
-void launchPasses(ExecutionSpace const &space, KeyView keys_in, ValueView values_in,
-                  KeyView keys_out, ValueView values_out, PassList const &positions,
-                  std::vector<int> const &pass_positions, int team_size, int teams,
-                  int max_radix, Workspace const &workspace)
+void launchPasses(ExecutionSpace const &space, KeyView const &keys, ValueView const &values,
+                  KeyView const &keys_buffer, ValueView const &values_buffer,
+                  PassList const &positions, int team_size, int teams, int max_radix,
+                  Workspace const &workspace)
 {
-  for (int p = 0; p < static_cast<int>(pass_positions.size()); ++p)
+  for (int p = 0; p < positions.count; ++p)
   {
-    SortPass const pass = positions.pass[pass_positions[p]];
-    auto const row = static_cast<std::size_t>(pass_positions[p]);
-    typename Pass::DigitStarts const digit_start(workspace.counts.data() + row * max_radix,
-                                                 max_radix);
+    SortPass const pass = positions.pass[p];
+    typename Pass::DigitStarts const digit_start(
+        workspace.counts.data() + static_cast<std::size_t>(p) * max_radix, max_radix);
     std::size_t const scratch = Pass::scratchBytes(team_size, Pass::rankRadix(pass.bits));
     Kokkos::parallel_for("kfmm::sort::onesweep_pass",
                          SortPolicy<ExecutionSpace>(space, teams, team_size)
                              .set_scratch_size(0, Kokkos::PerTeam(scratch)),
-                         Pass{keys_in, values_in, keys_out, values_out, digit_start,
-                              workspace.tile_status, workspace.next_tile, p, pass.shift,
-                              pass.bits});
-    std::swap(keys_in, keys_out);
-    std::swap(values_in, values_out);
+                         Pass{keys, values, keys_buffer, values_buffer, digit_start,
+                              workspace.tile_status, workspace.next_tile, workspace.pass_routes,
+                              p, pass.shift, pass.bits});
   }
 }
 
 /// Sorts contiguous keys and values (unmanaged Views of them) by their bits [0, key_bits)
 /// (at most PassList::capacity digit positions), in passes over the digit positions in
-/// which the keys differ, each pass from one buffer of the ping-pong to the other; returns
-/// whether the sorted pairs ended in the `_out` buffers (an odd number of passes).
+/// which the keys differ, each pass from the caller's arrays to the buffers or back; the
+/// sorted pairs end in the caller's arrays. Queued on `space` without a host
+/// synchronisation.
 template <class ExecutionSpace, class KeyView, class ValueView, class Workspace>
-bool onesweepSort(ExecutionSpace const &space, KeyView keys_in, ValueView values_in,
-                  KeyView keys_out, ValueView values_out, int key_bits,
+void onesweepSort(ExecutionSpace const &space, KeyView const &keys, ValueView const &values,
+                  KeyView const &keys_buffer, ValueView const &values_buffer, int key_bits,
                   SortOptions const &options, Workspace &workspace)
 {
   constexpr int ipt = kfmm::detail::Tuning<ExecutionSpace>::sort_items_per_thread;
   using Histograms = DigitHistogramsKernel<ExecutionSpace, KeyView, ipt>;
   using Pass = OnesweepPassKernel<ExecutionSpace, KeyView, ValueView, ipt>;
   using Policy = SortPolicy<ExecutionSpace>;
+  using Counts = decltype(workspace.counts);
 
-  auto const n = static_cast<std::uint64_t>(keys_in.extent(0));
+  auto const n = static_cast<std::uint64_t>(keys.extent(0));
   int const team_size = options.team_size;
   int const max_radix = 1 << options.digit_bits;
   std::uint64_t const tile = tileItems<ExecutionSpace>(options);
@@ -586,13 +669,12 @@ bool onesweepSort(ExecutionSpace const &space, KeyView keys_in, ValueView values
   std::size_t const bins = position_count * max_radix;
 
   workspace.memory->reserve(space, workspace.counts, bins, "kfmm::sort::counts");
-  workspace.memory->reserve(space, workspace.digit_varies, position_count,
-                            "kfmm::sort::digit_varies");
+  workspace.memory->reserve(space, workspace.pass_routes, position_count + 1,
+                            "kfmm::sort::pass_routes");
   workspace.memory->reserve(space, workspace.tile_status, tiles * max_radix,
                             "kfmm::sort::tile_status");
   workspace.memory->reserve(space, workspace.next_tile, position_count, "kfmm::sort::next_tile");
   auto const counts = workspace.counts;
-  auto const digit_varies = workspace.digit_varies;
   clearItems(space, "kfmm::sort::clear_counts", counts, bins);
   clearItems(space, "kfmm::sort::clear_tile_status", workspace.tile_status, tiles * max_radix);
   clearItems(space, "kfmm::sort::clear_next_tile", workspace.next_tile, position_count);
@@ -606,22 +688,14 @@ bool onesweepSort(ExecutionSpace const &space, KeyView keys_in, ValueView values
       Policy(space, resident_teams, team_size)
           .set_scratch_size(0, Kokkos::PerTeam(Histograms::scratchBytes(
                                    team_size, positions.count, max_radix))),
-      Histograms{keys_in, counts, positions, max_radix});
-  Kokkos::parallel_for(
-      "kfmm::sort::digit_offsets",
-      Kokkos::RangePolicy<ExecutionSpace>(space, 0, positions.count),
-      DigitOffsetsKernel<decltype(workspace.counts)>{counts, digit_varies, n, max_radix});
-  // Copied into a plain host vector: a mirror View would be allocated, and initialised by
-  // a kernel of its own, in every call.
-  std::vector<SortOffset> varies_here(position_count);
-  Kokkos::deep_copy(space,
-                    Unmanaged1D<SortOffset, Kokkos::HostSpace>(varies_here.data(), position_count),
-                    Kokkos::subview(digit_varies, std::make_pair(std::size_t(0), position_count)));
-  space.fence();
-  std::vector<int> pass_positions;
-  for (int p = 0; p < positions.count; ++p)
-    if (varies_here[p] != 0)
-      pass_positions.push_back(p);
+      Histograms{keys, counts, positions, max_radix});
+  Kokkos::parallel_for("kfmm::sort::digit_offsets",
+                       Kokkos::TeamPolicy<ExecutionSpace>(space, positions.count, Kokkos::AUTO),
+                       DigitOffsetsKernel<ExecutionSpace, Counts>{
+                           counts, workspace.pass_routes, workspace.begin_bit, positions, n,
+                           max_radix});
+  Kokkos::parallel_for("kfmm::sort::pass_routes", Kokkos::RangePolicy<ExecutionSpace>(space, 0, 1),
+                       PassRoutesKernel<Counts>{workspace.pass_routes, positions.count});
 
   // The tuned team shape runs the pass kernel compiled for it.
   using Tune = kfmm::detail::Tuning<ExecutionSpace>;
@@ -629,12 +703,15 @@ bool onesweepSort(ExecutionSpace const &space, KeyView keys_in, ValueView values
                      options.digit_bits == Tune::sort_digit_bits;
   if (tuned)
     launchPasses<OnesweepPassKernel<ExecutionSpace, KeyView, ValueView, ipt, Tune::sort_team_size>>(
-        space, keys_in, values_in, keys_out, values_out, positions, pass_positions,
-        team_size, resident_teams, max_radix, workspace);
+        space, keys, values, keys_buffer, values_buffer, positions, team_size, resident_teams,
+        max_radix, workspace);
   else
-    launchPasses<Pass>(space, keys_in, values_in, keys_out, values_out, positions,
-                       pass_positions, team_size, resident_teams, max_radix, workspace);
-  return pass_positions.size() % 2 == 1;
+    launchPasses<Pass>(space, keys, values, keys_buffer, values_buffer, positions, team_size,
+                       resident_teams, max_radix, workspace);
+  kfmm::detail::streamFor("kfmm::sort::copy_back", space, n,
+                          CopyBackKernel<KeyView, ValueView, Counts>{
+                              keys_buffer, values_buffer, keys, values, workspace.pass_routes,
+                              positions.count});
 }
 
 } // namespace kfmm::tree::detail

@@ -313,8 +313,17 @@ bool reduceThenScanSort(ExecutionSpace const &space, KeyView keys_in, ValueView 
 
   using Key = typename KeyView::non_const_value_type;
   constexpr int max_bits = static_cast<int>(8 * sizeof(Key));
-  Key const mask = key_bits == max_bits ? static_cast<Key>(~Key(0))
-                                         : static_cast<Key>((Key(1) << key_bits) - 1);
+  Key mask = key_bits == max_bits ? static_cast<Key>(~Key(0))
+                                   : static_cast<Key>((Key(1) << key_bits) - 1);
+  if (workspace.begin_bit.data() != nullptr)
+  {
+    // The host spaces' sort waits for the device anyway (varyingBits).
+    int begin = 0;
+    Kokkos::deep_copy(space, Kokkos::View<int, Kokkos::HostSpace>(&begin), workspace.begin_bit);
+    space.fence();
+    if (begin > 0)
+      mask &= begin >= max_bits ? Key(0) : static_cast<Key>(~Key(0) << begin);
+  }
   auto const passes = planPasses(varyingBits(space, keys_in, mask), options.digit_bits);
   if (passes.empty())
     return false;

@@ -86,6 +86,11 @@ KOKKOS_INLINE_FUNCTION std::size_t scratchWords(std::size_t count)
   return (count * sizeof(T) + sizeof(std::uint64_t) - 1) / sizeof(std::uint64_t);
 }
 
+/// Where a sort may start, known on the device only: the keys need no order in their bits
+/// below begin_bit() (an octree's build finds them, Octree.hpp); a View of no data: bit 0.
+template <class MemorySpace>
+using BeginBit = Kokkos::View<int, MemorySpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
+
 /// Device memory a sort needs besides the caller's arrays, from `memory`: allocations of
 /// its own (kfmm::tree::RadixSorter keeps them across calls, so that repeated sorts, a tree
 /// rebuilt every time step, allocate only when N grows), or a solver's pooled workspace,
@@ -102,8 +107,11 @@ struct SortWorkspace
   Kokkos::View<std::uint64_t *, MemorySpace> tile_status;
   /// Onesweep: per pass, the next tile a team claims.
   Kokkos::View<SortOffset *, MemorySpace> next_tile;
-  /// Onesweep: per digit position, 1 where some keys differ in it (the digit is sorted).
-  Kokkos::View<SortOffset *, MemorySpace> digit_varies;
+  /// Onesweep: per digit position, its pass's route (OnesweepSort.hpp's PassRoute), then
+  /// whether the sorted pairs end in the buffers.
+  Kokkos::View<SortOffset *, MemorySpace> pass_routes;
+  /// The caller's: where the sort may start (no data: at bit 0). Not released.
+  BeginBit<MemorySpace> begin_bit;
 
   /// Ends the use of every array.
   void release()
@@ -113,14 +121,14 @@ struct SortWorkspace
     memory->give(counts);
     memory->give(tile_status);
     memory->give(next_tile);
-    memory->give(digit_varies);
+    memory->give(pass_routes);
   }
 
   std::size_t bytes() const
   {
     return keys.span() * sizeof(Key) + values.span() * sizeof(Value) +
            counts.span() * sizeof(SortOffset) + tile_status.span() * sizeof(std::uint64_t) +
-           (next_tile.span() + digit_varies.span()) * sizeof(SortOffset);
+           (next_tile.span() + pass_routes.span()) * sizeof(SortOffset);
   }
 };
 

@@ -10,6 +10,8 @@
 // (or round), not yet written in this one, so that the words are cleared once per sort or
 // traversal rather than once per pass.
 
+#include <kfmm/detail/CoherentLoad.hpp>
+
 #include <Kokkos_Core.hpp>
 
 #include <cstdint>
@@ -36,16 +38,11 @@ struct TileStatus
     return (tag << tag_shift) | count;
   }
 
-  /// A status word as another team last wrote it. On CUDA a volatile load: it bypasses the
-  /// non-coherent L1 and, unlike an atomic, does not serialise the polling threads with the
-  /// writer in L2. Elsewhere an atomic read.
+  /// A status word as another team last wrote it (kfmm::detail::coherentLoad: the polling
+  /// threads do not serialise with the writer).
   KOKKOS_INLINE_FUNCTION static std::uint64_t load(std::uint64_t *address)
   {
-#if defined(__CUDA_ARCH__)
-    return *static_cast<std::uint64_t volatile *>(address);
-#else
-    return Kokkos::atomic_fetch_add(address, std::uint64_t(0));
-#endif
+    return kfmm::detail::coherentLoad(address);
   }
 
   /// Publishes a status word with one 64-bit store: tag and count arrive together.
