@@ -894,9 +894,9 @@ struct IdentityPermutation
 /// How buildOctreeOfValidInput sorts the particles' keys:
 /// - all_bits: by all 63 bits, so that the tree's `keys` are sorted (buildOctree's contract);
 /// - cell_levels: only by the bits of levels down to a probe level L when every cell of
-///   level L holds at most leaf_size particles (found on the device, CountProbeCells):
-///   no cell of level L or below splits, so the cells need no finer order, and the
-///   particles of a cell at level L keep their input order. A uniform tree of 1e6
+///   level L holds at most leaf_size particles (found on the device: SampleProbeCells,
+///   CountProbeCells): no cell of level L or below splits, so the cells need no finer
+///   order, and the particles of a cell at level L keep their input order. A uniform tree of 1e6
 ///   particles in leaves of 256 then needs 2 of the sort's 8 passes (L = 5). Elsewhere, or
 ///   for other split rules, all bits are sorted.
 enum class KeyOrder
@@ -905,12 +905,37 @@ enum class KeyOrder
   cell_levels
 };
 
-/// Step 2's probe for KeyOrder::cell_levels: counts(c) = the particles in cell c of level
-/// `level`, and *begin_bit, set to the level's first bit before, becomes 0 once a cell
-/// holds more than leaf_size. An item takes `chunk` consecutive keys and sends all their
-/// atomics before it looks at any result, so that they are in flight together. Once a cell
-/// has overflowed the answer is known and the items left only read it: atomics on the few
-/// cells of a dense core (a Plummer sphere's) serialise.
+/// Step 2's probe for KeyOrder::cell_levels, first on a sample: every stride-th particle is
+/// counted into sample(c) for its cell c of the probe level, and *begin_bit (set to the
+/// level's first bit before) becomes 0 where a cell's sample passes `limit`, i.e. where the
+/// cell is estimated to hold 8 leaf sizes or more. A dense core (a Plummer sphere's) fills
+/// its cells so far past leaf_size that the sample finds them at a 64th of the cost: the
+/// exact count's atomics on those few cells serialise (145 us at 1e6 on an H200, for 26 on
+/// a uniform set; perf/RESULTS.md, 2026-11-26). The sample only gives up early: whether
+/// the bits are skipped is the exact count's to say.
+template <class MemorySpace>
+struct SampleProbeCells
+{
+  static constexpr int stride = 64;
+
+  Kokkos::View<MortonKey *, MemorySpace> keys;
+  Kokkos::View<int *, MemorySpace> sample;
+  BeginBit<MemorySpace> begin_bit;
+  int shift;
+  int limit;
+
+  KOKKOS_INLINE_FUNCTION void operator()(std::size_t item) const
+  {
+    auto const cell = static_cast<std::size_t>(keys(item * stride) >> shift);
+    if (Kokkos::atomic_fetch_add(&sample(cell), 1) == limit)
+      Kokkos::atomic_fetch_min(&begin_bit(), 0);
+  }
+};
+
+/// Then the exact count: counts(c) = the particles in cell c, and *begin_bit becomes 0 once
+/// a cell holds more than leaf_size. An item takes `chunk` consecutive keys and sends all
+/// their atomics before it looks at any result, so that they are in flight together; where
+/// the sample has given up already, the items only read that.
 template <class MemorySpace>
 struct CountProbeCells
 {
@@ -940,17 +965,18 @@ struct CountProbeCells
   }
 };
 
-/// counts(c) = 0 for the probe's cells, and the begin bit (counts(cells)) = shift.
+/// probe(i) = 0 for the exact counts and the sample's (2 cells entries), and the begin bit
+/// (probe(2 cells)) = shift.
 template <class MemorySpace>
 struct ClearProbeCells
 {
-  Kokkos::View<int *, MemorySpace> counts;
+  Kokkos::View<int *, MemorySpace> probe;
   std::size_t cells;
   int shift;
 
   KOKKOS_INLINE_FUNCTION void operator()(std::size_t i) const
   {
-    counts(i) = i == cells ? shift : 0;
+    probe(i) = i == 2 * cells ? shift : 0;
   }
 };
 
@@ -1006,15 +1032,23 @@ buildOctreeOfValidInput(ExecutionSpace const &space,
       int const level = probeLevel(n, rule.leaf_size);
       int const shift = 3 * (max_level - level);
       std::size_t const cells = std::size_t(1) << (3 * level);
-      memory.take(space, probe, "kfmm::tree::probe_cells", cells + 1);
-      begin_bit = BeginBit<MemorySpace>(probe.data() + cells);
-      kfmm::detail::streamFor("kfmm::tree::clear_probe", space, cells + 1,
+      memory.take(space, probe, "kfmm::tree::probe_cells", 2 * cells + 1);
+      Kokkos::View<int *, MemorySpace> const counts(probe.data(), cells);
+      Kokkos::View<int *, MemorySpace> const sample(probe.data() + cells, cells);
+      begin_bit = BeginBit<MemorySpace>(probe.data() + 2 * cells);
+      kfmm::detail::streamFor("kfmm::tree::clear_probe", space, 2 * cells + 1,
                               ClearProbeCells<MemorySpace>{probe, cells, shift});
-      using Probe = CountProbeCells<MemorySpace>;
+      using Sample = SampleProbeCells<MemorySpace>;
+      Kokkos::parallel_for("kfmm::tree::sample_probe_cells",
+                           Kokkos::RangePolicy<ExecutionSpace>(
+                               space, 0, (n + Sample::stride - 1) / Sample::stride),
+                           Sample{keys, sample, begin_bit, shift,
+                                  8 * rule.leaf_size / Sample::stride});
+      using Count = CountProbeCells<MemorySpace>;
       Kokkos::parallel_for("kfmm::tree::probe_cells",
                            Kokkos::RangePolicy<ExecutionSpace>(
-                               space, 0, (n + Probe::chunk - 1) / Probe::chunk),
-                           Probe{keys, probe, begin_bit, shift, rule.leaf_size});
+                               space, 0, (n + Count::chunk - 1) / Count::chunk),
+                           Count{keys, counts, begin_bit, shift, rule.leaf_size});
     }
   }
   sortPairs(space, keys, permutation, 3 * max_level, memory, begin_bit);
