@@ -910,7 +910,7 @@ enum class KeyOrder
 /// level's first bit before) becomes 0 where a cell's sample passes `limit`, i.e. where the
 /// cell is estimated to hold 8 leaf sizes or more. A dense core (a Plummer sphere's) fills
 /// its cells so far past leaf_size that the sample finds them at a 64th of the cost: the
-/// exact count's atomics on those few cells serialise (145 us at 1e6 on an H200, for 26 on
+/// exact count's atomics on those few cells serialise (145 us at 1e6 on an H200, for 24 on
 /// a uniform set; perf/RESULTS.md, 2026-11-26). The sample only gives up early: whether
 /// the bits are skipped is the exact count's to say.
 template <class MemorySpace>
@@ -965,7 +965,7 @@ struct CountProbeCells
   }
 };
 
-/// probe(i) = 0 for the exact counts and the sample's (2 cells entries), and the begin bit
+/// probe(i) = 0 for the exact counts and the sample (2 x cells entries), and the begin bit
 /// (probe(2 cells)) = shift.
 template <class MemorySpace>
 struct ClearProbeCells
