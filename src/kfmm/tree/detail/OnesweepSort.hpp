@@ -12,7 +12,7 @@
 //      (positions of digit_bits bits from bit 0), into counts(position * max_radix +
 //      digit); an exclusive scan per position turns the counts into where each digit's
 //      items start in that pass's output. A position where one digit holds all N items is
-//      the same in every key: it gets no pass. One small kernel then gives every position
+//      the same in every key: it gets no pass. Two small kernels then give every position
 //      its route (none, from the caller's arrays to the buffers, or back), so that the host
 //      launches a kernel for every position and never waits: a pass kernel whose position
 //      has no route returns at once, and the sorted pairs are copied back to the caller's
