@@ -894,71 +894,50 @@ struct IdentityPermutation
 /// How buildOctreeOfValidInput sorts the particles' keys:
 /// - all_bits: by all 63 bits, so that the tree's `keys` are sorted (buildOctree's contract);
 /// - cell_levels: only by the bits of levels down to a probe level L when every cell of
-///   level L holds at most leaf_size particles (found on the device: SampleProbeCells,
-///   CountProbeCells): no cell of level L or below splits, so the cells need no finer
-///   order, and the particles of a cell at level L keep their input order. A uniform tree of 1e6
-///   particles in leaves of 256 then needs 2 of the sort's 8 passes (L = 5). Elsewhere, or
-///   for other split rules, all bits are sorted.
+///   level L holds at most leaf_size particles (found on the device: probeBeginBit): no
+///   cell of level L or below splits, so the cells need no finer order, and the particles
+///   of a cell at level L keep their input order. A uniform tree of 1e6 particles in
+///   leaves of 256 then needs 2 of the sort's 8 passes (L = 5). Elsewhere, or for other
+///   split rules, all bits are sorted.
 enum class KeyOrder
 {
   all_bits,
   cell_levels
 };
 
-/// Step 2's probe for KeyOrder::cell_levels, first on a sample: every stride-th particle is
-/// counted into sample(c) for its cell c of the probe level, and *begin_bit (set to the
-/// level's first bit before) becomes 0 where a cell's sample passes `limit`, i.e. where the
-/// cell is estimated to hold 8 leaf sizes or more. A dense core (a Plummer sphere's) fills
-/// its cells so far past leaf_size that the sample finds them at a 64th of the cost: the
-/// exact count's atomics on those few cells serialise (145 us at 1e6 on an H200, for 24 on
-/// a uniform set; perf/RESULTS.md, 2026-11-26). The sample only gives up early: whether
-/// the bits are skipped is the exact count's to say.
-template <class MemorySpace>
-struct SampleProbeCells
-{
-  static constexpr int stride = 64;
-
-  Kokkos::View<MortonKey *, MemorySpace> keys;
-  Kokkos::View<int *, MemorySpace> sample;
-  BeginBit<MemorySpace> begin_bit;
-  int shift;
-  int limit;
-
-  KOKKOS_INLINE_FUNCTION void operator()(std::size_t item) const
-  {
-    auto const cell = static_cast<std::size_t>(keys(item * stride) >> shift);
-    if (Kokkos::atomic_fetch_add(&sample(cell), 1) == limit)
-      Kokkos::atomic_fetch_min(&begin_bit(), 0);
-  }
-};
-
-/// Then the exact count: counts(c) = the particles in cell c, and *begin_bit becomes 0 once
-/// a cell holds more than leaf_size. An item takes `chunk` consecutive keys and sends all
-/// their atomics before it looks at any result, so that they are in flight together; where
-/// the sample has given up already, the items only read that.
+/// Step 2's probe for KeyOrder::cell_levels: counts(c) += the particles keys(i), i = first,
+/// first + stride, ... (`chunk` of them per item), of cell c of the probe level, and
+/// *begin_bit (set to the level's first bit before) becomes 0 once a count passes `limit`.
+/// Run twice (probeBeginBit): first on a 1-in-64 sample whose limit is an estimated 8 leaf
+/// sizes, then exactly. A dense core (a Plummer sphere's) fills its cells so far past
+/// leaf_size that the sample finds them at a 64th of the cost: the exact count's atomics on
+/// those few cells serialise (145 us at 1e6 on an H200, for 24 on a uniform set;
+/// perf/RESULTS.md, 2026-11-26). Once begin_bit is 0 the answer is known and the items only
+/// read it. An item sends all its atomics before it looks at any result, so that they are
+/// in flight together.
 template <class MemorySpace>
 struct CountProbeCells
 {
-  static constexpr int chunk = 8;
-
   Kokkos::View<MortonKey *, MemorySpace> keys;
   Kokkos::View<int *, MemorySpace> counts;
   BeginBit<MemorySpace> begin_bit;
   int shift;
-  int leaf_size;
+  int limit;
+  std::size_t stride;
+  std::size_t chunk;
 
   KOKKOS_INLINE_FUNCTION void operator()(std::size_t item) const
   {
     if (kfmm::detail::coherentLoad(&begin_bit()) == 0)
       return;
-    std::size_t const first = item * chunk;
-    int const count =
-        static_cast<int>(kfmm::detail::min(std::size_t(chunk), keys.extent(0) - first));
+    std::size_t const first = item * chunk * stride;
+    std::size_t const count =
+        kfmm::detail::min(chunk, (keys.extent(0) - first + stride - 1) / stride);
     bool overflow = false;
-    for (int k = 0; k < count; ++k)
+    for (std::size_t k = 0; k < count; ++k)
       overflow = (Kokkos::atomic_fetch_add(
-                      &counts(static_cast<std::size_t>(keys(first + k) >> shift)), 1) ==
-                  leaf_size) ||
+                      &counts(static_cast<std::size_t>(keys(first + k * stride) >> shift)),
+                      1) == limit) ||
                  overflow;
     if (overflow)
       Kokkos::atomic_fetch_min(&begin_bit(), 0);
@@ -990,6 +969,40 @@ inline int probeLevel(std::size_t n, int leaf_size)
                           4 * n)
     ++level;
   return level;
+}
+
+/// KeyOrder::cell_levels' probe of the particles' Morton `keys`, for trees that split cells
+/// of more than leaf_size particles: the bit below which the keys need no order, on the device, in
+/// `probe` (taken from `memory`; the caller gives it back once the sort is queued).
+template <class ExecutionSpace, class MemorySpace>
+BeginBit<MemorySpace> probeBeginBit(ExecutionSpace const &space,
+                                    kfmm::detail::Workspace<MemorySpace> &memory,
+                                    Kokkos::View<MortonKey *, MemorySpace> const &keys,
+                                    int leaf_size, Kokkos::View<int *, MemorySpace> &probe)
+{
+  std::size_t const n = keys.extent(0);
+  int const level = probeLevel(n, leaf_size);
+  int const shift = 3 * (max_level - level);
+  std::size_t const cells = std::size_t(1) << (3 * level);
+  memory.take(space, probe, "kfmm::tree::probe_cells", 2 * cells + 1);
+  Kokkos::View<int *, MemorySpace> const counts(probe.data(), cells);
+  Kokkos::View<int *, MemorySpace> const sample(probe.data() + cells, cells);
+  BeginBit<MemorySpace> const begin_bit(probe.data() + 2 * cells);
+  kfmm::detail::streamFor("kfmm::tree::clear_probe", space, 2 * cells + 1,
+                          ClearProbeCells<MemorySpace>{probe, cells, shift});
+  auto const count = [&](char const *label, Kokkos::View<int *, MemorySpace> const &into,
+                         int limit, std::size_t stride, std::size_t chunk) {
+    Kokkos::parallel_for(label,
+                         Kokkos::RangePolicy<ExecutionSpace>(
+                             space, 0, (n + chunk * stride - 1) / (chunk * stride)),
+                         CountProbeCells<MemorySpace>{keys, into, begin_bit, shift, limit,
+                                                      stride, chunk});
+  };
+  constexpr std::size_t sample_stride = 64;
+  count("kfmm::tree::sample_probe_cells", sample, 8 * leaf_size / int(sample_stride),
+        sample_stride, 1);
+  count("kfmm::tree::probe_cells", counts, leaf_size, 1, 8);
+  return begin_bit;
 }
 
 /// Steps 1 to 4 of the file comment on positions that checkPositions accepted, in a given
@@ -1026,31 +1039,8 @@ buildOctreeOfValidInput(ExecutionSpace const &space,
   Kokkos::View<int *, MemorySpace> probe;
   BeginBit<MemorySpace> begin_bit;
   if constexpr (std::is_same<SplitRule, SplitByCount>::value)
-  {
     if (order == KeyOrder::cell_levels && n > 0)
-    {
-      int const level = probeLevel(n, rule.leaf_size);
-      int const shift = 3 * (max_level - level);
-      std::size_t const cells = std::size_t(1) << (3 * level);
-      memory.take(space, probe, "kfmm::tree::probe_cells", 2 * cells + 1);
-      Kokkos::View<int *, MemorySpace> const counts(probe.data(), cells);
-      Kokkos::View<int *, MemorySpace> const sample(probe.data() + cells, cells);
-      begin_bit = BeginBit<MemorySpace>(probe.data() + 2 * cells);
-      kfmm::detail::streamFor("kfmm::tree::clear_probe", space, 2 * cells + 1,
-                              ClearProbeCells<MemorySpace>{probe, cells, shift});
-      using Sample = SampleProbeCells<MemorySpace>;
-      Kokkos::parallel_for("kfmm::tree::sample_probe_cells",
-                           Kokkos::RangePolicy<ExecutionSpace>(
-                               space, 0, (n + Sample::stride - 1) / Sample::stride),
-                           Sample{keys, sample, begin_bit, shift,
-                                  8 * rule.leaf_size / Sample::stride});
-      using Count = CountProbeCells<MemorySpace>;
-      Kokkos::parallel_for("kfmm::tree::probe_cells",
-                           Kokkos::RangePolicy<ExecutionSpace>(
-                               space, 0, (n + Count::chunk - 1) / Count::chunk),
-                           Count{keys, counts, begin_bit, shift, rule.leaf_size});
-    }
-  }
+      begin_bit = probeBeginBit(space, memory, keys, rule.leaf_size, probe);
   sortPairs(space, keys, permutation, 3 * max_level, memory, begin_bit);
   memory.give(probe);
   Kokkos::Profiling::popRegion();
