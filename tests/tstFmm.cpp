@@ -508,3 +508,20 @@ TEMPLATE_LIST_TEST_CASE("solver rejects bad input in the caller's terms", "[fmm]
     CHECK_THROWS_WITH(evaluate(p.x, p.q, p.phi, p.field), Equals("kfmm::evaluate: " + what));
   }
 }
+
+TEMPLATE_LIST_TEST_CASE("a count left in device memory reaches the host with the deferred counts",
+                        "[fmm][stats]", kfmm::test::Spaces)
+{
+  // The grouped M2L's count of pairs translated on their own stays on the device until
+  // stats() reads every deferred count at once.
+  using Memory = typename TestType::memory_space;
+  using Counts = kfmm::detail::DeferredCounts<Memory>;
+  typename TestType::execution_space space;
+  Counts const counts;
+  Kokkos::View<std::int64_t *, Memory> value("kfmm::test::device_count", 1);
+  Kokkos::deep_copy(value, std::int64_t(1234567));
+  counts.record(space, Counts::m2l_per_pair, value);
+  counts.wait();
+  CHECK(counts[Counts::m2l_per_pair] == 1234567);
+  CHECK(counts[Counts::p2p_pairs] == 0);
+}

@@ -774,7 +774,8 @@ private:
     {
       _stats.m2l_classes = static_cast<std::size_t>(_m2l_groups.num_classes);
       _stats.m2l_matrix_bytes = detail::bytesOf(_m2l_matrices);
-      _stats.m2l_per_pair_interactions = static_cast<std::size_t>(_m2l_groups.per_pair_entries);
+      // Left on the device by the grouping: read with the other deferred counts.
+      _counts.record(space, Counts::m2l_per_pair, _m2l_groups.per_pair_count);
     }
     if (_m2l_variant == M2LVariant::rotation)
     {
@@ -818,6 +819,8 @@ private:
     _stats.m2p_interactions = _counts[Counts::m2p_pairs];
     _stats.unresolved_pairs =
         _counts[Counts::unresolved_sources] + _counts[Counts::unresolved_targets];
+    if (_m2l_variant == M2LVariant::grouped)
+      _stats.m2l_per_pair_interactions = _counts[Counts::m2l_per_pair];
     _stats.precision_limited = detail::precisionLimited(
         _stats.unresolved_pairs, size() + (separateTargets() ? numTargets() : 0));
     _stats.flops +=

@@ -23,6 +23,20 @@
 namespace kfmm::detail
 {
 
+/// slot() = value(0): a count in device memory copied into a deferred count's slot (a
+/// kernel's functor, so at namespace scope, where CUDA can name it).
+template <class Slot, class Value>
+struct RecordCount
+{
+  Slot slot;
+  Value value;
+
+  KOKKOS_INLINE_FUNCTION void operator()(int) const
+  {
+    slot() = static_cast<typename Slot::non_const_value_type>(value(0));
+  }
+};
+
 /// The counts of one solver, each a rank-0 View that a reduction writes (`slot`), read
 /// together once wait() has seen the kernels that write them done.
 template <class MemorySpace>
@@ -38,6 +52,7 @@ public:
     m2p_pairs,
     unresolved_sources,
     unresolved_targets,
+    m2l_per_pair,
     num_counts
   };
 
@@ -54,6 +69,16 @@ public:
   /// Where a reduction leaves count `c`. The host must not read or clear it before the
   /// reduction's kernel is done.
   Slot slot(Count c) const { return Slot(_values.data() + c); }
+
+  /// Count `c` set, on `space`, to value(0) of a View the device holds: a count that a kernel
+  /// left in device memory reaches the host with the others.
+  template <class ExecutionSpace, class Value>
+  void record(ExecutionSpace const &space, Count c, Value const &value) const
+  {
+    Kokkos::parallel_for("kfmm::deferred_counts::record",
+                         Kokkos::RangePolicy<ExecutionSpace>(space, 0, 1),
+                         RecordCount<Slot, Value>{slot(c), value});
+  }
 
   /// Every count set to zero (by the host: no kernel that writes one may be in flight).
   void clear() const

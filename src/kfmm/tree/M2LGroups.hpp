@@ -36,6 +36,7 @@
 // and a block's sorted entries are the list's entries of its rows, so the chunks are found
 // block by block (EntryKeyLayout, CountChunks, EmitChunks).
 
+#include <kfmm/detail/Math.hpp>
 #include <kfmm/detail/ScopedRegion.hpp>
 #include <kfmm/detail/Tuning.hpp>
 #include <kfmm/detail/Validation.hpp>
@@ -151,12 +152,20 @@ struct M2LGroups
   Kokkos::View<std::uint16_t *, MemorySpace> rows;
   /// Chunk c is the entries chunk_begin(c) .. chunk_begin(c + 1) - 1, all of the class
   /// chunk_classes(c), or -1 for pairs translated on their own; block b owns chunks
-  /// block_chunks(b) .. block_chunks(b + 1) - 1.
+  /// block_chunks(b) .. block_chunks(b + 1) - 1, and block_chunks(num_blocks) is the number
+  /// of chunks. The chunks' arrays are sized by a bound on that number (a block has at most
+  /// one chunk per class and one of pairs on their own, and at most one per entry), so that
+  /// the build need not wait for the count: entries past it are unused.
   Kokkos::View<std::int64_t *, MemorySpace> chunk_begin;
   Kokkos::View<int *, MemorySpace> chunk_classes;
   Kokkos::View<std::int64_t *, MemorySpace> block_chunks;
-  std::int64_t num_chunks = 0;
-  std::int64_t per_pair_entries = 0; ///< entries of class -1
+  /// One entry: the number of entries of class -1 (pairs translated on their own).
+  Kokkos::View<std::int64_t *, MemorySpace> per_pair_count;
+
+  /// The number of chunks; waits for the grouping to finish.
+  std::int64_t numChunks() const { return readCount(block_chunks, num_blocks); }
+  /// The number of entries of class -1; waits for the grouping to finish.
+  std::int64_t perPairEntries() const { return readCount(per_pair_count, 0); }
 
   /// The most rows a block can have: a row and the image bits fit 16 bits.
   static constexpr int max_block_rows = 1 << (16 - image_bits);
@@ -175,7 +184,8 @@ struct M2LGroups
            (chunk_begin.span() + block_chunks.span()) * sizeof(std::int64_t);
   }
 
-  /// Ends the use of the arrays taken from `memory` (detail/Workspace.hpp).
+  /// Ends the use of the arrays taken from `memory` (detail/Workspace.hpp); per_pair_count
+  /// lies in block_chunks' allocation.
   void giveTo(kfmm::detail::Workspace<MemorySpace> &memory)
   {
     memory.give(class_keys);
@@ -184,6 +194,14 @@ struct M2LGroups
     memory.give(chunk_begin);
     memory.give(chunk_classes);
     memory.give(block_chunks);
+  }
+
+private:
+  static std::int64_t readCount(Kokkos::View<std::int64_t *, MemorySpace> const &counts, int i)
+  {
+    std::int64_t value = 0;
+    Kokkos::deep_copy(value, Kokkos::subview(counts, i));
+    return value;
   }
 };
 
@@ -522,8 +540,8 @@ void sortIntoChunks(ExecutionSpace const &space, kfmm::detail::Workspace<MemoryS
   if (size > 0)
     sortPairs(space, sort_keys, sources, layout.keyBits(), memory);
 
-  // Chunks per block, scanned into block_chunks; the last two counts (the number of chunks
-  // and of entries translated on their own) reach the host in one copy.
+  // Chunks per block, scanned into block_chunks, whose last entry is the number of chunks;
+  // after it, the count of entries translated on their own. Neither reaches the host.
   Kokkos::View<std::int64_t *, MemorySpace> chunk_counts;
   memory.take(space, chunk_counts, prefix + "block_chunks", num_blocks + 2);
   Kokkos::deep_copy(space, chunk_counts, 0);
@@ -536,15 +554,15 @@ void sortIntoChunks(ExecutionSpace const &space, kfmm::detail::Workspace<MemoryS
   Kokkos::parallel_scan("kfmm::m2l_groups::number_chunks",
                         Kokkos::RangePolicy<ExecutionSpace>(space, 0, num_blocks + 1),
                         NumberBlockChunks<MemorySpace>{chunk_counts, num_blocks});
-  std::int64_t totals[2];
-  Kokkos::deep_copy(Kokkos::View<std::int64_t *, Kokkos::HostSpace>(totals, 2),
-                    Kokkos::subview(chunk_counts, Kokkos::make_pair(num_blocks, num_blocks + 2)));
-  groups.num_chunks = totals[0];
-  groups.per_pair_entries = totals[1];
   groups.block_chunks = Kokkos::subview(chunk_counts, Kokkos::make_pair(0, num_blocks + 1));
+  groups.per_pair_count =
+      Kokkos::subview(chunk_counts, Kokkos::make_pair(num_blocks + 1, num_blocks + 2));
 
-  memory.take(space, groups.chunk_begin, prefix + "chunk_begin", groups.num_chunks + 1);
-  memory.take(space, groups.chunk_classes, prefix + "chunk_classes", groups.num_chunks);
+  std::int64_t const capacity = kfmm::detail::min(
+      static_cast<std::int64_t>(size),
+      static_cast<std::int64_t>(num_blocks) * (static_cast<std::int64_t>(groups.num_classes) + 1));
+  memory.take(space, groups.chunk_begin, prefix + "chunk_begin", capacity + 1);
+  memory.take(space, groups.chunk_classes, prefix + "chunk_classes", capacity);
   Kokkos::parallel_for("kfmm::m2l_groups::chunks",
                        TeamPolicy(space, num_blocks + 1, block_team_size),
                        EmitChunks<ExecutionSpace, MemorySpace, Key>{
@@ -633,8 +651,8 @@ M2LGroups<MemorySpace> groupM2LIn(ExecutionSpace const &space,
 /// Regroups the M2L list `m2l` of the cells of `target_tree` against those of `source_tree` (one
 /// tree or two on one cube; see the file comment): blocks of `block_rows` target rows,
 /// entries sorted by class inside each block, classes of at least `min_class_entries`
-/// pairs. Three host synchronisations (the number of classes, the sort's, and the number of
-/// chunks).
+/// pairs. One host synchronisation, for the number of classes (the sort's routes and the
+/// number of chunks stay on the device).
 template <class ExecutionSpace, class MemorySpace>
 M2LGroups<MemorySpace> groupM2L(ExecutionSpace const &space,
                                 Octree<MemorySpace> const &target_tree,
