@@ -53,7 +53,10 @@ TEMPLATE_LIST_TEST_CASE("grouped M2L list holds the same pairs, one class per ch
 {
   typename TestType::execution_space space;
   auto const distribution = GENERATE(kfmm::Distribution::uniform, kfmm::Distribution::plummer);
-  auto const block_rows = GENERATE(1, 7, 64);
+  // The largest block takes every row: there each class, and the pairs on their own, have
+  // exactly one chunk, as many as the chunks' arrays are sized for.
+  auto const block_rows =
+      GENERATE(1, 7, 64, kfmm::tree::M2LGroups<typename TestType::memory_space>::max_block_rows);
   auto const min_class_entries = GENERATE(1, 40);
   CAPTURE(kfmm::distributionName(distribution), block_rows, min_class_entries);
   auto const x = kfmm::test::generated<TestType>(distribution, 6000);
@@ -83,6 +86,8 @@ TEMPLATE_LIST_TEST_CASE("grouped M2L list holds the same pairs, one class per ch
   REQUIRE(num_chunks <= static_cast<std::int64_t>(chunk_classes.extent(0)));
   REQUIRE(num_chunks < static_cast<std::int64_t>(chunk_begin.extent(0)));
   CHECK(chunk_begin(num_chunks) == lists.m2l.size);
+  if (groups.num_blocks == 1)
+    CHECK(num_chunks == groups.num_classes + (groups.perPairEntries() > 0 ? 1 : 0));
 
   // Each entry's target cell and class * 2^image_bits + image bits (-1 per pair), from its
   // block, its row in the block and its chunk's class. Per-entry checks are counted, not

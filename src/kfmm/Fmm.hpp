@@ -745,8 +745,9 @@ private:
   }
 
   /// Interaction counts, flop estimate, depth and memory, for Stats. The near field's and
-  /// the treecode's pair counts are reductions into the deferred counts (one per list), which
-  /// stats() reads: the build does not wait for them.
+  /// the treecode's pair counts are reductions into the deferred counts (one per list), and
+  /// the grouped M2L's pairs outside its classes are recorded there from the grouping's
+  /// device count; stats() reads them: the build does not wait for them.
   template <class ExecutionSpace>
   void countWork(ExecutionSpace const &space)
   {

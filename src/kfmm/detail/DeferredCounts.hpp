@@ -2,7 +2,8 @@
 #ifndef KFMM_DETAIL_DEFERRED_COUNTS_HPP
 #define KFMM_DETAIL_DEFERRED_COUNTS_HPP
 
-// Counts that the solver's reductions leave for the host to read later (Fmm::stats()), in
+// Counts that the solver's kernels (reductions, or `record` of a count another kernel left
+// in device memory) leave for the host to read later (Fmm::stats()), in
 // memory the device writes and the host reads: page-locked host memory on CUDA
 // (Tuning::staging_space), the host's own on host backends.
 //
@@ -37,7 +38,7 @@ struct RecordCount
   }
 };
 
-/// The counts of one solver, each a rank-0 View that a reduction writes (`slot`), read
+/// The counts of one solver, each a rank-0 View that a reduction or `record` writes (`slot`), read
 /// together once wait() has seen the kernels that write them done.
 template <class MemorySpace>
 class DeferredCounts

@@ -541,7 +541,7 @@ void sortIntoChunks(ExecutionSpace const &space, kfmm::detail::Workspace<MemoryS
     sortPairs(space, sort_keys, sources, layout.keyBits(), memory);
 
   // Chunks per block, scanned into block_chunks, whose last entry is the number of chunks;
-  // after it, the count of entries translated on their own. Neither reaches the host.
+  // after it, the count of entries translated on their own. The build reads neither.
   Kokkos::View<std::int64_t *, MemorySpace> chunk_counts;
   memory.take(space, chunk_counts, prefix + "block_chunks", num_blocks + 2);
   Kokkos::deep_copy(space, chunk_counts, 0);
@@ -598,7 +598,9 @@ M2LGroups<MemorySpace> groupM2LIn(ExecutionSpace const &space,
   std::int64_t const size = m2l.size;
   kfmm::detail::require(block_rows > 0 && block_rows <= M2LGroups<MemorySpace>::max_block_rows,
                         "kfmm::tree::groupM2L",
-                        "block_rows must be in [1, 8192], got " + std::to_string(block_rows));
+                        "block_rows must be in [1, " +
+                            std::to_string(M2LGroups<MemorySpace>::max_block_rows) + "], got " +
+                            std::to_string(block_rows));
   kfmm::detail::require(size <= std::int64_t(0xffffffffLL), "kfmm::tree::groupM2L",
                         "the M2L list is too large to group");
   groups.block_rows = block_rows;
