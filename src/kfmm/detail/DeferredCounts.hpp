@@ -3,9 +3,9 @@
 #define KFMM_DETAIL_DEFERRED_COUNTS_HPP
 
 // Counts that the solver's kernels (reductions, or `record` of a count another kernel left
-// in device memory) leave for the host to read later (Fmm::stats()), in
-// memory the device writes and the host reads: page-locked host memory on CUDA
-// (Tuning::staging_space), the host's own on host backends.
+// in device memory) leave for the host to read later (Fmm::stats()), in memory the device
+// writes and the host reads: page-locked host memory on CUDA (Tuning::staging_space), the
+// host's own on host backends.
 //
 // Why: Kokkos returns a reduction's result into a host variable by waiting for the device,
 // so each such count stopped the host from queueing the next kernels and left the GPU idle
