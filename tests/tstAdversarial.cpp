@@ -127,11 +127,12 @@ TEMPLATE_LIST_TEST_CASE("sets in the solver's precision reach the accuracy the o
 TEMPLATE_LIST_TEST_CASE("unresolved pairs are counted across the sort's chunks of particles",
                         "[fmm][adversarial][resolution]", kfmm::test::Configs)
 {
-  // 600 particles 1 apart on a line, in the sorted order given, but particles 11 and 256 at
-  // 1e-9 from the one before them: pair (10, 11) lies inside the first chunk of 256 sorted
-  // particles, pair (255, 256) across its end. Rounded to float in units of the 600-wide
-  // cube, both pairs are lost (the rounding, about 3e-8, dwarfs 1e-9) and no other is;
-  // double resolves them all, and positions given in Real need no check.
+  // 600 particles 1 apart on a line, in the sorted order given, but particles 11, 100 and
+  // 256 at 1e-9 from the one before them: pairs (10, 11) and (99, 100) lie inside the first
+  // chunk of 256 sorted particles (two counts of one team), pair (255, 256) across its end.
+  // Rounded to float in units of the 600-wide cube, these pairs are lost (the rounding, about
+  // 3e-8, dwarfs 1e-9) and no other is; double resolves them all, and positions given in
+  // Real need no check.
   using Real = typename TestType::real_type;
   using Memory = typename TestType::memory_space;
   typename TestType::execution_space space;
@@ -142,7 +143,7 @@ TEMPLATE_LIST_TEST_CASE("unresolved pairs are counted across the sort's chunks o
   auto permutation_h = Kokkos::create_mirror_view(permutation);
   for (std::size_t i = 0; i < n; ++i)
   {
-    x_h(i, 0) = (i == 11 || i == 256) ? x_h(i - 1, 0) + 1e-9 : static_cast<double>(i);
+    x_h(i, 0) = (i == 11 || i == 100 || i == 256) ? x_h(i - 1, 0) + 1e-9 : static_cast<double>(i);
     x_h(i, 1) = x_h(i, 2) = 0.5;
     permutation_h(i) = static_cast<std::uint32_t>(i);
   }
@@ -153,11 +154,12 @@ TEMPLATE_LIST_TEST_CASE("unresolved pairs are counted across the sort's chunks o
   // The count into host memory (the sort then waits for it), and into device memory.
   Kokkos::View<std::size_t, Kokkos::HostSpace> unresolved("kfmm::test::unresolved");
   Kokkos::View<std::size_t, Memory> unresolved_on_device("kfmm::test::unresolved_on_device");
-  kfmm::detail::sortPositions(space, permutation, x, frame, sorted, unresolved);
-  CHECK(unresolved() == (isFloat<Real> ? 2u : 0u));
-  kfmm::detail::sortPositions(space, permutation, x, frame, sorted, unresolved_on_device);
+  auto &memory = kfmm::detail::Workspace<Memory>::direct();
+  kfmm::detail::sortPositions(space, memory, permutation, x, frame, sorted, unresolved);
+  CHECK(unresolved() == (isFloat<Real> ? 3u : 0u));
+  kfmm::detail::sortPositions(space, memory, permutation, x, frame, sorted, unresolved_on_device);
   Kokkos::deep_copy(unresolved, unresolved_on_device);
-  CHECK(unresolved() == (isFloat<Real> ? 2u : 0u));
+  CHECK(unresolved() == (isFloat<Real> ? 3u : 0u));
   // The sorted positions are the unit coordinates, rounded once.
   auto const sorted_h = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, sorted);
   for (std::size_t i = 0; i < n; i += 37)
@@ -166,10 +168,11 @@ TEMPLATE_LIST_TEST_CASE("unresolved pairs are counted across the sort's chunks o
   Kokkos::View<Real *[3], Memory> x_real("kfmm::test::x", n);
   Kokkos::deep_copy(x_real, sorted);
   unresolved() = 7;
-  kfmm::detail::sortPositions(space, permutation, x_real, frame, sorted, unresolved);
+  kfmm::detail::sortPositions(space, memory, permutation, x_real, frame, sorted, unresolved);
   CHECK(unresolved() == 0u);
   Kokkos::deep_copy(unresolved_on_device, 7);
-  kfmm::detail::sortPositions(space, permutation, x_real, frame, sorted, unresolved_on_device);
+  kfmm::detail::sortPositions(space, memory, permutation, x_real, frame, sorted,
+                              unresolved_on_device);
   Kokkos::deep_copy(unresolved, unresolved_on_device);
   CHECK(unresolved() == 0u);
 }

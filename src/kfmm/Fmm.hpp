@@ -351,7 +351,7 @@ private:
                                               tree::Octree<MemorySpace> const &tree,
                                               auto const &positions) {
       _memory->take(space, sorted, label, tree.numParticles());
-      detail::sortPositions(space, tree.permutation, positions, _frame, sorted,
+      detail::sortPositions(space, *_memory, tree.permutation, positions, _frame, sorted,
                             _counts.slot(unresolved));
       using Points = tree::detail::SortedPoints<Kokkos::View<Real *[3], MemorySpace>>;
       tree::detail::leafRadiiOf(space, tree, Points{sorted, _frame});
@@ -708,10 +708,11 @@ private:
     _memory->take(space, _x, "kfmm::Fmm::sorted_positions", size());
     if (separateTargets())
       _memory->take(space, _target_x, "kfmm::Fmm::sorted_targets", numTargets());
-    detail::sortPositions(space, _source_tree.permutation, sources, _frame, _x,
+    detail::sortPositions(space, *_memory, _source_tree.permutation, sources, _frame, _x,
                           _counts.slot(Counts::unresolved_sources));
     if (targets)
-      detail::sortPositions(space, _target_tree.permutation, *targets, _frame, _target_x,
+      detail::sortPositions(space, *_memory, _target_tree.permutation, *targets, _frame,
+                            _target_x,
                             _counts.slot(Counts::unresolved_targets));
     else
       _target_x = _x;

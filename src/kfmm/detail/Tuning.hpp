@@ -145,6 +145,10 @@ struct Tuning : HostLeafSizes
   /// host reads each level's size as it comes.
   static constexpr bool tree_levels_in_batches = false;
 
+  /// Threads per team of the positions' sort (kernels/Permutation.hpp, SortPositions), whose
+  /// teams take 256 particles each: one thread here.
+  static constexpr int sort_positions_team_size = 1;
+
   /// The leaves' radii (tree/Octree.hpp): leaves per team, threads per team (one leaf each
   /// at a time) and vector lanes per thread (the leaf's particles).
   static constexpr int leaf_radii_leaves_per_team = 64;

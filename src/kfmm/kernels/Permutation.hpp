@@ -8,8 +8,10 @@
 // units rides on these copies, so it costs no pass of its own.
 
 #include <kfmm/detail/Resolution.hpp>
+#include <kfmm/detail/Tuning.hpp>
 #include <kfmm/detail/UnitFrame.hpp>
 #include <kfmm/detail/Validation.hpp>
+#include <kfmm/detail/Workspace.hpp>
 #include <kfmm/detail/ZeroFill.hpp>
 
 #include <Kokkos_Core.hpp>
@@ -22,12 +24,18 @@ namespace kfmm::detail
 
 /// sorted(i, :) = positions(permutation(i), :) in the frame's units, for one chunk of sorted
 /// particles per team; when the positions are wider than Real, the chunk's unresolved pairs
-/// (i - 1, i) are counted too (detail/Resolution.hpp). The unit coordinates (in double) of
-/// the chunk and of the particle before it pass through team scratch, so that each position
-/// is gathered once for both: in two kernels, each gathering the positions through the
-/// permutation, the count took as long as the sort (10.1 and 10.6 ms at 1e8 particles on an
-/// H100, perf/RESULTS.md, 2026-11-24).
-template <class ExecutionSpace, class Permutation, class Positions, class Sorted>
+/// (i - 1, i) are counted too (detail/Resolution.hpp), into chunk_counts(chunk). The unit
+/// coordinates (in double) of the chunk and of the particle before it pass through team
+/// scratch, so that each position is gathered once for both: in two kernels, each gathering
+/// the positions through the permutation, the count took as long as the sort (10.1 and 10.6 ms
+/// at 1e8 particles on an H100, perf/RESULTS.md, 2026-11-24).
+/// The count is not a Kokkos reduction: a team adds its pairs in scratch and writes one count,
+/// and sortPositions sums the teams' counts. As a Kokkos reduction, its code took 39 % of the
+/// kernel's instructions and the kernel 97 us at 1e6 particles on an H200, its SMs idle for
+/// 41 % of that time; a thread per particle alone did not change that. Now the kernel takes
+/// 66 us and the sum 5 (perf/RESULTS.md, 2026-11-26).
+template <class ExecutionSpace, class Permutation, class Positions, class Sorted,
+          class ChunkCounts>
 struct SortPositions
 {
   using Real = typename Sorted::non_const_value_type;
@@ -35,6 +43,8 @@ struct SortPositions
   using Units =
       Kokkos::View<double *[3], Kokkos::LayoutRight, typename ExecutionSpace::scratch_memory_space,
                    Kokkos::MemoryUnmanaged>;
+  using TeamCount = Kokkos::View<int *, typename ExecutionSpace::scratch_memory_space,
+                                 Kokkos::MemoryUnmanaged>;
   static constexpr bool counts_unresolved =
       roundsPositions<Real, typename Positions::non_const_value_type>();
   /// Sorted particles per team.
@@ -44,32 +54,37 @@ struct SortPositions
   Positions positions;
   UnitFrame frame;
   Sorted sorted;
+  ChunkCounts chunk_counts; ///< when counts_unresolved: one per team
 
-  /// The count's type (stated: the two operators leave nothing to deduce it from).
-  using value_type = std::size_t;
-
-  static std::size_t scratchBytes() { return Units::shmem_size(chunk + 1); }
-
-  /// Positions given in Real or narrower: the chunk's sorted positions only.
-  KOKKOS_INLINE_FUNCTION void operator()(Member const &team) const { sortChunk(team, Units()); }
-
-  /// Positions wider than Real: the chunk's sorted positions and its unresolved pairs.
-  KOKKOS_INLINE_FUNCTION void operator()(Member const &team, std::size_t &unresolved) const
+  static std::size_t scratchBytes()
   {
-    Units const units(team.team_scratch(0), chunk + 1);
-    sortChunk(team, units);
-    team.team_barrier();
-    std::int64_t const begin = static_cast<std::int64_t>(team.league_rank()) * chunk;
-    std::int64_t const end = chunkEnd(begin);
-    std::size_t count = 0;
-    Kokkos::parallel_reduce(
-        Kokkos::TeamThreadRange(team, begin > 0 ? begin : std::int64_t(1), end),
-        [&](std::int64_t i, std::size_t &c) {
-          if (unresolvedPair<Real>(&units(i - begin, 0), &units(i - begin + 1, 0)))
-            ++c;
-        },
-        count);
-    Kokkos::single(Kokkos::PerTeam(team), [&]() { unresolved += count; });
+    return counts_unresolved ? Units::shmem_size(chunk + 1) + TeamCount::shmem_size(1) : 0;
+  }
+
+  KOKKOS_INLINE_FUNCTION void operator()(Member const &team) const
+  {
+    if constexpr (!counts_unresolved)
+      sortChunk(team, Units());
+    else
+    {
+      Units const units(team.team_scratch(0), chunk + 1);
+      TeamCount const count(team.team_scratch(0), 1);
+      Kokkos::single(Kokkos::PerTeam(team), [&]() { count(0) = 0; });
+      sortChunk(team, units);
+      team.team_barrier();
+      std::int64_t const begin = static_cast<std::int64_t>(team.league_rank()) * chunk;
+      std::int64_t const end = chunkEnd(begin);
+      // Unresolved pairs are rare: a scratch atomic each costs less than a team reduction.
+      Kokkos::parallel_for(
+          Kokkos::TeamThreadRange(team, begin > 0 ? begin : std::int64_t(1), end),
+          [&](std::int64_t i) {
+            if (unresolvedPair<Real>(&units(i - begin, 0), &units(i - begin + 1, 0)))
+              Kokkos::atomic_increment(&count(0));
+          });
+      team.team_barrier();
+      Kokkos::single(Kokkos::PerTeam(team),
+                     [&]() { chunk_counts(team.league_rank()) = count(0); });
+    }
   }
 
 private:
@@ -80,24 +95,46 @@ private:
   }
 
   /// The chunk's sorted positions; with `units` (row i - begin + 1 for particle i, row 0 the
-  /// one before the chunk, when there is one) also their unit coordinates in double.
+  /// one before the chunk, when there is one) also their unit coordinates in double. The
+  /// particle before the chunk is gathered by the thread of the chunk's first, beside its
+  /// own: both gathers' loads are issued before either value is used.
   KOKKOS_INLINE_FUNCTION void sortChunk(Member const &team, Units const &units) const
   {
     std::int64_t const begin = static_cast<std::int64_t>(team.league_rank()) * chunk;
     std::int64_t const end = chunkEnd(begin);
     bool const keeps_units = units.extent(0) > 0;
-    std::int64_t const first = keeps_units && begin > 0 ? begin - 1 : begin;
-    Kokkos::parallel_for(Kokkos::TeamThreadRange(team, first, end), [&](std::int64_t i) {
+    Kokkos::parallel_for(Kokkos::TeamThreadRange(team, begin, end), [&](std::int64_t i) {
+      bool const before = keeps_units && i == begin && begin > 0;
       auto const p = permutation(i);
+      auto const p_before = before ? permutation(i - 1) : p;
+      double x[3], x_before[3];
+      for (int d = 0; d < 3; ++d)
+        x[d] = static_cast<double>(positions(p, d));
+      if (before)
+        for (int d = 0; d < 3; ++d)
+          x_before[d] = static_cast<double>(positions(p_before, d));
       for (int d = 0; d < 3; ++d)
       {
-        double const u = frame.position(static_cast<double>(positions(p, d)), d);
+        double const u = frame.position(x[d], d);
         if (keeps_units)
           units(i - begin + 1, d) = u;
-        if (i >= begin)
-          sorted(i, d) = static_cast<Real>(u);
+        if (before)
+          units(0, d) = frame.position(x_before[d], d);
+        sorted(i, d) = static_cast<Real>(u);
       }
     });
+  }
+};
+
+/// The sum of SortPositions' per-team counts.
+template <class Counts>
+struct SumChunkCounts
+{
+  Counts counts;
+
+  KOKKOS_INLINE_FUNCTION void operator()(std::size_t i, std::size_t &sum) const
+  {
+    sum += static_cast<std::size_t>(counts(i));
   }
 };
 
@@ -109,32 +146,39 @@ private:
 /// norms, in double from the caller's `positions`; detail/Resolution.hpp); 0 for positions
 /// given in that type or a narrower one. Where the device can write `unresolved` (the
 /// solver's detail/DeferredCounts.hpp) nothing waits for the device; a View of host-only
-/// memory waits for the count.
-template <class ExecutionSpace, class Permutation, class Positions, class Sorted, class Count>
-void sortPositions(ExecutionSpace const &space, Permutation const &permutation,
-                   Positions const &positions, UnitFrame const &frame, Sorted const &sorted,
-                   Count const &unresolved)
+/// memory waits for the count. The teams' counts take a block of `memory` while the sort
+/// runs.
+template <class ExecutionSpace, class MemorySpace, class Permutation, class Positions,
+          class Sorted, class Count>
+void sortPositions(ExecutionSpace const &space, Workspace<MemorySpace> &memory,
+                   Permutation const &permutation, Positions const &positions,
+                   UnitFrame const &frame, Sorted const &sorted, Count const &unresolved)
 {
   static_assert(Count::rank == 0, "kfmm::detail::sortPositions: the count is a rank-0 View");
-  using Kernel = SortPositions<ExecutionSpace, Permutation, Positions, Sorted>;
+  using ChunkCounts = Kokkos::View<int *, MemorySpace>;
+  using Kernel = SortPositions<ExecutionSpace, Permutation, Positions, Sorted, ChunkCounts>;
   auto const n = sorted.extent(0);
   auto const teams = static_cast<int>((n + Kernel::chunk - 1) / Kernel::chunk);
-  Kernel const kernel{permutation, positions, frame, sorted};
-  if constexpr (Kernel::counts_unresolved)
+  Kernel kernel{permutation, positions, frame, sorted, {}};
+  if (n > 0)
   {
-    if (n > 0)
+    if constexpr (Kernel::counts_unresolved)
+      memory.take(space, kernel.chunk_counts, "kfmm::permutation::chunk_unresolved", teams);
+    Kokkos::parallel_for("kfmm::permutation::sort_positions",
+                         Kokkos::TeamPolicy<ExecutionSpace>(
+                             space, teams, Tuning<ExecutionSpace>::sort_positions_team_size)
+                             .set_scratch_size(0, Kokkos::PerTeam(Kernel::scratchBytes())),
+                         kernel);
+    if constexpr (Kernel::counts_unresolved)
     {
-      Kokkos::parallel_reduce(
-          "kfmm::permutation::sort_positions",
-          Kokkos::TeamPolicy<ExecutionSpace>(space, teams, Kokkos::AUTO)
-              .set_scratch_size(0, Kokkos::PerTeam(Kernel::scratchBytes())),
-          kernel, unresolved);
+      Kokkos::parallel_reduce("kfmm::permutation::count_unresolved",
+                              Kokkos::RangePolicy<ExecutionSpace>(space, 0, teams),
+                              SumChunkCounts<ChunkCounts>{kernel.chunk_counts},
+                              unresolved);
+      memory.give(kernel.chunk_counts);
       return;
     }
   }
-  else if (n > 0)
-    Kokkos::parallel_for("kfmm::permutation::sort_positions",
-                         Kokkos::TeamPolicy<ExecutionSpace>(space, teams, Kokkos::AUTO), kernel);
   if constexpr (Kokkos::SpaceAccessibility<ExecutionSpace,
                                            typename Count::memory_space>::accessible)
     zeroFill(space, "kfmm::permutation::no_unresolved_pairs", unresolved);
