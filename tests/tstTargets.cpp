@@ -210,6 +210,18 @@ TEMPLATE_LIST_TEST_CASE("empty target or source sets, and bad targets", "[fmm][t
                           Catch::Matchers::ContainsSubstring("'targets'") &&
                           Catch::Matchers::ContainsSubstring("17"));
   }
+  SECTION("a NaN source beside targets is named as a source, and the next solver builds")
+  {
+    // The positions are checked with the cube the device finds, in the middle of the build
+    // (tree/DeviceCube.hpp): the solver's pooled memory must serve the next one all the same.
+    auto const bad = kfmm::test::generated<TestType>(kfmm::Distribution::uniform, 500, 4);
+    Kokkos::deep_copy(Kokkos::subview(bad, 123, 0), std::numeric_limits<Real>::infinity());
+    TargetResults<TestType> got(300);
+    CHECK_THROWS_WITH(kfmm::evaluate(space, bad, sources.q, targets, got.phi, got.field),
+                      Catch::Matchers::Equals("kfmm::evaluate: argument 'sources' holds a NaN or "
+                                              "infinite value at index 123"));
+    CHECK_NOTHROW(kfmm::evaluate(space, sources.x, sources.q, targets, got.phi, got.field));
+  }
   SECTION("results sized by the sources, not the targets, are refused")
   {
     TargetResults<TestType> got(500);

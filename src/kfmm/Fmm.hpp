@@ -47,6 +47,7 @@
 #include <kfmm/kernels/Upward.hpp>
 #include <kfmm/kernels/detail/TargetBlock.hpp>
 #include <kfmm/kernels/detail/TargetGroups.hpp>
+#include <kfmm/tree/DeviceCube.hpp>
 #include <kfmm/tree/InteractionLists.hpp>
 #include <kfmm/tree/M2LGroups.hpp>
 #include <kfmm/tree/Octree.hpp>
@@ -302,19 +303,23 @@ private:
     Options const &options = _options;
 
     stage(space, "tree", _build_stages, [&] {
-      // The positions' check and their box in one pass over each set.
-      tree::Box box = tree::detail::checkedBoundingBox(space, where, sources,
-                                                       targets ? "sources" : "positions");
+      char const *const sources_name = targets ? "sources" : "positions";
+      tree::detail::checkPositionsShape<ExecutionSpace>(where, sources, sources_name);
       if (targets)
-        box = tree::unite(box,
-                          tree::detail::checkedBoundingBox(space, where, *targets, "targets"));
+        tree::detail::checkPositionsShape<ExecutionSpace>(where, *targets, "targets");
       // Both trees on one cube, so that their cells lie on one grid (the lists' rule and
-      // the M2L's translation classes compare cells of the two).
-      tree::Cube const cube = tree::cubeAround(box);
+      // the M2L's translation classes compare cells of the two). The device finds it, and
+      // checks the positions with it: the host learns both at the first tree's first read
+      // of its levels, and names the first bad row then (tree/DeviceCube.hpp).
+      _cube.find(space, *_memory, sources, targets);
+      auto const not_finite = [&] {
+        detail::requireFinite(space, where, sources_name, sources);
+        if (targets)
+          detail::requireFinite(space, where, "targets", *targets);
+      };
+      tree::detail::CheckedDeviceCube<MemorySpace, decltype(not_finite)> const cube{_cube,
+                                                                                    not_finite};
       tree::detail::SplitByCount const rule{options.leaf_size};
-      // The frame first: each build sorts its particles into the frame as soon as its
-      // permutation is known, and measures its leaves' radii from them.
-      _frame = detail::unitFrame(cube);
       // The particles' order inside the cells is free: the keys are sorted only as far as
       // the trees' levels need (tree::detail::KeyOrder).
       auto const reads = tree::detail::LevelReads::tuned;
@@ -350,6 +355,8 @@ private:
     return [this, &sorted, label, unresolved](ExecutionSpace const &space,
                                               tree::Octree<MemorySpace> const &tree,
                                               auto const &positions) {
+      // The frame, as soon as the host knows the cube (both trees share it).
+      _frame = detail::unitFrame(tree.cube);
       _memory->take(space, sorted, label, tree.numParticles());
       detail::sortPositions(space, *_memory, tree.permutation, positions, _frame, sorted,
                             _counts.slot(unresolved));
@@ -1105,6 +1112,7 @@ private:
   tree::Octree<MemorySpace> _source_tree; ///< in the solver's units (_frame)
   tree::Octree<MemorySpace> _target_tree; ///< the source tree for a solver of one set
   detail::UnitFrame _frame;        ///< the caller's coordinates -> the solver's
+  tree::detail::DeviceCube<MemorySpace> _cube; ///< the trees' cube as the build finds it
   tree::InteractionLists<MemorySpace> _lists;
   detail::TargetGroups<MemorySpace> _p2p_groups; ///< the near field's units of work
   Kokkos::View<Real *[3], MemorySpace> _x;        ///< source positions, sorted order

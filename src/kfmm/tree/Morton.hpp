@@ -88,9 +88,11 @@ KOKKOS_INLINE_FUNCTION MortonKey mortonKey(Cube const &cube, double x, double y,
 {
   constexpr double cells = double(1u << max_level);
   double const scale = cells / cube.side;
+  // A NaN (of a position, or of a cube around one: tree/DeviceCube.hpp) maps to 0, so that
+  // the conversion is defined; such a build throws before its keys are used.
   auto const grid = [&](double v, double lo) {
     double const g = (v - lo) * scale;
-    return static_cast<std::uint32_t>(kfmm::detail::min(kfmm::detail::max(g, 0.0), cells - 1));
+    return static_cast<std::uint32_t>(g > 0.0 ? kfmm::detail::min(g, cells - 1) : 0.0);
   };
   return mortonKey(grid(x, cube.origin[0]), grid(y, cube.origin[1]), grid(z, cube.origin[2]));
 }
@@ -115,7 +117,7 @@ struct Box
 };
 
 /// The box that holds the particles of both boxes.
-inline Box unite(Box const &a, Box const &b)
+KOKKOS_INLINE_FUNCTION Box unite(Box const &a, Box const &b)
 {
   if (a.empty || b.empty)
     return a.empty ? b : a;
@@ -133,7 +135,7 @@ inline Box unite(Box const &a, Box const &b)
 /// relative 1e-6 (and never zero), so that the largest coordinate maps below 2^21 and
 /// coincident particles still get a valid cube (of side 1); a unit cube at the origin for an
 /// empty box.
-inline Cube cubeAround(Box const &box)
+KOKKOS_INLINE_FUNCTION Cube cubeAround(Box const &box)
 {
   Cube cube{};
   if (box.empty)
@@ -179,16 +181,20 @@ struct Extents
   }
 };
 
-/// Kokkos reducer of Extents: Kokkos::MinMax of the three axes in one reduction.
+/// Kokkos reducer of Extents: Kokkos::MinMax of the three axes in one reduction, into a
+/// host variable or into memory of `ResultSpace` (which a device kernel writes without the
+/// host waiting for it).
+template <class ResultSpace = Kokkos::HostSpace>
 struct ExtentsReducer
 {
   using reducer = ExtentsReducer;
   using value_type = Extents;
-  using result_view_type = Kokkos::View<Extents, Kokkos::HostSpace, Kokkos::MemoryUnmanaged>;
+  using result_view_type = Kokkos::View<Extents, ResultSpace, Kokkos::MemoryUnmanaged>;
 
   result_view_type value;
 
   explicit ExtentsReducer(Extents &result) : value(&result) {}
+  explicit ExtentsReducer(result_view_type const &result) : value(result) {}
 
   KOKKOS_INLINE_FUNCTION void join(Extents &dest, Extents const &src) const { widen(dest, src); }
 
@@ -247,6 +253,20 @@ struct WidenExtents
   }
 };
 
+/// The box of a reduction's Extents: empty where nothing widened them from the reduction's
+/// identity (lo above hi).
+KOKKOS_INLINE_FUNCTION Box boxOf(Extents const &extents)
+{
+  Box box{};
+  box.empty = extents.lo[0] > extents.hi[0];
+  for (int d = 0; d < 3; ++d)
+  {
+    box.lo[d] = extents.lo[d];
+    box.hi[d] = extents.hi[d];
+  }
+  return box;
+}
+
 } // namespace detail
 
 /// The box that holds all `positions` (N x 3), in one pass over them
@@ -254,20 +274,13 @@ struct WidenExtents
 template <class ExecutionSpace, class Positions>
 Box boundingBox(ExecutionSpace const &space, Positions const &positions)
 {
-  Box box{};
-  box.empty = positions.extent(0) == 0;
-  if (box.empty)
-    return box;
+  if (positions.extent(0) == 0)
+    return Box{};
   detail::Extents extents{};
   kfmm::detail::streamReduce("kfmm::tree::bounding_box", space, positions.extent(0),
                              detail::WidenExtents<Positions>{positions},
-                             detail::ExtentsReducer(extents));
-  for (int d = 0; d < 3; ++d)
-  {
-    box.lo[d] = extents.lo[d];
-    box.hi[d] = extents.hi[d];
-  }
-  return box;
+                             detail::ExtentsReducer<>(extents));
+  return detail::boxOf(extents);
 }
 
 /// The smallest cube enclosing all `positions` (N x 3), slightly enlarged so that no
@@ -290,19 +303,37 @@ Cube boundingCube(ExecutionSpace const &space, PositionsA const &a, PositionsB c
 namespace detail
 {
 
-/// keys(i) = the key of positions(i, :) in `cube`.
-template <class Positions, class Keys>
-struct MortonKeys
+/// A cube that a kernel holds by value, read as a cube in device memory (a rank-0 View:
+/// tree/DeviceCube.hpp) is, by cube().
+struct CubeValue
 {
   Cube cube;
+
+  KOKKOS_INLINE_FUNCTION Cube const &operator()() const { return cube; }
+};
+
+/// keys(i) = the key of positions(i, :) in cube().
+template <class CubeRef, class Positions, class Keys>
+struct MortonKeys
+{
+  CubeRef cube;
   Positions positions;
   Keys keys;
 
   KOKKOS_INLINE_FUNCTION void operator()(std::size_t i) const
   {
-    keys(i) = mortonKey(cube, positions(i, 0), positions(i, 1), positions(i, 2));
+    keys(i) = mortonKey(cube(), positions(i, 0), positions(i, 1), positions(i, 2));
   }
 };
+
+/// computeMortonKeys for a cube held by value (CubeValue) or in device memory.
+template <class ExecutionSpace, class CubeRef, class Positions, class Keys>
+void mortonKeysIn(ExecutionSpace const &space, CubeRef const &cube, Positions const &positions,
+                  Keys const &keys)
+{
+  kfmm::detail::streamFor("kfmm::tree::morton_keys", space, positions.extent(0),
+                          MortonKeys<CubeRef, Positions, Keys>{cube, positions, keys});
+}
 
 } // namespace detail
 
@@ -311,8 +342,7 @@ template <class ExecutionSpace, class Positions, class Keys>
 void computeMortonKeys(ExecutionSpace const &space, Cube const &cube, Positions const &positions,
                        Keys const &keys)
 {
-  kfmm::detail::streamFor("kfmm::tree::morton_keys", space, positions.extent(0),
-                          detail::MortonKeys<Positions, Keys>{cube, positions, keys});
+  detail::mortonKeysIn(space, detail::CubeValue{cube}, positions, keys);
 }
 
 } // namespace kfmm::tree

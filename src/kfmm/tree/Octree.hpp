@@ -693,6 +693,11 @@ struct AssembleLevel
   }
 };
 
+/// A cube the build was given, as kernels read it and as the host does (tree/DeviceCube.hpp
+/// has the same for a cube the device finds).
+inline CubeValue cubeForKernels(Cube const &cube) { return CubeValue{cube}; }
+inline Cube const &cubeOnHost(Cube const &cube) { return cube; }
+
 /// How buildCells reads the sizes of the levels: as the backend's Tuning says, after every
 /// level, or in batches (see buildCells). Every way gives the same tree.
 enum class LevelReads
@@ -703,16 +708,18 @@ enum class LevelReads
 };
 
 /// Steps 3 and 4 of the file comment on validated input, cells split by `rule` (a
-/// SplitByCount for an ordinary tree), the tree's arrays taken from `memory`.
+/// SplitByCount for an ordinary tree), the tree's arrays taken from `memory`. The host reads
+/// `cube` (a Cube, or the cube the device finds: tree/DeviceCube.hpp) only after its first
+/// read of the levels' sizes.
 /// `leaf_radii(space, tree, positions)` measures the leaves' radii before the inner cells'
 /// are derived from them: GatheredLeafRadii, or a caller's own way (the solver's from its
 /// sorted particles; the distributed solver's, which also fixes the leaves that stand for
 /// particles its local essential tree does not hold).
-template <class ExecutionSpace, class Positions, class MemorySpace, class SplitRule,
-          class MeasureLeafRadii = GatheredLeafRadii>
+template <class ExecutionSpace, class Positions, class CubeSource, class MemorySpace,
+          class SplitRule, class MeasureLeafRadii = GatheredLeafRadii>
 Octree<MemorySpace> buildCells(ExecutionSpace const &space,
                                kfmm::detail::Workspace<MemorySpace> &memory,
-                               Positions const &positions, Cube const &cube,
+                               Positions const &positions, CubeSource const &cube_source,
                                Kokkos::View<MortonKey *, MemorySpace> const &keys,
                                Kokkos::View<std::uint32_t *, MemorySpace> const &permutation,
                                SplitRule const &rule, MeasureLeafRadii const &leaf_radii = {},
@@ -721,7 +728,6 @@ Octree<MemorySpace> buildCells(ExecutionSpace const &space,
   kfmm::detail::ScopedRegion region("kfmm::tree::build_cells");
   int const n = static_cast<int>(positions.extent(0));
   Octree<MemorySpace> tree;
-  tree.cube = cube;
   tree.leaf_size = rule.leaf_size;
   tree.keys = keys;
   tree.permutation = permutation;
@@ -799,6 +805,11 @@ Octree<MemorySpace> buildCells(ExecutionSpace const &space,
   }
   memory.give(sizes);
   tree.level_offsets = offsets;
+  // The host has waited for the device in the reads above, unless there were none.
+  if (n == 0)
+    space.fence();
+  Cube const cube = cubeOnHost(cube_source);
+  tree.cube = cube;
 
   // Assembly into the final arrays, one launch per level. The nine arrays share one
   // allocation, as LevelCells' do (each allocation and release synchronises): 8-byte
@@ -1006,17 +1017,18 @@ BeginBit<MemorySpace> probeBeginBit(ExecutionSpace const &space,
 }
 
 /// Steps 1 to 4 of the file comment on positions that checkPositions accepted, in a given
-/// `cube` that holds them all (the common cube of a target and a source tree), cells split by
+/// `cube` that holds them all (the common cube of a target and a source tree: a Cube, or one
+/// the device finds, tree/DeviceCube.hpp, which checks the positions too), cells split by
 /// `rule` (SplitByCount{leaf_size} for an ordinary tree), the tree's arrays taken from
 /// `memory`, the leaves' radii measured by `leaf_radii`, the levels' sizes read as `reads`
 /// says (buildCells) and the keys sorted as `order` says: the whole build, for an entry
 /// point that checked its arguments in its own name (kfmm::Fmm).
-template <class ExecutionSpace, class Positions, class SplitRule,
+template <class ExecutionSpace, class Positions, class CubeSource, class SplitRule,
           class MeasureLeafRadii = GatheredLeafRadii>
 Octree<typename ExecutionSpace::memory_space>
 buildOctreeOfValidInput(ExecutionSpace const &space,
                         kfmm::detail::Workspace<typename ExecutionSpace::memory_space> &memory,
-                        Positions const &positions, Cube const &cube, SplitRule const &rule,
+                        Positions const &positions, CubeSource const &cube, SplitRule const &rule,
                         MeasureLeafRadii const &leaf_radii = {},
                         LevelReads reads = LevelReads::tuned,
                         KeyOrder order = KeyOrder::all_bits)
@@ -1030,7 +1042,7 @@ buildOctreeOfValidInput(ExecutionSpace const &space,
       memory.template take<Kokkos::View<MortonKey *, MemorySpace>>(space, "kfmm::tree::keys", n);
   auto const permutation = memory.template take<Kokkos::View<std::uint32_t *, MemorySpace>>(
       space, "kfmm::tree::permutation", n);
-  computeMortonKeys(space, cube, positions, keys);
+  mortonKeysIn(space, cubeForKernels(cube), positions, keys);
   kfmm::detail::streamFor("kfmm::tree::identity", space, n,
                           IdentityPermutation<MemorySpace>{permutation});
   Kokkos::Profiling::popRegion();
