@@ -58,9 +58,7 @@ struct IsMarked
   }
 };
 
-/// Sizes around one work item and one reduction chunk of the space, and larger ones: one
-/// where streamReduce's threads take a few elements each to fill its fewest teams, and one
-/// past where they take the most.
+/// Sizes around one work item and one reduction chunk of the space, and a larger one.
 template <class ExecutionSpace>
 std::vector<std::size_t> testSizes()
 {
@@ -68,20 +66,8 @@ std::vector<std::size_t> testSizes()
   std::size_t const item = Tune::stream_elements_per_item;
   std::size_t const chunk =
       static_cast<std::size_t>(Tune::stream_team_size) * Tune::stream_elements_per_thread;
-  std::size_t const filled =
-      static_cast<std::size_t>(Tune::stream_team_size) * Tune::stream_reduce_min_teams;
-  return {0,
-          1,
-          item - 1 > 0 ? item - 1 : 1,
-          item,
-          item + 1,
-          chunk - 1,
-          chunk,
-          chunk + 1,
-          3 * chunk + 17,
-          100003,
-          3 * filled + 5,
-          chunk * Tune::stream_reduce_min_teams + 9};
+  return {0, 1, item - 1 > 0 ? item - 1 : 1, item, item + 1, chunk - 1, chunk, chunk + 1,
+          3 * chunk + 17, 100003};
 }
 
 } // namespace

@@ -22,7 +22,6 @@
 
 #include <Kokkos_Core.hpp>
 
-#include <algorithm>
 #include <cstddef>
 #include <string>
 
@@ -85,23 +84,15 @@ struct ChunkReduction
 };
 
 /// Kokkos::parallel_reduce of functor(i, value) over [0, n) into `reducer` (a Kokkos reducer:
-/// Kokkos::Min<std::int64_t>(result), say), in one kernel named `label`. A thread takes up
-/// to stream_elements_per_thread elements, fewer where that would launch fewer than
-/// stream_reduce_min_teams teams: at 1e6 on an H200, 16 per thread made 245 teams, a
-/// quarter of the resident blocks, and the positions' box ran at 1.3 TB/s (perf/RESULTS.md,
-/// 2026-11-27).
+/// Kokkos::Min<std::int64_t>(result), say), in one kernel named `label`.
 template <class ExecutionSpace, class Functor, class Reducer>
 void streamReduce(std::string const &label, ExecutionSpace const &space, std::size_t n,
                   Functor const &functor, Reducer const &reducer)
 {
   using Tune = Tuning<ExecutionSpace>;
   using Value = typename Reducer::value_type;
-  std::size_t const team = Tune::stream_team_size;
-  std::size_t const filling = (n + team * Tune::stream_reduce_min_teams - 1) /
-                              (team * Tune::stream_reduce_min_teams);
-  std::size_t const per_thread =
-      std::max<std::size_t>(1, std::min<std::size_t>(Tune::stream_elements_per_thread, filling));
-  std::size_t const chunk = team * per_thread;
+  std::size_t const chunk =
+      static_cast<std::size_t>(Tune::stream_team_size) * Tune::stream_elements_per_thread;
   auto const teams = static_cast<int>((n + chunk - 1) / chunk);
   if (teams == 0)
   {

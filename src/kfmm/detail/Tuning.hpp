@@ -134,12 +134,11 @@ struct Tuning : HostLeafSizes
   static constexpr std::size_t workspace_cache_bytes = std::size_t(2) << 30;
 
   /// Passes over arrays (detail/Streaming.hpp): elements per work item of streamFor, and
-  /// threads per team, the most elements per thread and the fewest teams of streamReduce's
-  /// chunks. On the host a work item is cheap and a team is one thread.
+  /// threads per team and elements per thread of streamReduce's chunks. On the host a
+  /// work item is cheap and a team is one thread.
   static constexpr int stream_elements_per_item = 1;
   static constexpr int stream_team_size = 1;
   static constexpr int stream_elements_per_thread = 4096;
-  static constexpr int stream_reduce_min_teams = 1;
 
   /// Whether the octree's build takes its levels in batches whose sizes the host reads once
   /// (tree/Octree.hpp, buildCells): for devices, where each read waits for the device; the

@@ -171,12 +171,10 @@ struct Tuning<Kokkos::Cuda> : CudaLeafSizes
   // Passes over arrays: Kokkos 3.4 launches a RangePolicy as blocks of 64 threads of one
   // element each, and starting the blocks bounded a pass over 1e8 elements at 0.96 ms; its
   // RangePolicy reductions run on 256 blocks (detail/Streaming.hpp). 8 elements per work
-  // item, and chunks of 256 threads of 16 elements per team of a reduction, fewer elements
-  // where that leaves fewer than 1024 teams (the H200's 132 SMs hold 8 such teams each).
+  // item, and chunks of 256 threads of 16 elements per team of a reduction.
   static constexpr int stream_elements_per_item = 8;
   static constexpr int stream_team_size = 256;
   static constexpr int stream_elements_per_thread = 16;
-  static constexpr int stream_reduce_min_teams = 1024;
   // The octree's levels in batches, one read of their sizes per batch (tree/Octree.hpp).
   static constexpr bool tree_levels_in_batches = true;
   // The positions' sort: a thread per particle of a team's 256.
