@@ -604,9 +604,10 @@ private:
                      int charge_exponent)
   {
     stage(space, "unsort results", _stats.stage_seconds, [&] {
+      detail::zeroFill(space, "kfmm::Fmm::clear_results_check", _results_not_finite);
       detail::unsortResults(space, _target_ranks, _results,
                             detail::ResultScale<Real>::of(_frame, charge_exponent), potential,
-                            field);
+                            field, _results_not_finite);
     });
   }
 
@@ -657,9 +658,17 @@ private:
   void checkResults(ExecutionSpace const &space, Potential const &potential,
                     Field const &field) const
   {
+    // The results' return counted the bad rows as it wrote them (detail::unsortResults);
+    // the first is looked for only when there is one. The read waits for the device.
+    int not_finite = 0;
+    Kokkos::deep_copy(not_finite, _results_not_finite);
+    if (not_finite == 0)
+      return;
     auto const bad = detail::firstNonFinite(space, potential, field);
     if (bad < 0)
-      return;
+      throw Exception("kfmm internal error: kfmm::Fmm::evaluate counted " +
+                      std::to_string(not_finite) +
+                      " results that are not finite, and found none");
     auto const result = detail::rowValues(space, potential, field, bad);
     double const phi = result[0];
     bool const potential_bad = !std::isfinite(phi);
@@ -735,6 +744,8 @@ private:
     memory.take(space, _q, "kfmm::Fmm::sorted_charges", n);
     memory.take(space, _results, "kfmm::Fmm::sorted_results", nt);
     memory.take(space, _target_ranks, "kfmm::Fmm::target_ranks", nt);
+    memory.take(space, _results_not_finite, "kfmm::Fmm::results_not_finite");
+    detail::zeroFill(space, "kfmm::Fmm::clear_results_check", _results_not_finite);
     memory.take(space, _multipoles, "kfmm::Fmm::multipoles", _source_tree.numCells(),
                 coefficients());
     if (_options.method == Method::fmm)
@@ -1132,6 +1143,9 @@ private:
   /// The sorted position of each of the caller's targets: the target tree's permutation
   /// inverted.
   Kokkos::View<std::uint32_t *, MemorySpace> _target_ranks;
+  /// The caller's particles whose results, as the last evaluation returned them, are NaN or
+  /// infinite (checkResults).
+  Kokkos::View<int, MemorySpace> _results_not_finite;
   Coefficients _multipoles;
   Coefficients _locals; ///< fmm only
   /// The M2L variant prepared (per_pair until a grouped or rotation one is).

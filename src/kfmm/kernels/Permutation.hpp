@@ -241,8 +241,9 @@ void invertPermutation(ExecutionSpace const &space, Permutation const &permutati
 }
 
 /// potential(j) and field(j, :) from the sorted results of the caller's particle j (row
-/// ranks(j) of `sorted`: potential, field x, y, z), scaled back.
-template <class Ranks, class Sorted, class Potential, class Field>
+/// ranks(j) of `sorted`: potential, field x, y, z), scaled back; not_finite() counts the
+/// particles whose results, as written, are NaN or infinite.
+template <class Ranks, class Sorted, class Potential, class Field, class Count>
 struct UnsortResults
 {
   Ranks ranks;
@@ -250,13 +251,25 @@ struct UnsortResults
   ResultScale<typename Sorted::non_const_value_type> scale;
   Potential potential;
   Field field;
+  Count not_finite;
 
   KOKKOS_INLINE_FUNCTION void operator()(std::size_t j) const
   {
+    using PotentialValue = typename Potential::non_const_value_type;
+    using FieldValue = typename Field::non_const_value_type;
     auto const i = ranks(j);
-    potential(j) = scale.potential(sorted(i, 0));
+    auto const phi = static_cast<PotentialValue>(scale.potential(sorted(i, 0)));
+    potential(j) = phi;
+    bool finite = isfinite(phi);
     for (int d = 0; d < 3; ++d)
-      field(j, d) = scale.field(sorted(i, d + 1));
+    {
+      auto const f = static_cast<FieldValue>(scale.field(sorted(i, d + 1)));
+      field(j, d) = f;
+      finite = finite && isfinite(f);
+    }
+    // Rare (a result beyond the precision's range), so an atomic costs nothing.
+    if (!finite)
+      Kokkos::atomic_increment(&not_finite());
   }
 };
 
@@ -266,15 +279,20 @@ struct UnsortResults
 /// scatter through the permutation, each of the four results was a write of its own to a
 /// random place: 30 ms at 1e8 particles on an H100, against a few for the gather and the
 /// permutation's inversion in the build (perf/RESULTS.md, 2026-11-24).
-template <class ExecutionSpace, class Ranks, class Sorted, class Potential, class Field>
+/// `not_finite` (a rank-0 int View the kernel can write, zero before) becomes the number of
+/// particles whose results are NaN or infinite: checked as they are written, the results
+/// need no pass of their own (33 us at 1e6 on an H200; perf/RESULTS.md, 2026-11-27).
+template <class ExecutionSpace, class Ranks, class Sorted, class Potential, class Field,
+          class Count>
 void unsortResults(ExecutionSpace const &space, Ranks const &ranks, Sorted const &sorted,
                    ResultScale<typename Sorted::non_const_value_type> const &scale,
-                   Potential const &potential, Field const &field)
+                   Potential const &potential, Field const &field, Count const &not_finite)
 {
-  Kokkos::parallel_for(
-      "kfmm::permutation::unsort_results",
-      Kokkos::RangePolicy<ExecutionSpace>(space, 0, ranks.extent(0)),
-      UnsortResults<Ranks, Sorted, Potential, Field>{ranks, sorted, scale, potential, field});
+  static_assert(Count::rank == 0, "kfmm::detail::unsortResults: the count is a rank-0 View");
+  Kokkos::parallel_for("kfmm::permutation::unsort_results",
+                       Kokkos::RangePolicy<ExecutionSpace>(space, 0, ranks.extent(0)),
+                       UnsortResults<Ranks, Sorted, Potential, Field, Count>{
+                           ranks, sorted, scale, potential, field, not_finite});
 }
 
 /// Whether sorted particle i is the caller's particle `index`.
