@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // Morton keys and the bounding cube (kfmm/tree/Morton.hpp): bit patterns, the key
 // convention, children order, and the cube on the edge cases of the input.
+#include <kfmm/detail/Workspace.hpp>
 #include <kfmm/io/Generators.hpp>
+#include <kfmm/tree/DeviceCube.hpp>
 #include <kfmm/tree/Morton.hpp>
 
 #include <Kokkos_Core.hpp>
@@ -9,6 +11,7 @@
 #include <catch2/catch_template_test_macros.hpp>
 #include <catch2/catch_test_macros.hpp>
 #include <catch2/generators/catch_generators.hpp>
+#include <catch2/matchers/catch_matchers_string.hpp>
 
 #include "TestTypes.hpp"
 
@@ -16,7 +19,9 @@
 #include <array>
 #include <cmath>
 #include <cstdint>
+#include <limits>
 #include <random>
+#include <stdexcept>
 #include <vector>
 
 namespace
@@ -239,6 +244,71 @@ TEMPLATE_LIST_TEST_CASE("Morton: the bounding cube of no, one, or coincident par
     for (MortonKey key : keysOf<TestType>(cube, x))
       CHECK(key == kfmm::tree::mortonKey(mid, mid, mid));
   }
+}
+
+TEMPLATE_LIST_TEST_CASE("Morton: the cube found on the device is the bounding cube of the sets",
+                        "[tree][morton]", kfmm::test::Spaces)
+{
+  // kfmm::Fmm's builds take their cube from the device (tree/DeviceCube.hpp). Their keys and
+  // cells' centres are computed in it, so it must be the host's bounding cube to the bit: for
+  // one set and for two, empty ones included.
+  using Memory = typename TestType::memory_space;
+  using kfmm::tree::Cube;
+  typename TestType::execution_space space;
+  auto &memory = kfmm::detail::Workspace<Memory>::direct();
+  auto const generated = [&](std::size_t n, unsigned seed) {
+    Positions<TestType> x("kfmm::test::positions", n);
+    Kokkos::View<double *, Memory> q("kfmm::test::charges", n);
+    kfmm::generate(space, kfmm::Distribution::plummer, seed, x, q);
+    return x;
+  };
+  auto const [sources, targets] =
+      GENERATE(table<int, int>({{1000, -1}, {1, -1}, {0, -1}, {1000, 300}, {0, 300}, {300, 0},
+                                {0, 0}}));
+  CAPTURE(sources, targets); // -1: no targets
+  auto const a = generated(static_cast<std::size_t>(sources), 3);
+  auto const b = generated(static_cast<std::size_t>(targets > 0 ? targets : 0), 5);
+  Positions<TestType> const *const b_or_none = targets >= 0 ? &b : nullptr;
+  kfmm::tree::detail::DeviceCube<Memory> found;
+  found.find(space, memory, a, b_or_none);
+  space.fence();
+  Cube const cube = found.read([] { FAIL("the positions are finite"); });
+  Cube const expected = b_or_none ? kfmm::tree::boundingCube(space, a, b)
+                                  : kfmm::tree::boundingCube(space, a);
+  Kokkos::View<Cube, Kokkos::HostSpace> on_device("kfmm::test::device_cube");
+  Kokkos::deep_copy(on_device, found.onDevice());
+  for (Cube const &c : {cube, on_device()})
+  {
+    for (int d = 0; d < 3; ++d)
+      CHECK(c.origin[d] == expected.origin[d]);
+    CHECK(c.side == expected.side);
+    CHECK(c.extent == expected.extent);
+  }
+}
+
+TEMPLATE_LIST_TEST_CASE("Morton: the cube found on the device reports a coordinate that is "
+                        "not finite",
+                        "[tree][morton][validation]", kfmm::test::Spaces)
+{
+  using Memory = typename TestType::memory_space;
+  typename TestType::execution_space space;
+  auto &memory = kfmm::detail::Workspace<Memory>::direct();
+  double const bad = GENERATE(std::numeric_limits<double>::quiet_NaN(),
+                              std::numeric_limits<double>::infinity(),
+                              -std::numeric_limits<double>::infinity());
+  bool const in_targets = GENERATE(false, true);
+  CAPTURE(bad, in_targets);
+  std::vector<std::array<double, 3>> points(20, {0.5, -1.0, 2.0});
+  for (std::size_t i = 0; i < points.size(); ++i)
+    points[i][i % 3] += double(i);
+  auto const a = devicePositions<TestType>(points);
+  points[7][1] = bad;
+  auto const b = devicePositions<TestType>(points);
+  kfmm::tree::detail::DeviceCube<Memory> found;
+  // The bad set as the only one, or as the targets beside good sources.
+  found.find(space, memory, in_targets ? a : b, in_targets ? &b : nullptr);
+  space.fence();
+  CHECK_THROWS_WITH(found.read([] { throw std::runtime_error("not finite"); }), "not finite");
 }
 
 TEMPLATE_LIST_TEST_CASE("Morton: keys of points at the corners of the cube", "[tree][morton]",
