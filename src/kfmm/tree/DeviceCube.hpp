@@ -27,7 +27,6 @@
 
 #include <Kokkos_Core.hpp>
 
-#include <cmath>
 #include <memory>
 
 namespace kfmm::tree::detail
@@ -97,18 +96,12 @@ public:
   {
     StagedCube const &staged = _staged();
     for (Extents const &set : staged.sets)
-    {
-      Box const box = boxOf(set);
-      bool finite = true;
-      for (int d = 0; d < 3 && !box.empty; ++d)
-        finite = finite && std::isfinite(box.lo[d]) && std::isfinite(box.hi[d]);
-      if (!finite)
+      if (!isFinite(boxOf(set)))
       {
         not_finite();
         throw Exception("kfmm internal error: the box of the positions is not finite, their "
                         "values are");
       }
-    }
     return staged.cube;
   }
 

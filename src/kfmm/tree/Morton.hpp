@@ -116,6 +116,16 @@ struct Box
   bool empty = true;
 };
 
+/// Whether every bound of a box is finite (an empty box is): a box widened by a NaN or an
+/// infinite coordinate is not (detail::WidenExtents).
+KOKKOS_INLINE_FUNCTION bool isFinite(Box const &box)
+{
+  bool finite = true;
+  for (int d = 0; d < 3 && !box.empty; ++d)
+    finite = finite && kfmm::detail::isfinite(box.lo[d]) && kfmm::detail::isfinite(box.hi[d]);
+  return finite;
+}
+
 /// The box that holds the particles of both boxes.
 KOKKOS_INLINE_FUNCTION Box unite(Box const &a, Box const &b)
 {

@@ -613,10 +613,7 @@ Box checkedBoundingBox(ExecutionSpace const &space, std::string const &where,
 {
   checkPositionsShape<ExecutionSpace>(where, positions, name);
   Box const box = boundingBox(space, positions);
-  bool finite = true;
-  for (int d = 0; d < 3 && !box.empty; ++d)
-    finite = finite && std::isfinite(box.lo[d]) && std::isfinite(box.hi[d]);
-  if (!finite)
+  if (!isFinite(box))
   {
     kfmm::detail::requireFinite(space, where, name, positions);
     throw Exception("kfmm internal error: " + where + ": the box of argument '" + name +
