@@ -266,7 +266,7 @@ Configuration parseCommandLine(std::vector<std::string> const &arguments)
       has_value = true;
     }
     if (option == "--help" || option == "--quiet" || option == "--no-stage-times" ||
-        option == "--no-concurrent-far-field" || option == "--treecode-walk")
+        option == "--no-concurrent-far-field")
     {
       if (has_value)
         throw UsageError("option '" + option + "' takes no value");
@@ -274,8 +274,6 @@ Configuration parseCommandLine(std::vector<std::string> const &arguments)
         c.options.time_stages = false;
       else if (option == "--no-concurrent-far-field")
         c.options.concurrent_far_field = false;
-      else if (option == "--treecode-walk")
-        c.options.treecode_walk = true;
       else
         (option == "--help" ? c.help : c.quiet) = true;
       continue;
@@ -373,8 +371,6 @@ std::string helpText()
          "  --precision P        float | double: of the charges, results and computation;\n"
          "                       positions are held in double (float)\n"
          "  --softening EPS      Plummer softening length, finite and >= 0 (0)\n"
-         "  --treecode-walk      treecode: each group of targets walks the source tree,\n"
-         "                       in place of the M2P and P2P kernels over the lists\n"
          "Measurement:\n"
          "  --check K            compare with the direct sum (in double) on K sampled\n"
          "                       particles (or targets); 0 turns the comparison off (1000)\n"

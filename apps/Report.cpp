@@ -395,7 +395,6 @@ std::string jsonReport(Report const &r)
   j.integer("repeat", static_cast<std::uint64_t>(c.repeat));
   j.boolean("stage_times", c.options.time_stages);
   j.boolean("concurrent_far_field", c.options.concurrent_far_field);
-  j.boolean("treecode_walk", c.options.treecode_walk);
   if (c.output.empty())
     j.null("output");
   else

@@ -107,50 +107,6 @@ TEMPLATE_LIST_TEST_CASE("FMM and treecode reach the required accuracy", "[fmm][a
   CHECK(errors.field <= required);
 }
 
-TEMPLATE_LIST_TEST_CASE("the treecode's walk gives the results of its lists", "[fmm][treecode]",
-                        kfmm::test::Configs)
-{
-  // The walk (kernels/TreecodeWalk.hpp) meets the cells of the lists' M2P and P2P rows in
-  // another order: the two agree to rounding (a cell missed or met twice moves the results
-  // by far more), and the walk is as accurate as the accuracy test requires.
-  using Real = typename TestType::real_type;
-  typename TestType::execution_space space;
-  auto const distribution = GENERATE(kfmm::Distribution::uniform, kfmm::Distribution::plummer,
-                                     kfmm::Distribution::ellipsoid);
-  auto const acceptance = GENERATE(kfmm::Acceptance::theta, kfmm::Acceptance::classic);
-  kfmm::Options options;
-  options.method = kfmm::Method::treecode;
-  options.acceptance = acceptance;
-  options.leaf_size = 32;
-  options.order = isFloat<Real> ? 8 : 18;
-  options.theta = isFloat<Real> ? 0.5 : 0.4;
-  CAPTURE(kfmm::distributionName(distribution), kfmm::acceptanceName(acceptance));
-  std::size_t const n = 2000;
-  Particles<TestType> lists(n), walk(n);
-  kfmm::generate(space, distribution, 11, lists.x, lists.q);
-  kfmm::generate(space, distribution, 11, walk.x, walk.q);
-  kfmm::evaluate(space, lists.x, lists.q, lists.phi, lists.field, options);
-  options.treecode_walk = true;
-  auto const stats = kfmm::evaluate(space, walk.x, walk.q, walk.phi, walk.field, options);
-  CHECK(stats.m2p_interactions > 0);
-  double const rounding = isFloat<Real> ? 1e-5 : 1e-12;
-  double const potential_difference =
-      kfmm::relativeL2Error(onHost(walk.phi), onHost(lists.phi));
-  double const field_difference =
-      kfmm::relativeL2Error(onHost(walk.field), onHost(lists.field));
-  CAPTURE(potential_difference, field_difference);
-  CHECK(potential_difference <= rounding);
-  CHECK(field_difference <= rounding);
-  if (acceptance == kfmm::Acceptance::theta)
-  {
-    double const required = isFloat<Real> ? 1e-5 : 1e-10;
-    auto const errors = errorsAgainstDirectSum(walk);
-    CAPTURE(errors.potential, errors.field);
-    CHECK(errors.potential <= required);
-    CHECK(errors.field <= required);
-  }
-}
-
 TEMPLATE_LIST_TEST_CASE("the highest order runs within every backend's team scratch",
                         "[fmm][accuracy]", kfmm::test::Configs)
 {

@@ -105,42 +105,6 @@ TEMPLATE_LIST_TEST_CASE("targets that are not the sources reach the required acc
   CHECK(stats.p2p_interactions < num_sources * num_targets);
 }
 
-TEMPLATE_LIST_TEST_CASE("the treecode's walk gives the results of its lists at targets",
-                        "[fmm][targets][treecode]", kfmm::test::Configs)
-{
-  // Two trees: no target is a source, so no tile is swept with zero distances excluded
-  // (kernels/TreecodeWalk.hpp). The walk and the lists agree to rounding.
-  using Real = typename TestType::real_type;
-  typename TestType::execution_space space;
-  auto const targets_from = GENERATE(kfmm::Distribution::uniform, kfmm::Distribution::sphere);
-  kfmm::Options options;
-  options.method = kfmm::Method::treecode;
-  options.leaf_size = 32;
-  options.order = isFloat<Real> ? 8 : 18;
-  options.theta = isFloat<Real> ? 0.5 : 0.4;
-  CAPTURE(kfmm::distributionName(targets_from));
-  kfmm::test::Particles<TestType> sources(1500);
-  kfmm::generate(space, kfmm::Distribution::plummer, 3, sources.x, sources.q);
-  auto const targets = kfmm::test::generated<TestType>(targets_from, 2500, 8);
-  TargetResults<TestType> lists(2500), walk(2500);
-  kfmm::evaluate(space, sources.x, sources.q, targets, lists.phi, lists.field, options);
-  options.treecode_walk = true;
-  kfmm::evaluate(space, sources.x, sources.q, targets, walk.phi, walk.field, options);
-  double const rounding = isFloat<Real> ? 1e-5 : 1e-12;
-  double const potential_difference =
-      kfmm::relativeL2Error(onHost(walk.phi), onHost(lists.phi));
-  double const field_difference =
-      kfmm::relativeL2Error(onHost(walk.field), onHost(lists.field));
-  CAPTURE(potential_difference, field_difference);
-  CHECK(potential_difference <= rounding);
-  CHECK(field_difference <= rounding);
-  auto const [potential_error, field_error] =
-      errorsAgainstDirectSum(sources.x, sources.q, targets, walk);
-  CAPTURE(potential_error, field_error);
-  CHECK(potential_error <= (isFloat<Real> ? 1e-5 : 1e-10));
-  CHECK(field_error <= (isFloat<Real> ? 1e-5 : 1e-10));
-}
-
 TEMPLATE_LIST_TEST_CASE("targets equal to the sources give the results of one set",
                         "[fmm][targets]", kfmm::test::Configs)
 {

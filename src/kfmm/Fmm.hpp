@@ -44,7 +44,6 @@
 #include <kfmm/kernels/P2P.hpp>
 #include <kfmm/kernels/Permutation.hpp>
 #include <kfmm/kernels/ShiftMatrices.hpp>
-#include <kfmm/kernels/TreecodeWalk.hpp>
 #include <kfmm/kernels/Upward.hpp>
 #include <kfmm/kernels/detail/TargetBlock.hpp>
 #include <kfmm/kernels/detail/TargetGroups.hpp>
@@ -526,13 +525,6 @@ private:
   template <class ExecutionSpace>
   void fieldStages(ExecutionSpace const &space)
   {
-    if (_options.method == Method::treecode && _options.treecode_walk)
-    {
-      _stats.far_field_concurrent = false;
-      upwardStages(space);
-      stage(space, "walk", _stats.stage_seconds, [&] { treecodeWalk(space); });
-      return;
-    }
     auto const side = sideInstance(space);
     _stats.far_field_concurrent = side.concurrent();
     side.follow();
@@ -1120,37 +1112,6 @@ private:
         Kernel{targetCells(), sourceCells(), _target_x, _x, _q, _lists.p2p.offsets,
                _lists.p2p.sources, _p2p_groups.entries, _p2p_groups.count, sortedPotential(),
                sortedField(), static_cast<Real>(softening * softening), source_tile,
-               !separateTargets()});
-  }
-
-  template <class ExecutionSpace>
-  void treecodeWalk(ExecutionSpace const &space)
-  {
-    using Tune = detail::Tuning<ExecutionSpace>;
-    double const softening = _frame.length(_options.softening);
-    using Kernel = detail::TreecodeWalkKernel<ExecutionSpace, Real, Tune::p2p_group_lanes,
-                                              Tune::p2p_targets_per_thread, decltype(_x),
-                                              decltype(_q), SortedPotential, SortedField>;
-    int const groups_per_team = Tune::p2p_team_size / Tune::p2p_group_lanes;
-    int const source_tile = Tune::p2pSourceTile(static_cast<int>(sizeof(typename Kernel::Staged)));
-    tree::detail::PairRule<MemorySpace> const rule{
-        tree::detail::TraversalCells<MemorySpace>(_target_tree),
-        tree::detail::TraversalCells<MemorySpace>(_source_tree),
-        _options.theta,
-        _target_tree.cube.side,
-        _options.acceptance == Acceptance::classic,
-        true,
-        !separateTargets()};
-    Kokkos::parallel_for(
-        "kfmm::Fmm::treecode_walk",
-        Policy<ExecutionSpace, Kokkos::LaunchBounds<>, detail::DefaultLaunch>(
-            space, (_p2p_groups.bound() + groups_per_team - 1) / groups_per_team,
-            Tune::p2p_team_size)
-            .set_scratch_size(0, Kokkos::PerTeam(
-                                     Kernel::scratchBytes(Tune::p2p_team_size, source_tile))),
-        Kernel{rule, targetCells(), sourceCells(), _multipoles, _target_x, _x, _q,
-               _p2p_groups.entries, _p2p_groups.count, sortedPotential(), sortedField(),
-               static_cast<Real>(softening * softening), source_tile, order(),
                !separateTargets()});
   }
 

@@ -85,9 +85,6 @@ struct Options
   /// docs/TUNING.md; Stats says what was used).
   int leaf_size = 0;
   Method method = Method::fmm;
-  /// Treecode only: each group of targets walks the source tree and evaluates what it meets
-  /// (kernels/TreecodeWalk.hpp) instead of the M2P and P2P kernels over the lists.
-  bool treecode_walk = false;
   /// The FMM's M2L variant; automatic takes the backend's tuned choice. The variants agree
   /// to rounding.
   M2LVariant m2l_variant = M2LVariant::automatic;

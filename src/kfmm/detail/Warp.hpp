@@ -75,17 +75,6 @@ KOKKOS_INLINE_FUNCTION std::uint32_t warpBroadcast(std::uint32_t value, int sour
 #endif
 }
 
-/// The lanes of the calling warp where `predicate` holds (all 32 lanes must call); a one-lane
-/// warp's bit 0.
-KOKKOS_INLINE_FUNCTION unsigned warpBallot(bool predicate)
-{
-#if defined(__CUDA_ARCH__)
-  return __ballot_sync(0xffffffffu, predicate);
-#else
-  return predicate ? 1u : 0u;
-#endif
-}
-
 KOKKOS_INLINE_FUNCTION int popCount(unsigned mask)
 {
 #if defined(__CUDA_ARCH__)
