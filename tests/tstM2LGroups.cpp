@@ -225,6 +225,53 @@ TEMPLATE_LIST_TEST_CASE("grouped M2L list is the same with 32- and 64-bit sort k
   CHECK(sameContents(fitted.block_chunks, wide.block_chunks));
 }
 
+TEMPLATE_LIST_TEST_CASE("classes counted on the traversal's far entries give the same groups",
+                        "[m2l][groups]", kfmm::test::Spaces)
+{
+  // kfmm::Fmm counts the classes on the traversal's far entries, before the lists' read
+  // (tree::detail::M2LClassCount), where groupM2L counts them on the M2L list. Both must give
+  // the same groups, also when the traversal overflows its first capacities and runs again
+  // (a capacity factor of 1e-3), which must count afresh.
+  using Memory = typename TestType::memory_space;
+  typename TestType::execution_space space;
+  auto const distribution = GENERATE(kfmm::Distribution::uniform, kfmm::Distribution::plummer);
+  double const capacity_factor = GENERATE(1.0, 1e-3);
+  int const min_class_entries = GENERATE(1, 4, 40);
+  CAPTURE(kfmm::distributionName(distribution), capacity_factor, min_class_entries);
+  int const block_rows = 16;
+  auto const x = kfmm::test::generated<TestType>(distribution, 6000);
+  auto const tree = kfmm::tree::buildOctree(space, x, 8);
+  auto &memory = kfmm::detail::Workspace<Memory>::direct();
+  using kfmm::tree::detail::SortKeyWidth;
+  auto const lists = kfmm::tree::buildInteractionLists(space, tree, 0.5);
+  auto const own = kfmm::tree::detail::groupM2LIn(space, memory, tree, tree, lists.m2l, block_rows,
+                                                  min_class_entries);
+  kfmm::tree::detail::M2LClassCount<Memory> classes(space, memory, tree, tree, min_class_entries);
+  auto const counted_lists = kfmm::tree::detail::buildInteractionListsIn(
+      space, memory, tree, tree, 0.5, kfmm::Method::fmm, kfmm::Acceptance::theta,
+      capacity_factor, &classes);
+  auto const counted = kfmm::tree::detail::groupM2LIn(space, memory, tree, tree, counted_lists.m2l,
+                                                      block_rows, min_class_entries,
+                                                      SortKeyWidth::fitted, &classes);
+  REQUIRE(lists.m2l.size > 0);
+  CHECK(classes.num_classes == own.num_classes);
+  CHECK(counted.num_classes == own.num_classes);
+  std::int64_t const num_chunks = own.numChunks();
+  CHECK(counted.numChunks() == num_chunks);
+  CHECK(counted.perPairEntries() == own.perPairEntries());
+  using kfmm::test::sameContents;
+  CHECK(sameContents(counted.class_keys, own.class_keys));
+  CHECK(sameContents(counted.sources, own.sources));
+  CHECK(sameContents(counted.rows, own.rows));
+  auto const used = [&](auto const &chunk_array, std::int64_t count) {
+    return Kokkos::subview(chunk_array, Kokkos::make_pair(std::int64_t(0), count));
+  };
+  CHECK(sameContents(used(counted.chunk_begin, num_chunks + 1),
+                     used(own.chunk_begin, num_chunks + 1)));
+  CHECK(sameContents(used(counted.chunk_classes, num_chunks),
+                     used(own.chunk_classes, num_chunks)));
+}
+
 namespace
 {
 

@@ -57,6 +57,7 @@
 #include <cstdio>
 #include <limits>
 #include <memory>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <type_traits>
@@ -387,23 +388,29 @@ private:
                     bool positions_sorted)
   {
     Options const &options = _options;
+    bool const fmm = options.method == Method::fmm;
+    // The grouped M2L's classes are counted on the traversal's far entries, so that their
+    // number comes back in the lists' read (tree::detail::M2LClassCount).
+    M2LVariant const variant = fmm ? chooseM2LVariant<ExecutionSpace>() : M2LVariant::automatic;
+    bool const grouped = variant == M2LVariant::grouped && groupedM2LFits<ExecutionSpace>(where);
+    std::optional<tree::detail::M2LClassCount<MemorySpace>> classes;
+    if (grouped)
+      classes.emplace(space, *_memory, _target_tree, _source_tree,
+                      minClassEntries<ExecutionSpace>());
     stage(space, "lists", _build_stages, [&] {
       _lists = tree::detail::buildInteractionListsIn(space, *_memory, _target_tree, _source_tree,
                                                      options.theta, options.method,
-                                                     options.acceptance);
+                                                     options.acceptance, 1,
+                                                     classes ? &*classes : nullptr);
     });
     // The particles' sorted keys served the trees' builds only: 8 bytes per particle less.
     _memory->give(_source_tree.keys);
     _memory->give(_target_tree.keys);
-    if (options.method == Method::fmm)
-    {
-      M2LVariant const variant = chooseM2LVariant<ExecutionSpace>();
-      if (variant == M2LVariant::grouped)
-        stage(space, "M2L matrices", _build_stages,
-              [&] { prepareGroupedM2L(space, side, where); });
-      else if (variant == M2LVariant::rotation)
-        stage(space, "M2L rotations", _build_stages, [&] { prepareRotationM2L(space); });
-    }
+    if (grouped)
+      stage(space, "M2L matrices", _build_stages,
+            [&] { prepareGroupedM2L(space, side, where, *classes); });
+    else if (variant == M2LVariant::grouped || variant == M2LVariant::rotation)
+      stage(space, "M2L rotations", _build_stages, [&] { prepareRotationM2L(space); });
     stage(space, "setup", _build_stages, [&] {
       allocate(space);
       if (!positions_sorted)
@@ -946,32 +953,49 @@ private:
     _m2l_variant = M2LVariant::rotation;
   }
 
-  /// Groups the M2L list and computes the class matrices (tree/M2LGroups.hpp,
-  /// kernels/M2LMatrices.hpp), the latter on the `side` instance: only the M2L, which runs
-  /// there too, reads them, and the rest of the build and the near field go on meanwhile.
-  /// An automatic choice whose matrices would exceed the backend's budget, or whose kernel
-  /// would not fit its team scratch, takes the rotation M2L instead; an explicit request
-  /// throws, its message naming the entry point `where`.
+  /// Whether the grouped M2L's kernel fits the backend's team scratch at this order: where
+  /// it does not, an automatic choice takes the rotation M2L, and an explicit request throws,
+  /// its message naming the entry point `where`.
+  template <class ExecutionSpace>
+  bool groupedM2LFits(std::string const &where) const
+  {
+    int const block_rows = detail::Tuning<ExecutionSpace>::m2lBlockRows(order());
+    if (detail::GroupedM2LKernel<ExecutionSpace, Real>::productColumns(order(), block_rows) >= 1)
+      return true;
+    detail::require(_options.m2l_variant != M2LVariant::grouped, where,
+                    "the grouped M2L at order " + detail::formatNumber(order()) +
+                        " does not fit this backend's team scratch; lower 'order' or choose "
+                        "m2l_variant rotation or automatic");
+    return false;
+  }
+
+  /// The fewest pairs of a translation class that gets a matrix (tree/M2LGroups.hpp).
+  template <class ExecutionSpace>
+  int minClassEntries() const
+  {
+    return kfmm::detail::max(1, detail::realCoefficientCount(order()) /
+                                    detail::Tuning<ExecutionSpace>::m2l_min_class_fraction);
+  }
+
+  /// Groups the M2L list by the classes the lists' traversal counted (`classes`, whose
+  /// numbering goes back to the workspace here) and computes the class matrices
+  /// (tree/M2LGroups.hpp, kernels/M2LMatrices.hpp), the latter on the `side` instance: only
+  /// the M2L, which runs there too, reads them, and the rest of the build and the near field
+  /// go on meanwhile. An automatic choice whose matrices would exceed the backend's budget
+  /// takes the rotation M2L instead; an explicit request throws, its message naming the
+  /// entry point `where`.
   template <class ExecutionSpace>
   void prepareGroupedM2L(ExecutionSpace const &space,
                          detail::SideInstance<ExecutionSpace> const &side,
-                         std::string const &where)
+                         std::string const &where,
+                         tree::detail::M2LClassCount<MemorySpace> &classes)
   {
     using Tune = detail::Tuning<ExecutionSpace>;
     int const block_rows = Tune::m2lBlockRows(order());
-    if (detail::GroupedM2LKernel<ExecutionSpace, Real>::productColumns(order(), block_rows) < 1)
-    {
-      detail::require(_options.m2l_variant != M2LVariant::grouped, where,
-                      "the grouped M2L at order " + detail::formatNumber(order()) +
-                          " does not fit this backend's team scratch; lower 'order' or choose "
-                          "m2l_variant rotation or automatic");
-      prepareRotationM2L(space);
-      return;
-    }
-    int const min_class_entries =
-        kfmm::detail::max(1, detail::realCoefficientCount(order()) / Tune::m2l_min_class_fraction);
     auto groups = tree::detail::groupM2LIn(space, *_memory, _target_tree, _source_tree,
-                                           _lists.m2l, block_rows, min_class_entries);
+                                           _lists.m2l, block_rows, classes.min_entries,
+                                           tree::detail::SortKeyWidth::fitted, &classes);
+    _memory->give(classes.key_index);
     std::size_t const bytes = detail::m2lMatrixBytes<Real>(groups.num_classes, order());
     if (bytes > Tune::m2l_matrix_budget_bytes)
     {

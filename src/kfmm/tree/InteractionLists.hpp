@@ -689,15 +689,35 @@ CsrList<MemorySpace> emptyList(ExecutionSpace const &space,
 namespace detail
 {
 
+/// What a caller of buildInteractionListsIn may queue on the traversal's far entries before
+/// the host reads the traversal's sizes, so that a count of its own comes back in that read
+/// rather than in a host synchronisation of its own (the M2L's translation classes:
+/// tree/M2LGroups.hpp). A hook has
+///   queue(space, far, counters, far_count, result): kernels over the entries far(0 ..
+///     counters(far_count) - 1) (at most far's extent of them are written), which leave
+///     their count in counters(result);
+///   read(value): that count on the host, once the traversal's capacities held.
+/// This one queues nothing.
+struct NoFarEntriesHook
+{
+  template <class ExecutionSpace, class MemorySpace>
+  void queue(ExecutionSpace const &, PairEntries<MemorySpace> const &,
+             Kokkos::View<TraversalCounters::Count *, MemorySpace> const &, int, int) const
+  {
+  }
+  void read(TraversalCounters::Count) {}
+};
+
 /// buildInteractionLists (below) with the lists' arrays and the traversal's work arrays taken
 /// from `memory`, for an entry point with a workspace of its own (kfmm::Fmm). The traversal's
-/// first capacities are ExpectedSizes(theta, capacity_factor).
-template <class ExecutionSpace, class MemorySpace>
+/// first capacities are ExpectedSizes(theta, capacity_factor). `far_entries_hook`, if any,
+/// works on the far entries before the traversal's read (NoFarEntriesHook).
+template <class ExecutionSpace, class MemorySpace, class FarEntriesHook = NoFarEntriesHook>
 InteractionLists<MemorySpace>
 buildInteractionListsIn(ExecutionSpace const &space, kfmm::detail::Workspace<MemorySpace> &memory,
                         Octree<MemorySpace> const &targets, Octree<MemorySpace> const &sources,
                         double theta, Method method, Acceptance acceptance,
-                        double capacity_factor = 1)
+                        double capacity_factor = 1, FarEntriesHook *far_entries_hook = nullptr)
 {
   kfmm::detail::ScopedRegion region("kfmm::lists::build");
   std::string const where = "kfmm::tree::buildInteractionLists";
@@ -741,9 +761,11 @@ buildInteractionListsIn(ExecutionSpace const &space, kfmm::detail::Workspace<Mem
   detail::TraversalCounters const slots{kfmm::detail::max(0, targets.depth()) +
                                         kfmm::detail::max(0, sources.depth())};
   using Count = detail::TraversalCounters::Count;
+  // The slots of the rounds, then one for the hook's count.
+  int const hook_count = slots.size();
   Kokkos::View<Count *, MemorySpace> counters;
-  memory.take(space, counters, "kfmm::lists::counters", slots.size());
-  std::vector<Count> counted(slots.size(), 0);
+  memory.take(space, counters, "kfmm::lists::counters", slots.size() + 1);
+  std::vector<Count> counted(slots.size() + 1, 0);
   int const all = slots.last_round + 1; // the slots of all rounds' entries
   Kokkos::View<std::uint64_t *, MemorySpace> status;
   detail::Frontier<MemorySpace> frontiers[2];
@@ -796,6 +818,8 @@ buildInteractionListsIn(ExecutionSpace const &space, kfmm::detail::Workspace<Mem
           Round{rule, frontiers[round % 2], frontiers[(round + 1) % 2], leaf_row, far, near,
                 counters, status, slots, round});
     }
+    if (far_entries_hook != nullptr)
+      far_entries_hook->queue(space, far, counters, slots.far(all), hook_count);
     Kokkos::deep_copy(space, Kokkos::View<Count *, Kokkos::HostSpace>(
                                  counted.data(), counted.size()),
                       counters);
@@ -812,6 +836,8 @@ buildInteractionListsIn(ExecutionSpace const &space, kfmm::detail::Workspace<Mem
     far_capacity = detail::grownCapacity(far_capacity, counted[slots.far(all)]);
     near_capacity = detail::grownCapacity(near_capacity, counted[slots.near(all)]);
   }
+  if (far_entries_hook != nullptr)
+    far_entries_hook->read(counted[hook_count]);
   lists.rounds = 0;
   for (int round = 0; round <= slots.last_round; ++round)
     if (counted[slots.frontier(round)] > 0)

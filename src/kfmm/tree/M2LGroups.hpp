@@ -235,13 +235,25 @@ struct ClassOfPair
   }
 };
 
+/// Counts an entry of dense class key `key` (ClassOfPair's key >> image_bits) into
+/// key_counts, up to `min_entries` only: the numbering asks no more than whether a key
+/// reaches it. Counting every entry queued all of them on the atomics of the few hundred
+/// keys of a uniform tree (0.37 ms of the build at 1e6 particles on an H100,
+/// perf/RESULTS.md 2026-11-24); once a key is seen at the threshold (a volatile read, which
+/// may be late but never early) its entries skip the atomic. A count may pass `min_entries`
+/// by the entries in flight.
+template <class MemorySpace>
+KOKKOS_INLINE_FUNCTION void countClassEntry(Kokkos::View<int *, MemorySpace> const &key_counts,
+                                            int key, int min_entries)
+{
+  int *const count = &key_counts(key);
+  if (*static_cast<int volatile *>(count) < min_entries)
+    Kokkos::atomic_increment(count);
+}
+
 /// Row league rank of the M2L list: each entry's class key times 2^image_bits plus its image
-/// bits (ClassOfPair), and into key_counts how many entries each dense key has, counted up to
-/// `min_entries` only: the numbering asks no more than whether a key reaches it. Counting
-/// every entry queued all of them on the atomics of the few hundred keys of a uniform tree
-/// (0.37 ms of the build at 1e6 particles on an H100, perf/RESULTS.md 2026-11-24); once a
-/// key is seen at the threshold (a volatile read, which may be late but never early) its
-/// entries skip the atomic. A count may pass `min_entries` by the entries in flight.
+/// bits (ClassOfPair), and, where `count_keys`, each dense key's entries into key_counts
+/// (countClassEntry).
 template <class ExecutionSpace, class MemorySpace>
 struct ClassifyEntries
 {
@@ -253,6 +265,7 @@ struct ClassifyEntries
   Kokkos::View<int *, MemorySpace> entry_keys;
   Kokkos::View<int *, MemorySpace> key_counts;
   int min_entries;
+  bool count_keys;
 
   KOKKOS_INLINE_FUNCTION void operator()(Team const &team) const
   {
@@ -261,12 +274,32 @@ struct ClassifyEntries
                          [&](std::int64_t e) {
                            int const key = class_of(row, list_sources(e));
                            entry_keys(e) = key;
-                           if (key < 0)
-                             return;
-                           int *const count = &key_counts(key >> image_bits);
-                           if (*static_cast<int volatile *>(count) < min_entries)
-                             Kokkos::atomic_increment(count);
+                           if (count_keys && key >= 0)
+                             countClassEntry(key_counts, key >> image_bits, min_entries);
                          });
+  }
+};
+
+/// Entry i of the traversal's far entries (tree/InteractionLists.hpp), of counters(far_count)
+/// (at most the entries' extent written): its dense class key into key_counts
+/// (countClassEntry), before the entries are sorted into the M2L list.
+template <class MemorySpace>
+struct CountFarEntryClasses
+{
+  ClassOfPair<MemorySpace> class_of;
+  PairEntries<MemorySpace> far;
+  Kokkos::View<TraversalCounters::Count *, MemorySpace> counters;
+  int far_count;
+  Kokkos::View<int *, MemorySpace> key_counts;
+  int min_entries;
+
+  KOKKOS_INLINE_FUNCTION void operator()(std::size_t i) const
+  {
+    if (i >= counters(far_count))
+      return;
+    int const key = class_of(static_cast<int>(far.rows(i)), static_cast<int>(far.sources(i)));
+    if (key >= 0)
+      countClassEntry(key_counts, key >> image_bits, min_entries);
   }
 };
 
@@ -300,6 +333,78 @@ struct ClassKeys
     if (key_index(k + 1) != key_index(k))
       class_keys(key_index(k)) = k;
   }
+};
+
+/// key_index's numbering of the dense keys whose counts reach `min_entries` (NumberUsedKeys);
+/// the number of classes is then key_index(TranslationClassBounds::count).
+template <class ExecutionSpace, class MemorySpace>
+void numberUsedKeys(ExecutionSpace const &space, Kokkos::View<int *, MemorySpace> const &key_index,
+                    int min_entries)
+{
+  using Bounds = TranslationClassBounds;
+  Kokkos::parallel_scan("kfmm::m2l_groups::number_classes",
+                        Kokkos::RangePolicy<ExecutionSpace>(space, 0, Bounds::count + 1),
+                        NumberUsedKeys<MemorySpace>{key_index, Bounds::count, min_entries});
+}
+
+/// counters(slot) = the number of classes that numberUsedKeys found.
+template <class MemorySpace>
+struct RecordClassCount
+{
+  Kokkos::View<int *, MemorySpace> key_index;
+  Kokkos::View<TraversalCounters::Count *, MemorySpace> counters;
+  int slot;
+
+  KOKKOS_INLINE_FUNCTION void operator()(int) const
+  {
+    counters(slot) = static_cast<TraversalCounters::Count>(key_index(TranslationClassBounds::count));
+  }
+};
+
+/// The M2L list's classes found on the traversal's far entries, as buildInteractionListsIn's
+/// hook (NoFarEntriesHook): their number comes back in the lists' read, where the grouping
+/// read it on its own, one host synchronisation more per build. groupM2LIn then takes the
+/// numbering (`key_index`) and the number; the caller gives key_index back to `memory`.
+template <class MemorySpace>
+struct M2LClassCount
+{
+  ClassOfPair<MemorySpace> class_of;
+  Kokkos::View<int *, MemorySpace> key_index; ///< NumberUsedKeys' numbering
+  int min_entries = 1;
+  int num_classes = 0;
+
+  /// Classes of the pairs of `target_tree`'s cells with `source_tree`'s (one tree or two on
+  /// one cube) of at least `min_entries` entries.
+  template <class ExecutionSpace>
+  M2LClassCount(ExecutionSpace const &space, kfmm::detail::Workspace<MemorySpace> &memory,
+                Octree<MemorySpace> const &target_tree, Octree<MemorySpace> const &source_tree,
+                int min_class_entries)
+      : class_of{{target_tree.centre, target_tree.level, source_tree.centre, source_tree.level,
+                  target_tree.cube.side}},
+        min_entries(min_class_entries)
+  {
+    memory.take(space, key_index, "kfmm::m2l_groups::key_index", TranslationClassBounds::count + 1);
+    // No keys used, should the traversal have no pairs to queue this for.
+    Kokkos::deep_copy(space, key_index, 0);
+  }
+
+  template <class ExecutionSpace>
+  void queue(ExecutionSpace const &space, PairEntries<MemorySpace> const &far,
+             Kokkos::View<TraversalCounters::Count *, MemorySpace> const &counters, int far_count,
+             int result) const
+  {
+    Kokkos::deep_copy(space, key_index, 0);
+    Kokkos::parallel_for("kfmm::m2l_groups::count_far_classes",
+                         Kokkos::RangePolicy<ExecutionSpace>(space, 0, far.rows.extent(0)),
+                         CountFarEntryClasses<MemorySpace>{class_of, far, counters, far_count,
+                                                           key_index, min_entries});
+    numberUsedKeys(space, key_index, min_entries);
+    Kokkos::parallel_for("kfmm::m2l_groups::record_class_count",
+                         Kokkos::RangePolicy<ExecutionSpace>(space, 0, 1),
+                         RecordClassCount<MemorySpace>{key_index, counters, result});
+  }
+
+  void read(TraversalCounters::Count value) { num_classes = static_cast<int>(value); }
 };
 
 /// The bit fields of an entry's sort key, from the highest: its block, its class slot
@@ -580,7 +685,9 @@ enum class SortKeyWidth
 };
 
 /// groupM2L (below) with the groups' arrays and the work arrays taken from `memory`, for an
-/// entry point with a workspace of its own (kfmm::Fmm).
+/// entry point with a workspace of its own (kfmm::Fmm). `counted`, if given, holds the classes
+/// that the lists' traversal found (M2LClassCount, for these trees and min_class_entries): the
+/// grouping then does not wait for the device.
 template <class ExecutionSpace, class MemorySpace>
 M2LGroups<MemorySpace> groupM2LIn(ExecutionSpace const &space,
                                   kfmm::detail::Workspace<MemorySpace> &memory,
@@ -588,7 +695,8 @@ M2LGroups<MemorySpace> groupM2LIn(ExecutionSpace const &space,
                                   Octree<MemorySpace> const &source_tree,
                                   CsrList<MemorySpace> const &m2l, int block_rows,
                                   int min_class_entries,
-                                  SortKeyWidth width = SortKeyWidth::fitted)
+                                  SortKeyWidth width = SortKeyWidth::fitted,
+                                  M2LClassCount<MemorySpace> const *counted = nullptr)
 {
   kfmm::detail::ScopedRegion region("kfmm::tree::groupM2L");
   using Bounds = TranslationClassBounds;
@@ -606,12 +714,18 @@ M2LGroups<MemorySpace> groupM2LIn(ExecutionSpace const &space,
   groups.block_rows = block_rows;
   groups.num_blocks = (num_rows + block_rows - 1) / block_rows;
 
-  // The class key of every entry, and whether each dense key has min_class_entries.
+  // The class key of every entry, and, unless the lists' traversal counted them (`counted`),
+  // whether each dense key has min_class_entries.
   Kokkos::View<int *, MemorySpace> entry_keys;
   memory.take(space, entry_keys, prefix + "entry_keys", size);
   Kokkos::View<int *, MemorySpace> key_index;
-  memory.take(space, key_index, prefix + "key_index", Bounds::count + 1);
-  Kokkos::deep_copy(space, key_index, 0);
+  if (counted != nullptr)
+    key_index = counted->key_index;
+  else
+  {
+    memory.take(space, key_index, prefix + "key_index", Bounds::count + 1);
+    Kokkos::deep_copy(space, key_index, 0);
+  }
   detail::ClassOfPair<MemorySpace> const class_of{{target_tree.centre, target_tree.level,
                                                    source_tree.centre, source_tree.level,
                                                    target_tree.cube.side}};
@@ -620,12 +734,14 @@ M2LGroups<MemorySpace> groupM2LIn(ExecutionSpace const &space,
       Kokkos::TeamPolicy<ExecutionSpace>(space, num_rows, Kokkos::AUTO),
       detail::ClassifyEntries<ExecutionSpace, MemorySpace>{class_of, m2l.offsets, m2l.sources,
                                                            entry_keys, key_index,
-                                                           min_class_entries});
-  Kokkos::parallel_scan(
-      "kfmm::m2l_groups::number_classes",
-      Kokkos::RangePolicy<ExecutionSpace>(space, 0, Bounds::count + 1),
-      detail::NumberUsedKeys<MemorySpace>{key_index, Bounds::count, min_class_entries});
-  Kokkos::deep_copy(groups.num_classes, Kokkos::subview(key_index, Bounds::count));
+                                                           min_class_entries, counted == nullptr});
+  if (counted != nullptr)
+    groups.num_classes = counted->num_classes;
+  else
+  {
+    numberUsedKeys(space, key_index, min_class_entries);
+    Kokkos::deep_copy(groups.num_classes, Kokkos::subview(key_index, Bounds::count));
+  }
   int const num_classes = groups.num_classes;
   memory.take(space, groups.class_keys, prefix + "class_keys", num_classes);
   Kokkos::parallel_for(
@@ -644,7 +760,8 @@ M2LGroups<MemorySpace> groupM2LIn(ExecutionSpace const &space,
     detail::sortIntoChunks<std::uint64_t>(space, memory, m2l, entry_keys, key_index, layout,
                                           groups);
   memory.give(entry_keys);
-  memory.give(key_index);
+  if (counted == nullptr)
+    memory.give(key_index);
   return groups;
 }
 
