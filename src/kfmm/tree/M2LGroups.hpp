@@ -357,7 +357,8 @@ struct RecordClassCount
 
   KOKKOS_INLINE_FUNCTION void operator()(int) const
   {
-    counters(slot) = static_cast<TraversalCounters::Count>(key_index(TranslationClassBounds::count));
+    using Count = TraversalCounters::Count;
+    counters(slot) = static_cast<Count>(key_index(TranslationClassBounds::count));
   }
 };
 
