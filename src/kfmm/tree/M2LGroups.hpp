@@ -347,18 +347,18 @@ void numberUsedKeys(ExecutionSpace const &space, Kokkos::View<int *, MemorySpace
                         NumberUsedKeys<MemorySpace>{key_index, Bounds::count, min_entries});
 }
 
-/// counters(slot) = the number of classes that numberUsedKeys found.
+/// counters(slot) = the number of classes that numberUsedKeys found, key_index(count).
 template <class MemorySpace>
 struct RecordClassCount
 {
   Kokkos::View<int *, MemorySpace> key_index;
+  int count; ///< TranslationClassBounds::count
   Kokkos::View<TraversalCounters::Count *, MemorySpace> counters;
   int slot;
 
   KOKKOS_INLINE_FUNCTION void operator()(int) const
   {
-    using Count = TraversalCounters::Count;
-    counters(slot) = static_cast<Count>(key_index(TranslationClassBounds::count));
+    counters(slot) = static_cast<TraversalCounters::Count>(key_index(count));
   }
 };
 
@@ -402,7 +402,8 @@ struct M2LClassCount
     numberUsedKeys(space, key_index, min_entries);
     Kokkos::parallel_for("kfmm::m2l_groups::record_class_count",
                          Kokkos::RangePolicy<ExecutionSpace>(space, 0, 1),
-                         RecordClassCount<MemorySpace>{key_index, counters, result});
+                         RecordClassCount<MemorySpace>{key_index, TranslationClassBounds::count,
+                                                       counters, result});
   }
 
   void read(TraversalCounters::Count value) { num_classes = static_cast<int>(value); }
