@@ -389,12 +389,13 @@ private:
   {
     Options const &options = _options;
     bool const fmm = options.method == Method::fmm;
-    // The grouped M2L's classes are counted on the traversal's far entries, so that their
-    // number comes back in the lists' read (tree::detail::M2LClassCount).
+    // Where the backend's tuning says so, the grouped M2L's classes are counted on the
+    // traversal's far entries, so that their number comes back in the lists' read
+    // (tree::detail::M2LClassCount).
     M2LVariant const variant = fmm ? chooseM2LVariant<ExecutionSpace>() : M2LVariant::automatic;
     bool const grouped = variant == M2LVariant::grouped && groupedM2LFits<ExecutionSpace>(where);
     std::optional<tree::detail::M2LClassCount<MemorySpace>> classes;
-    if (grouped)
+    if (grouped && detail::Tuning<ExecutionSpace>::m2l_classes_in_lists_read)
       classes.emplace(space, *_memory, _target_tree, _source_tree,
                       minClassEntries<ExecutionSpace>());
     stage(space, "lists", _build_stages, [&] {
@@ -408,7 +409,7 @@ private:
     _memory->give(_target_tree.keys);
     if (grouped)
       stage(space, "M2L matrices", _build_stages,
-            [&] { prepareGroupedM2L(space, side, where, *classes); });
+            [&] { prepareGroupedM2L(space, side, where, classes ? &*classes : nullptr); });
     else if (variant == M2LVariant::grouped || variant == M2LVariant::rotation)
       stage(space, "M2L rotations", _build_stages, [&] { prepareRotationM2L(space); });
     stage(space, "setup", _build_stages, [&] {
@@ -977,25 +978,27 @@ private:
                                     detail::Tuning<ExecutionSpace>::m2l_min_class_fraction);
   }
 
-  /// Groups the M2L list by the classes the lists' traversal counted (`classes`, whose
-  /// numbering goes back to the workspace here) and computes the class matrices
-  /// (tree/M2LGroups.hpp, kernels/M2LMatrices.hpp), the latter on the `side` instance: only
-  /// the M2L, which runs there too, reads them, and the rest of the build and the near field
-  /// go on meanwhile. An automatic choice whose matrices would exceed the backend's budget
+  /// Groups the M2L list, by the classes the lists' traversal counted where it did
+  /// (`classes`, whose numbering goes back to the workspace here), and computes the class
+  /// matrices (tree/M2LGroups.hpp, kernels/M2LMatrices.hpp), the latter on the `side`
+  /// instance: only the M2L, which runs there too, reads them, and the rest of the build and
+  /// the near field go on meanwhile. An automatic choice whose matrices would exceed the backend's budget
   /// takes the rotation M2L instead; an explicit request throws, its message naming the
   /// entry point `where`.
   template <class ExecutionSpace>
   void prepareGroupedM2L(ExecutionSpace const &space,
                          detail::SideInstance<ExecutionSpace> const &side,
                          std::string const &where,
-                         tree::detail::M2LClassCount<MemorySpace> &classes)
+                         tree::detail::M2LClassCount<MemorySpace> *classes)
   {
     using Tune = detail::Tuning<ExecutionSpace>;
     int const block_rows = Tune::m2lBlockRows(order());
     auto groups = tree::detail::groupM2LIn(space, *_memory, _target_tree, _source_tree,
-                                           _lists.m2l, block_rows, classes.min_entries,
-                                           tree::detail::SortKeyWidth::fitted, &classes);
-    _memory->give(classes.key_index);
+                                           _lists.m2l, block_rows,
+                                           minClassEntries<ExecutionSpace>(),
+                                           tree::detail::SortKeyWidth::fitted, classes);
+    if (classes != nullptr)
+      _memory->give(classes->key_index);
     std::size_t const bytes = detail::m2lMatrixBytes<Real>(groups.num_classes, order());
     if (bytes > Tune::m2l_matrix_budget_bytes)
     {

@@ -145,6 +145,14 @@ struct Tuning : HostLeafSizes
   /// host reads each level's size as it comes.
   static constexpr bool tree_levels_in_batches = false;
 
+  /// Whether kfmm::Fmm counts the grouped M2L's classes on the lists' far entries, so that
+  /// their number comes back in the lists' read (tree::detail::M2LClassCount): for devices,
+  /// where the grouping's own read waits for the device; on the host, where a read costs
+  /// nothing, the grouping counts them as it classifies the list's entries, which computes
+  /// each entry's class once instead of twice (2 % of a build at 2e5 particles on 2 cores,
+  /// perf/RESULTS.md).
+  static constexpr bool m2l_classes_in_lists_read = false;
+
   /// Threads per team of the positions' sort (kernels/Permutation.hpp, SortPositions), whose
   /// teams take 256 particles each: one thread here.
   static constexpr int sort_positions_team_size = 1;
