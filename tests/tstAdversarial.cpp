@@ -21,6 +21,7 @@
 #include <limits>
 #include <string>
 #include <type_traits>
+#include <vector>
 
 #include "Adversarial.hpp"
 #include "HostParticlesOnDevice.hpp"
@@ -451,4 +452,83 @@ TEST_CASE("the unit frame moves positions exactly and scales without overflow",
     CHECK(PowerOfTwo<double>::of(-2000)(std::ldexp(1.0, 1000)) == std::ldexp(1.0, -1000));
     CHECK(PowerOfTwo<double>::of(2000)(std::ldexp(1.0, -1074)) == std::ldexp(1.0, 926));
   }
+}
+
+namespace
+{
+
+/// exponents(i) = exponentAbove(values(i)) and powers(i) = normalPowerOfTwo<double>(i - 1022),
+/// in a kernel of the space under test.
+template <class MemorySpace>
+struct UnitExponents
+{
+  Kokkos::View<double *, MemorySpace> values;
+  Kokkos::View<int *, MemorySpace> exponents;
+  Kokkos::View<double *, MemorySpace> powers;
+
+  KOKKOS_INLINE_FUNCTION void operator()(int i) const
+  {
+    if (i < static_cast<int>(values.extent(0)))
+      exponents(i) = kfmm::detail::exponentAbove(values(i));
+    powers(i) = kfmm::detail::normalPowerOfTwo<double>(i - 1022);
+  }
+};
+
+} // namespace
+
+TEMPLATE_LIST_TEST_CASE("the units' exponents and powers of two are frexp's and ldexp's",
+                        "[adversarial][units]", kfmm::test::Spaces)
+{
+  // The solver finds the charges' unit on the device (detail::findChargeUnit), where Kokkos
+  // 3.4 offers neither frexp nor ldexp: its own exponentAbove and normalPowerOfTwo must give
+  // theirs exactly, normal, subnormal and extreme values included.
+  using Memory = typename TestType::memory_space;
+  typename TestType::execution_space space;
+  std::vector<double> const values = {0.0,
+                                      1.0,
+                                      -1.0,
+                                      0.5,
+                                      0.75,
+                                      3.0,
+                                      -1e-3,
+                                      123456.789,
+                                      std::ldexp(1.0, 31),
+                                      std::ldexp(1.0, 32),
+                                      std::ldexp(1.0, -32),
+                                      std::ldexp(1.0, -33) * 3,
+                                      std::numeric_limits<double>::min(),
+                                      std::numeric_limits<double>::denorm_min(),
+                                      std::ldexp(1.0, -1060) * 5,
+                                      std::numeric_limits<double>::max(),
+                                      std::numeric_limits<float>::max(),
+                                      -std::numeric_limits<float>::denorm_min()};
+  int const count = static_cast<int>(values.size());
+  int const powers = 2046; // 2^-1022 .. 2^1023
+  Kokkos::View<double *, Memory> device_values("kfmm::test::values", count);
+  Kokkos::deep_copy(device_values, Kokkos::View<double const *, Kokkos::HostSpace>(
+                                       values.data(), values.size()));
+  UnitExponents<Memory> const functor{device_values,
+                                      Kokkos::View<int *, Memory>("kfmm::test::exponents", count),
+                                      Kokkos::View<double *, Memory>("kfmm::test::powers", powers)};
+  Kokkos::parallel_for("kfmm::test::unit_exponents",
+                       Kokkos::RangePolicy<typename TestType::execution_space>(space, 0, powers),
+                       functor);
+  auto const exponents =
+      Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, functor.exponents);
+  auto const power = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, functor.powers);
+  for (int i = 0; i < count; ++i)
+  {
+    int expected = 0;
+    std::frexp(values[i], &expected);
+    CAPTURE(values[i]);
+    CHECK(exponents(i) == expected);
+    CHECK(kfmm::detail::exponentAbove(values[i]) == expected);
+  }
+  int wrong = 0;
+  for (int i = 0; i < powers; ++i)
+    wrong += power(i) == std::ldexp(1.0, i - 1022) ? 0 : 1;
+  CHECK(wrong == 0);
+  for (int e = -126; e <= 127; ++e)
+    wrong += kfmm::detail::normalPowerOfTwo<float>(e) == std::ldexp(1.0f, e) ? 0 : 1;
+  CHECK(wrong == 0);
 }

@@ -490,16 +490,27 @@ TEMPLATE_LIST_TEST_CASE("solver rejects bad input in the caller's terms", "[fmm]
     CHECK_THROWS_WITH(evaluate(p.x, p.q, p.phi, field),
                       Equals("kfmm::evaluate: argument 'field' has extent 2, expected 100"));
   }
-  SECTION("a NaN charge is named with its index")
+  SECTION("a NaN or infinite charge is named with its index")
   {
+    // With the results' check the charges' unit is found on the device and the charges are
+    // checked at the end, with the results; without it, on the host, before anything runs.
+    // Either way the next evaluation of good charges is not taken for a bad one.
+    options.check_results = GENERATE(true, false);
+    Real const bad = GENERATE(std::numeric_limits<Real>::quiet_NaN(),
+                              -std::numeric_limits<Real>::infinity());
+    CAPTURE(options.check_results, bad);
     Solver fmm(space, p.x, options);
     auto q = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, p.q);
-    q(42) = std::numeric_limits<Real>::quiet_NaN();
+    Real const good = q(42);
+    q(42) = bad;
     Kokkos::deep_copy(p.q, q);
     std::string const what = "argument 'charges' holds a NaN or infinite value at index 42";
     CHECK_THROWS_WITH(fmm.evaluate(space, p.q, p.phi, p.field),
                       Equals("kfmm::Fmm::evaluate: " + what));
     CHECK_THROWS_WITH(evaluate(p.x, p.q, p.phi, p.field), Equals("kfmm::evaluate: " + what));
+    q(42) = good;
+    Kokkos::deep_copy(p.q, q);
+    CHECK_NOTHROW(fmm.evaluate(space, p.q, p.phi, p.field));
   }
   SECTION("a NaN or infinite coordinate is named with its index")
   {

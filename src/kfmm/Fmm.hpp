@@ -434,7 +434,8 @@ public:
   /// \throws kfmm::Exception on mismatched extents or NaN/Inf charges, and (unless
   /// Options::check_results is off) when a potential or field is NaN or infinite: the message
   /// names the first such particle, its position and the likely cause (a result beyond the
-  /// range of the precision).
+  /// range of the precision). With the results' check the charges are checked at the end,
+  /// with the results, which are then undefined.
   template <class ExecutionSpace, class Charges, class Potential, class Field>
   void evaluate(ExecutionSpace const &space, Charges const &charges, Potential const &potential,
                 Field const &field)
@@ -467,14 +468,27 @@ public:
     detail::requireExtent(where, "potential", potential.extent(0), n);
     detail::requireExtent(where, "field", field.extent(0), n);
     detail::requireExtent(where, "field (columns)", field.extent(1), 3);
-    int const charge_exponent = detail::chargeExponent(space, where, "charges", charges);
+    // The charges' unit: found on the device where the results' check will read the device
+    // anyway, which then checks the charges too; else on the host, which waits for it and
+    // checks the charges here.
+    bool const computes = n > 0 && size() > 0 && !allAtOnePoint();
+    bool const unit_on_device = computes && _options.check_results;
+    if (unit_on_device)
+      detail::findChargeUnit(space, charges, _frame.length_exponent, _largest_charge,
+                             _charge_unit, Kokkos::subview(_checks, charges_suspect));
+    else
+    {
+      int const charge_exponent = detail::chargeExponent(space, where, "charges", charges);
+      if (computes)
+        setChargeUnit(space, charge_exponent);
+    }
 
     _stats.stage_seconds = _build_stages;
     _stats.results_checked = false;
     _stats.far_field_concurrent = false;
     if (n == 0)
       return;
-    if (size() == 0 || allAtOnePoint())
+    if (!computes)
       // No sources, or every pair is at distance zero and contributes nothing: no O(N^2)
       // near field of the one leaf that holds them all.
       stage(space, size() == 0 ? "no sources" : "all at one point", _stats.stage_seconds, [&] {
@@ -483,13 +497,15 @@ public:
       });
     else
     {
-      sortChargesStage(space, charges, charge_exponent);
+      sortChargesStage(space, charges);
       fieldStages(space);
-      returnResults(space, potential, field, charge_exponent);
+      returnResults(space, potential, field);
     }
     if (_options.check_results)
     {
-      stage(space, "check results", _stats.stage_seconds, [&] { checkResults(space, potential, field); });
+      stage(space, "check results", _stats.stage_seconds, [&] {
+        checkResults(space, where, charges, potential, field, unit_on_device);
+      });
       _stats.results_checked = true;
     }
   }
@@ -512,14 +528,23 @@ public:
   std::size_t numTargets() const { return _target_tree.numParticles(); }
 
 private:
-  /// The charges in sorted order, in units of 2^charge_exponent, and the sorted results
+  /// The charge unit 2^charge_exponent, which the host found, where the kernels read it.
+  template <class ExecutionSpace>
+  void setChargeUnit(ExecutionSpace const &space, int charge_exponent)
+  {
+    Kokkos::parallel_for(
+        "kfmm::Fmm::set_charge_unit", Kokkos::RangePolicy<ExecutionSpace>(space, 0, 1),
+        detail::SetChargeUnit<Real, MemorySpace>{_charge_unit, _frame.length_exponent,
+                                                 charge_exponent});
+  }
+
+  /// The charges in sorted order, in the charge unit (_charge_unit), and the sorted results
   /// zeroed, to which the near and far fields add.
   template <class ExecutionSpace, class Charges>
-  void sortChargesStage(ExecutionSpace const &space, Charges const &charges, int charge_exponent)
+  void sortChargesStage(ExecutionSpace const &space, Charges const &charges)
   {
     stage(space, "sort charges", _stats.stage_seconds, [&] {
-      detail::sortCharges(space, _source_tree.permutation, charges,
-                          detail::PowerOfTwo<double>::of(-charge_exponent), _q);
+      detail::sortCharges(space, _source_tree.permutation, charges, _charge_unit, _q);
       detail::zeroFill(space, "kfmm::Fmm::clear_results", _results);
     });
   }
@@ -557,7 +582,8 @@ private:
   template <class ExecutionSpace, class Charges>
   void upward(ExecutionSpace const &space, Charges const &charges, int charge_exponent)
   {
-    sortChargesStage(space, charges, charge_exponent);
+    setChargeUnit(space, charge_exponent);
+    sortChargesStage(space, charges);
     upwardStages(space);
   }
 
@@ -606,16 +632,16 @@ private:
       stage(space, "M2P", _stats.stage_seconds, [&] { farFieldM2P(space); });
   }
 
-  /// The sorted results, in the caller's order and units.
+  /// The sorted results, in the caller's order and units (those of the charge unit that
+  /// sorted the charges).
   template <class ExecutionSpace, class Potential, class Field>
-  void returnResults(ExecutionSpace const &space, Potential const &potential, Field const &field,
-                     int charge_exponent)
+  void returnResults(ExecutionSpace const &space, Potential const &potential, Field const &field)
   {
     stage(space, "unsort results", _stats.stage_seconds, [&] {
-      detail::zeroFill(space, "kfmm::Fmm::clear_results_check", _results_not_finite);
-      detail::unsortResults(space, _target_ranks, _results,
-                            detail::ResultScale<Real>::of(_frame, charge_exponent), potential,
-                            field, _results_not_finite);
+      auto const not_finite = Kokkos::subview(_checks, results_not_finite);
+      detail::zeroFill(space, "kfmm::Fmm::clear_results_check", not_finite);
+      detail::unsortResults(space, _target_ranks, _results, _charge_unit, potential, field,
+                            not_finite);
     });
   }
 
@@ -660,16 +686,23 @@ private:
   /// Whether all particles are at one point (the cube's extent is zero).
   bool allAtOnePoint() const { return _source_tree.cube.extent == 0; }
 
-  /// Throws when a potential or field is NaN or infinite, naming the first such particle
-  /// in the caller's order, where it is, and why that happens.
-  template <class ExecutionSpace, class Potential, class Field>
-  void checkResults(ExecutionSpace const &space, Potential const &potential,
-                    Field const &field) const
+  /// Throws when a charge (where `charges_on_device`: the device found their unit) or a
+  /// potential or field is NaN or infinite, naming the first such charge, or particle in the
+  /// caller's order, where it is, and why that happens.
+  template <class ExecutionSpace, class Charges, class Potential, class Field>
+  void checkResults(ExecutionSpace const &space, std::string const &where,
+                    Charges const &charges, Potential const &potential, Field const &field,
+                    bool charges_on_device) const
   {
-    // The results' return counted the bad rows as it wrote them (detail::unsortResults);
-    // the first is looked for only when there is one. The read waits for the device.
-    int not_finite = 0;
-    Kokkos::deep_copy(not_finite, _results_not_finite);
+    // The device flagged the charges whose largest magnitude may be NaN or infinite
+    // (detail::findChargeUnit), and the results' return counted the bad rows as it wrote
+    // them (detail::unsortResults); the first bad one is looked for only when there is one.
+    // This read, of both, waits for the device.
+    int checks[check_count] = {0, 0};
+    Kokkos::deep_copy(Kokkos::View<int *, Kokkos::HostSpace>(checks, check_count), _checks);
+    if (charges_on_device && checks[charges_suspect] != 0)
+      detail::requireFinite(space, where, "charges", charges);
+    int const not_finite = checks[results_not_finite];
     if (not_finite == 0)
       return;
     auto const bad = detail::firstNonFinite(space, potential, field);
@@ -752,8 +785,10 @@ private:
     memory.take(space, _q, "kfmm::Fmm::sorted_charges", n);
     memory.take(space, _results, "kfmm::Fmm::sorted_results", nt);
     memory.take(space, _target_ranks, "kfmm::Fmm::target_ranks", nt);
-    memory.take(space, _results_not_finite, "kfmm::Fmm::results_not_finite");
-    detail::zeroFill(space, "kfmm::Fmm::clear_results_check", _results_not_finite);
+    memory.take(space, _checks, "kfmm::Fmm::evaluation_checks", check_count);
+    detail::zeroFill(space, "kfmm::Fmm::clear_evaluation_checks", _checks);
+    memory.take(space, _largest_charge, "kfmm::Fmm::largest_charge");
+    memory.take(space, _charge_unit, "kfmm::Fmm::charge_unit");
     memory.take(space, _multipoles, "kfmm::Fmm::multipoles", _source_tree.numCells(),
                 coefficients());
     if (_options.method == Method::fmm)
@@ -1172,7 +1207,14 @@ private:
   Kokkos::View<std::uint32_t *, MemorySpace> _target_ranks;
   /// The caller's particles whose results, as the last evaluation returned them, are NaN or
   /// infinite (checkResults).
-  Kokkos::View<int, MemorySpace> _results_not_finite;
+  /// What an evaluation's end reads of the device (checkResults): whether a charge may be NaN
+  /// or infinite, and the number of results that are.
+  static constexpr int charges_suspect = 0;
+  static constexpr int results_not_finite = 1;
+  static constexpr int check_count = 2;
+  Kokkos::View<int *, MemorySpace> _checks;
+  Kokkos::View<double, MemorySpace> _largest_charge;      ///< findChargeUnit's reduction
+  Kokkos::View<detail::ChargeUnit<Real>, MemorySpace> _charge_unit; ///< the evaluation's
   Coefficients _multipoles;
   Coefficients _locals; ///< fmm only
   /// The M2L variant prepared (per_pair until a grouped or rotation one is).

@@ -92,14 +92,18 @@ struct Options
   /// (P2P). The far field expands the unsoftened 1/r, which differs by O(eps^2 / d^2) at the
   /// distances d where it is used, so keep eps well below the leaf size.
   double softening = 0;
-  /// After each evaluation, check the potential and field for NaN and infinity (one
-  /// reduction) and throw kfmm::Exception naming the first bad particle. Turn off only where
-  /// that pass matters more than a wrong answer going unnoticed.
+  /// After each evaluation, check the potential and field for NaN and infinity (counted as
+  /// they are written) and throw kfmm::Exception naming the first bad particle. The charges'
+  /// check (NaN or infinite charges throw either way) then waits for the same read at the
+  /// end, and the charges' unit is found on the device; off, the host finds it before the
+  /// evaluation, which waits for the device once more. Turn off only where a wrong answer
+  /// going unnoticed matters less than that read.
   bool check_results = true;
   /// Fence after every stage of the build and of the evaluation and record its time in
   /// Stats::stage_seconds (the program turns this on). Off, the stages run back to back on
   /// the caller's execution-space instance and only what must reach the host waits for the
-  /// device: the sizes of the build, the charges' range and the results' check; with
+  /// device: the sizes of the build and the results' check (with the charges' check), or,
+  /// without the results' check, the charges' range; with
   /// check_results off an evaluation may return before its kernels end, as Kokkos kernels
   /// do (fence the instance, or deep_copy the results, before reading them on the host).
   bool time_stages = false;

@@ -35,6 +35,26 @@
 namespace kfmm::detail
 {
 
+/// 2^e for e within T's normal exponents, by repeated squaring: every partial product is a
+/// normal power of two, so the result is exact. On the host and the device alike (Kokkos 3.4
+/// has no ldexp).
+template <class T>
+KOKKOS_INLINE_FUNCTION T normalPowerOfTwo(int e)
+{
+  T base = e < 0 ? T(0.5) : T(2);
+  unsigned bits = static_cast<unsigned>(e < 0 ? -e : e);
+  T power = 1;
+  while (bits != 0)
+  {
+    if (bits & 1u)
+      power *= base;
+    bits >>= 1;
+    if (bits != 0)
+      base *= base;
+  }
+  return power;
+}
+
 /// Multiplication by 2^e for any whole e, as three multiplications by powers of two that are
 /// each representable in T. The factors are all >= 1 or all <= 1, so every partial product
 /// lies between the operand and the result: none overflows or underflows unless the result
@@ -44,7 +64,7 @@ struct PowerOfTwo
 {
   T factor[3] = {1, 1, 1};
 
-  static PowerOfTwo of(int e)
+  KOKKOS_INLINE_FUNCTION static PowerOfTwo of(int e)
   {
     constexpr int largest = std::numeric_limits<T>::max_exponent - 1;  // 2^largest is finite
     constexpr int smallest = std::numeric_limits<T>::min_exponent - 1; // 2^smallest is normal
@@ -54,7 +74,7 @@ struct PowerOfTwo
     for (auto &f : p.factor)
     {
       int const part = e > largest ? largest : e < smallest ? smallest : e;
-      f = std::ldexp(T(1), part);
+      f = normalPowerOfTwo<T>(part);
       e -= part;
     }
     return p;
@@ -64,12 +84,22 @@ struct PowerOfTwo
 };
 
 /// The exponent j of the smallest power of two above |v|, v finite: 2^(j-1) <= |v| < 2^j (0
-/// for v = 0).
-inline int exponentAbove(double v)
+/// for v = 0), frexp's exponent, by exact scalings by powers of two (host and device).
+KOKKOS_INLINE_FUNCTION int exponentAbove(double v)
 {
-  int e = 0;
-  std::frexp(v, &e);
-  return e;
+  v = v < 0 ? -v : v;
+  if (v == 0)
+    return 0;
+  int j = 0;
+  for (; v >= 0x1p32; v *= 0x1p-32)
+    j += 32;
+  for (; v < 0x1p-32; v *= 0x1p32)
+    j -= 32;
+  for (; v >= 1; v *= 0.5)
+    ++j;
+  for (; v < 0.5; v *= 2)
+    --j;
+  return j;
 }
 
 /// The position frame: x_unit = (x - shift) 2^-length_exponent (the file comment).
@@ -151,11 +181,83 @@ struct ResultScale
   PowerOfTwo<Real> potential;
   PowerOfTwo<Real> field;
 
-  static ResultScale of(UnitFrame const &frame, int charge_exponent)
+  /// Of the lengths' unit 2^k and the charges' 2^j.
+  KOKKOS_INLINE_FUNCTION static ResultScale of(int length_exponent, int charge_exponent)
   {
-    int const k = frame.length_exponent;
+    int const k = length_exponent;
     return {PowerOfTwo<Real>::of(charge_exponent - k),
             PowerOfTwo<Real>::of(charge_exponent - 2 * k)};
+  }
+};
+
+/// The charge unit 2^j of an evaluation as the solver's kernels read it, from device memory
+/// (a rank-0 View): the charges' factor into units and the results' factors back into the
+/// caller's (results of precision Real, positions in units of 2^length_exponent).
+template <class Real>
+struct ChargeUnit
+{
+  PowerOfTwo<double> to_unit; ///< times 2^-j
+  ResultScale<Real> results;
+
+  KOKKOS_INLINE_FUNCTION static ChargeUnit of(int length_exponent, int charge_exponent)
+  {
+    return {PowerOfTwo<double>::of(-charge_exponent),
+            ResultScale<Real>::of(length_exponent, charge_exponent)};
+  }
+};
+
+/// unit() = the unit of the charges whose largest magnitude is largest() (chargeExponent's
+/// rule), and suspect() = whether that is `bad`: a NaN or infinite charge, or one at the
+/// largest double, which the host then looks for.
+template <class Real, class MemorySpace, class Suspect>
+struct ChargeUnitOfLargest
+{
+  Kokkos::View<double, MemorySpace> largest;
+  double bad;
+  int length_exponent;
+  Kokkos::View<ChargeUnit<Real>, MemorySpace> unit;
+  Suspect suspect; ///< a rank-0 int View
+
+  KOKKOS_INLINE_FUNCTION void operator()(int) const
+  {
+    double const m = largest();
+    suspect() = m == bad ? 1 : 0;
+    unit() = ChargeUnit<Real>::of(length_exponent, m > 0 ? exponentAbove(m) : 0);
+  }
+};
+
+/// chargeExponent without waiting for the device: the largest charge reduced into device
+/// memory (`largest`), then the unit found there (ChargeUnitOfLargest). The charges' check is
+/// left to the caller's next read of `suspect`: where it is 1, requireFinite names the first
+/// NaN or infinite charge, if any. At least one charge.
+template <class ExecutionSpace, class Charges, class Real, class MemorySpace, class Suspect>
+void findChargeUnit(ExecutionSpace const &space, Charges const &charges, int length_exponent,
+                    Kokkos::View<double, MemorySpace> const &largest,
+                    Kokkos::View<ChargeUnit<Real>, MemorySpace> const &unit,
+                    Suspect const &suspect)
+{
+  static_assert(Suspect::rank == 0, "kfmm::detail::findChargeUnit: the flag is a rank-0 View");
+  double const bad = std::numeric_limits<double>::max();
+  streamReduce("kfmm::unit_frame::largest_charge", space, charges.extent(0),
+               LargestCharge<Charges>{charges, bad}, Kokkos::Max<double, MemorySpace>(largest));
+  Kokkos::parallel_for("kfmm::unit_frame::charge_unit",
+                       Kokkos::RangePolicy<ExecutionSpace>(space, 0, 1),
+                       ChargeUnitOfLargest<Real, MemorySpace, Suspect>{largest, bad,
+                                                                       length_exponent, unit,
+                                                                       suspect});
+}
+
+/// unit() = the unit 2^charge_exponent, which the host found.
+template <class Real, class MemorySpace>
+struct SetChargeUnit
+{
+  Kokkos::View<ChargeUnit<Real>, MemorySpace> unit;
+  int length_exponent;
+  int charge_exponent;
+
+  KOKKOS_INLINE_FUNCTION void operator()(int) const
+  {
+    unit() = ChargeUnit<Real>::of(length_exponent, charge_exponent);
   }
 };
 

@@ -473,7 +473,7 @@ private:
     if (plan.own > 0)
     {
       fmm.farFieldStages(space);
-      fmm.returnResults(space, own_phi, own_field, charge_exponent);
+      fmm.returnResults(space, own_phi, own_field);
     }
     fmm.stage(space, "return results", fmm._stats.stage_seconds, [&] {
       communicate([&] {

@@ -253,7 +253,7 @@ void launchDirectSum(ExecutionSpace const &space, Targets const &targets, Source
                 field,
                 frame,
                 detail::PowerOfTwo<double>::of(-charge_exponent),
-                detail::ResultScale<Real>::of(frame, charge_exponent),
+                detail::ResultScale<Real>::of(frame.length_exponent, charge_exponent),
                 static_cast<Real>(unit_softening * unit_softening),
                 tile,
                 per_team,

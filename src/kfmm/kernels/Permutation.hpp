@@ -186,33 +186,35 @@ void sortPositions(ExecutionSpace const &space, Workspace<MemorySpace> &memory,
     unresolved() = 0;
 }
 
-/// sorted(i) = charges(permutation(i)) times `to_unit` (in double, then rounded).
-template <class Permutation, class Charges, class SortedCharges>
+/// sorted(i) = charges(permutation(i)) in the charge unit unit() (detail/UnitFrame.hpp's
+/// ChargeUnit, in device memory: in double, then rounded).
+template <class Permutation, class Charges, class SortedCharges, class Unit>
 struct SortCharges
 {
   using Real = typename SortedCharges::non_const_value_type;
 
   Permutation permutation;
   Charges charges;
-  PowerOfTwo<double> to_unit;
+  Unit unit;
   SortedCharges sorted;
 
   KOKKOS_INLINE_FUNCTION void operator()(std::size_t i) const
   {
-    sorted(i) = static_cast<Real>(to_unit(static_cast<double>(charges(permutation(i)))));
+    sorted(i) = static_cast<Real>(unit().to_unit(static_cast<double>(charges(permutation(i)))));
   }
 };
 
-/// sorted(i) = charges(permutation(i)) times `to_unit` (in double, then rounded).
-template <class ExecutionSpace, class Permutation, class Charges, class SortedCharges>
+/// sorted(i) = charges(permutation(i)) in the charge unit unit() (a rank-0 View of a
+/// ChargeUnit).
+template <class ExecutionSpace, class Permutation, class Charges, class SortedCharges, class Unit>
 void sortCharges(ExecutionSpace const &space, Permutation const &permutation,
-                 Charges const &charges, PowerOfTwo<double> const &to_unit,
-                 SortedCharges const &sorted)
+                 Charges const &charges, Unit const &unit, SortedCharges const &sorted)
 {
+  static_assert(Unit::rank == 0, "kfmm::detail::sortCharges: the unit is a rank-0 View");
   Kokkos::parallel_for(
       "kfmm::permutation::sort_charges",
       Kokkos::RangePolicy<ExecutionSpace>(space, 0, sorted.extent(0)),
-      SortCharges<Permutation, Charges, SortedCharges>{permutation, charges, to_unit, sorted});
+      SortCharges<Permutation, Charges, SortedCharges, Unit>{permutation, charges, unit, sorted});
 }
 
 /// ranks(permutation(i)) = i.
@@ -241,14 +243,14 @@ void invertPermutation(ExecutionSpace const &space, Permutation const &permutati
 }
 
 /// potential(j) and field(j, :) from the sorted results of the caller's particle j (row
-/// ranks(j) of `sorted`: potential, field x, y, z), scaled back; not_finite() counts the
-/// particles whose results, as written, are NaN or infinite.
-template <class Ranks, class Sorted, class Potential, class Field, class Count>
+/// ranks(j) of `sorted`: potential, field x, y, z), scaled back by unit().results;
+/// not_finite() counts the particles whose results, as written, are NaN or infinite.
+template <class Ranks, class Sorted, class Unit, class Potential, class Field, class Count>
 struct UnsortResults
 {
   Ranks ranks;
   Sorted sorted;
-  ResultScale<typename Sorted::non_const_value_type> scale;
+  Unit unit;
   Potential potential;
   Field field;
   Count not_finite;
@@ -257,6 +259,7 @@ struct UnsortResults
   {
     using PotentialValue = typename Potential::non_const_value_type;
     using FieldValue = typename Field::non_const_value_type;
+    auto const scale = unit().results;
     auto const i = ranks(j);
     auto const phi = static_cast<PotentialValue>(scale.potential(sorted(i, 0)));
     potential(j) = phi;
@@ -274,7 +277,8 @@ struct UnsortResults
 };
 
 /// The sorted results (rows of potential and field) in the caller's order, scaled back to
-/// the caller's units in the results' precision. A gather: each caller's particle reads its
+/// the caller's units in the results' precision by unit().results (a rank-0 View of a
+/// ChargeUnit, detail/UnitFrame.hpp). A gather: each caller's particle reads its
 /// row (16 bytes in float, one memory sector) and its results are written in order. As a
 /// scatter through the permutation, each of the four results was a write of its own to a
 /// random place: 30 ms at 1e8 particles on an H100, against a few for the gather and the
@@ -282,17 +286,18 @@ struct UnsortResults
 /// `not_finite` (a rank-0 int View the kernel can write, zero before) becomes the number of
 /// particles whose results are NaN or infinite: checked as they are written, the results
 /// need no pass of their own (33 us at 1e6 on an H200; perf/RESULTS.md, 2026-11-27).
-template <class ExecutionSpace, class Ranks, class Sorted, class Potential, class Field,
-          class Count>
+template <class ExecutionSpace, class Ranks, class Sorted, class Unit, class Potential,
+          class Field, class Count>
 void unsortResults(ExecutionSpace const &space, Ranks const &ranks, Sorted const &sorted,
-                   ResultScale<typename Sorted::non_const_value_type> const &scale,
-                   Potential const &potential, Field const &field, Count const &not_finite)
+                   Unit const &unit, Potential const &potential, Field const &field,
+                   Count const &not_finite)
 {
   static_assert(Count::rank == 0, "kfmm::detail::unsortResults: the count is a rank-0 View");
+  static_assert(Unit::rank == 0, "kfmm::detail::unsortResults: the unit is a rank-0 View");
   Kokkos::parallel_for("kfmm::permutation::unsort_results",
                        Kokkos::RangePolicy<ExecutionSpace>(space, 0, ranks.extent(0)),
-                       UnsortResults<Ranks, Sorted, Potential, Field, Count>{
-                           ranks, sorted, scale, potential, field, not_finite});
+                       UnsortResults<Ranks, Sorted, Unit, Potential, Field, Count>{
+                           ranks, sorted, unit, potential, field, not_finite});
 }
 
 /// Whether sorted particle i is the caller's particle `index`.
