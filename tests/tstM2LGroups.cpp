@@ -186,6 +186,33 @@ TEMPLATE_LIST_TEST_CASE("grouped M2L list holds the same pairs, one class per ch
   CHECK(per_pair == groups.perPairEntries());
 }
 
+namespace
+{
+
+/// Checks that two groupings of one M2L list are the same entry for entry.
+template <class MemorySpace>
+void checkSameGroups(kfmm::tree::M2LGroups<MemorySpace> const &a,
+                     kfmm::tree::M2LGroups<MemorySpace> const &b)
+{
+  CHECK(a.num_classes == b.num_classes);
+  std::int64_t const num_chunks = a.numChunks();
+  CHECK(num_chunks == b.numChunks());
+  CHECK(a.perPairEntries() == b.perPairEntries());
+  using kfmm::test::sameContents;
+  CHECK(sameContents(a.class_keys, b.class_keys));
+  CHECK(sameContents(a.sources, b.sources));
+  CHECK(sameContents(a.rows, b.rows));
+  // The chunks' arrays are compared as far as they are used.
+  auto const used = [&](auto const &chunk_array, std::int64_t count) {
+    return Kokkos::subview(chunk_array, Kokkos::make_pair(std::int64_t(0), count));
+  };
+  CHECK(sameContents(used(a.chunk_begin, num_chunks + 1), used(b.chunk_begin, num_chunks + 1)));
+  CHECK(sameContents(used(a.chunk_classes, num_chunks), used(b.chunk_classes, num_chunks)));
+  CHECK(sameContents(a.block_chunks, b.block_chunks));
+}
+
+} // namespace
+
 TEMPLATE_LIST_TEST_CASE("grouped M2L list is the same with 32- and 64-bit sort keys",
                         "[m2l][groups]", kfmm::test::Spaces)
 {
@@ -206,23 +233,7 @@ TEMPLATE_LIST_TEST_CASE("grouped M2L list is the same with 32- and 64-bit sort k
   auto const wide = kfmm::tree::detail::groupM2LIn(space, memory, tree, tree, lists.m2l,
                                                    block_rows, 4, SortKeyWidth::wide);
   REQUIRE(lists.m2l.size > 0);
-  CHECK(fitted.num_classes == wide.num_classes);
-  std::int64_t const num_chunks = fitted.numChunks();
-  CHECK(num_chunks == wide.numChunks());
-  CHECK(fitted.perPairEntries() == wide.perPairEntries());
-  using kfmm::test::sameContents;
-  CHECK(sameContents(fitted.class_keys, wide.class_keys));
-  CHECK(sameContents(fitted.sources, wide.sources));
-  CHECK(sameContents(fitted.rows, wide.rows));
-  // The chunks' arrays are compared as far as they are used.
-  auto const used = [&](auto const &chunk_array, std::int64_t count) {
-    return Kokkos::subview(chunk_array, Kokkos::make_pair(std::int64_t(0), count));
-  };
-  CHECK(sameContents(used(fitted.chunk_begin, num_chunks + 1),
-                     used(wide.chunk_begin, num_chunks + 1)));
-  CHECK(sameContents(used(fitted.chunk_classes, num_chunks),
-                     used(wide.chunk_classes, num_chunks)));
-  CHECK(sameContents(fitted.block_chunks, wide.block_chunks));
+  checkSameGroups(fitted, wide);
 }
 
 TEMPLATE_LIST_TEST_CASE("classes counted on the traversal's far entries give the same groups",
@@ -255,21 +266,7 @@ TEMPLATE_LIST_TEST_CASE("classes counted on the traversal's far entries give the
                                                       SortKeyWidth::fitted, &classes);
   REQUIRE(lists.m2l.size > 0);
   CHECK(classes.num_classes == own.num_classes);
-  CHECK(counted.num_classes == own.num_classes);
-  std::int64_t const num_chunks = own.numChunks();
-  CHECK(counted.numChunks() == num_chunks);
-  CHECK(counted.perPairEntries() == own.perPairEntries());
-  using kfmm::test::sameContents;
-  CHECK(sameContents(counted.class_keys, own.class_keys));
-  CHECK(sameContents(counted.sources, own.sources));
-  CHECK(sameContents(counted.rows, own.rows));
-  auto const used = [&](auto const &chunk_array, std::int64_t count) {
-    return Kokkos::subview(chunk_array, Kokkos::make_pair(std::int64_t(0), count));
-  };
-  CHECK(sameContents(used(counted.chunk_begin, num_chunks + 1),
-                     used(own.chunk_begin, num_chunks + 1)));
-  CHECK(sameContents(used(counted.chunk_classes, num_chunks),
-                     used(own.chunk_classes, num_chunks)));
+  checkSameGroups(counted, own);
 }
 
 namespace
