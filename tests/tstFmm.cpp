@@ -338,7 +338,7 @@ TEMPLATE_LIST_TEST_CASE("stage timing is opt-in and changes no result", "[fmm][t
   std::vector<std::string> expected{"tree", "lists"};
   if (timed.stats().m2l_variant == "grouped")
     expected.push_back("M2L matrices");
-  expected.insert(expected.end(), {"setup", "sort charges", "P2M", "M2M"});
+  expected.insert(expected.end(), {"setup", "charge unit", "sort charges", "P2M", "M2M"});
   if (options.method == kfmm::Method::fmm)
     expected.insert(expected.end(), {"M2L", "L2L", "P2P", "L2P"});
   else

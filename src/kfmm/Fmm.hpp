@@ -473,19 +473,20 @@ public:
     // checks the charges here.
     bool const computes = n > 0 && size() > 0 && !allAtOnePoint();
     bool const unit_on_device = computes && _options.check_results;
-    if (unit_on_device)
-      detail::findChargeUnit(space, charges, _frame.length_exponent, _largest_charge,
-                             _charge_unit, Kokkos::subview(_checks, charges_suspect));
-    else
-    {
-      int const charge_exponent = detail::chargeExponent(space, where, "charges", charges);
-      if (computes)
-        setChargeUnit(space, charge_exponent);
-    }
-
     _stats.stage_seconds = _build_stages;
     _stats.results_checked = false;
     _stats.far_field_concurrent = false;
+    stage(space, "charge unit", _stats.stage_seconds, [&] {
+      if (unit_on_device)
+        detail::findChargeUnit(space, charges, _frame.length_exponent, _largest_charge,
+                               _charge_unit, Kokkos::subview(_checks, charges_suspect));
+      else
+      {
+        int const charge_exponent = detail::chargeExponent(space, where, "charges", charges);
+        if (computes)
+          setChargeUnit(space, charge_exponent);
+      }
+    });
     if (n == 0)
       return;
     if (!computes)
@@ -582,7 +583,8 @@ private:
   template <class ExecutionSpace, class Charges>
   void upward(ExecutionSpace const &space, Charges const &charges, int charge_exponent)
   {
-    setChargeUnit(space, charge_exponent);
+    stage(space, "charge unit", _stats.stage_seconds,
+          [&] { setChargeUnit(space, charge_exponent); });
     sortChargesStage(space, charges);
     upwardStages(space);
   }
