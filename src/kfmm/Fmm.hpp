@@ -398,18 +398,18 @@ private:
     if (grouped && detail::Tuning<ExecutionSpace>::m2l_classes_in_lists_read)
       classes.emplace(space, *_memory, _target_tree, _source_tree,
                       minClassEntries<ExecutionSpace>());
+    auto *const counted = classes ? &*classes : nullptr;
     stage(space, "lists", _build_stages, [&] {
       _lists = tree::detail::buildInteractionListsIn(space, *_memory, _target_tree, _source_tree,
                                                      options.theta, options.method,
-                                                     options.acceptance, 1,
-                                                     classes ? &*classes : nullptr);
+                                                     options.acceptance, 1, counted);
     });
     // The particles' sorted keys served the trees' builds only: 8 bytes per particle less.
     _memory->give(_source_tree.keys);
     _memory->give(_target_tree.keys);
     if (grouped)
       stage(space, "M2L matrices", _build_stages,
-            [&] { prepareGroupedM2L(space, side, where, classes ? &*classes : nullptr); });
+            [&] { prepareGroupedM2L(space, side, where, counted); });
     else if (variant == M2LVariant::grouped || variant == M2LVariant::rotation)
       stage(space, "M2L rotations", _build_stages, [&] { prepareRotationM2L(space); });
     stage(space, "setup", _build_stages, [&] {
@@ -1019,9 +1019,9 @@ private:
   /// (`classes`, whose numbering goes back to the workspace here), and computes the class
   /// matrices (tree/M2LGroups.hpp, kernels/M2LMatrices.hpp), the latter on the `side`
   /// instance: only the M2L, which runs there too, reads them, and the rest of the build and
-  /// the near field go on meanwhile. An automatic choice whose matrices would exceed the backend's budget
-  /// takes the rotation M2L instead; an explicit request throws, its message naming the
-  /// entry point `where`.
+  /// the near field go on meanwhile. An automatic choice whose matrices would exceed the
+  /// backend's budget takes the rotation M2L instead; an explicit request throws, its
+  /// message naming the entry point `where`.
   template <class ExecutionSpace>
   void prepareGroupedM2L(ExecutionSpace const &space,
                          detail::SideInstance<ExecutionSpace> const &side,
@@ -1207,8 +1207,6 @@ private:
   /// The sorted position of each of the caller's targets: the target tree's permutation
   /// inverted.
   Kokkos::View<std::uint32_t *, MemorySpace> _target_ranks;
-  /// The caller's particles whose results, as the last evaluation returned them, are NaN or
-  /// infinite (checkResults).
   /// What an evaluation's end reads of the device (checkResults): whether a charge may be NaN
   /// or infinite, and the number of results that are.
   static constexpr int charges_suspect = 0;

@@ -140,6 +140,18 @@ inline UnitFrame unitFrame(tree::Cube const &cube)
   return frame;
 }
 
+/// What the largest-charge reduction counts a NaN or infinite charge as: the largest double,
+/// which sends the rare finite charges that large through the search for a bad one too.
+constexpr double charge_not_finite = std::numeric_limits<double>::max();
+
+/// The exponent j of the charge unit 2^j of charges whose largest magnitude is `largest`: the
+/// smallest power of two above it, or 0 where all are zero or there are none (the Max
+/// identity).
+KOKKOS_INLINE_FUNCTION int chargeExponentOf(double largest)
+{
+  return largest > 0 ? exponentAbove(largest) : 0;
+}
+
 /// m becomes the larger of m and |charges(i)|, `bad` for a NaN or infinite charge.
 template <class Charges>
 struct LargestCharge
@@ -162,15 +174,12 @@ template <class ExecutionSpace, class Charges>
 int chargeExponent(ExecutionSpace const &space, std::string const &where, std::string const &name,
                    Charges const &charges)
 {
-  // A NaN or infinite charge counts as the largest double, which sends the rare charges
-  // that large through the search for the bad index too.
-  double const bad = std::numeric_limits<double>::max();
   double largest = 0;
   streamReduce("kfmm::unit_frame::largest_charge", space, charges.extent(0),
-               LargestCharge<Charges>{charges, bad}, Kokkos::Max<double>(largest));
-  if (largest == bad)
+               LargestCharge<Charges>{charges, charge_not_finite}, Kokkos::Max<double>(largest));
+  if (largest == charge_not_finite)
     requireFinite(space, where, name, charges);
-  return largest > 0 ? exponentAbove(largest) : 0; // all zero, or none (the Max identity)
+  return chargeExponentOf(largest);
 }
 
 /// What turns unit results back into the caller's: 2^(j - k) for the potential and
@@ -206,14 +215,13 @@ struct ChargeUnit
   }
 };
 
-/// unit() = the unit of the charges whose largest magnitude is largest() (chargeExponent's
-/// rule), and suspect() = whether that is `bad`: a NaN or infinite charge, or one at the
+/// unit() = the unit of the charges whose largest magnitude is largest() (chargeExponentOf),
+/// and suspect() = whether that is charge_not_finite: a NaN or infinite charge, or one at the
 /// largest double, which the host then looks for.
 template <class Real, class MemorySpace, class Suspect>
 struct ChargeUnitOfLargest
 {
   Kokkos::View<double, MemorySpace> largest;
-  double bad;
   int length_exponent;
   Kokkos::View<ChargeUnit<Real>, MemorySpace> unit;
   Suspect suspect; ///< a rank-0 int View
@@ -221,8 +229,8 @@ struct ChargeUnitOfLargest
   KOKKOS_INLINE_FUNCTION void operator()(int) const
   {
     double const m = largest();
-    suspect() = m == bad ? 1 : 0;
-    unit() = ChargeUnit<Real>::of(length_exponent, m > 0 ? exponentAbove(m) : 0);
+    suspect() = m == charge_not_finite ? 1 : 0;
+    unit() = ChargeUnit<Real>::of(length_exponent, chargeExponentOf(m));
   }
 };
 
@@ -237,14 +245,12 @@ void findChargeUnit(ExecutionSpace const &space, Charges const &charges, int len
                     Suspect const &suspect)
 {
   static_assert(Suspect::rank == 0, "kfmm::detail::findChargeUnit: the flag is a rank-0 View");
-  double const bad = std::numeric_limits<double>::max();
   streamReduce("kfmm::unit_frame::largest_charge", space, charges.extent(0),
-               LargestCharge<Charges>{charges, bad}, Kokkos::Max<double, MemorySpace>(largest));
-  Kokkos::parallel_for("kfmm::unit_frame::charge_unit",
-                       Kokkos::RangePolicy<ExecutionSpace>(space, 0, 1),
-                       ChargeUnitOfLargest<Real, MemorySpace, Suspect>{largest, bad,
-                                                                       length_exponent, unit,
-                                                                       suspect});
+               LargestCharge<Charges>{charges, charge_not_finite},
+               Kokkos::Max<double, MemorySpace>(largest));
+  Kokkos::parallel_for(
+      "kfmm::unit_frame::charge_unit", Kokkos::RangePolicy<ExecutionSpace>(space, 0, 1),
+      ChargeUnitOfLargest<Real, MemorySpace, Suspect>{largest, length_exponent, unit, suspect});
 }
 
 /// unit() = the unit 2^charge_exponent, which the host found.

@@ -409,7 +409,7 @@ private:
                               detail::LargestMagnitude<decltype(own_q)>{own_q},
                               Kokkos::Max<double>(largest));
       communicate([&] { MPI_Allreduce(MPI_IN_PLACE, &largest, 1, MPI_DOUBLE, MPI_MAX, comm); });
-      charge_exponent = largest > 0 ? kfmm::detail::exponentAbove(largest) : 0;
+      charge_exponent = kfmm::detail::chargeExponentOf(largest);
       Kokkos::View<double *, MemorySpace> sent(alloc("kfmm::distributed::ghost_charges"),
                                                plan.ghost_sources.extent(0));
       Kokkos::parallel_for("kfmm::distributed::gather_ghost_charges",
