@@ -61,6 +61,7 @@
 #include <stdexcept>
 #include <string>
 #include <type_traits>
+#include <utility>
 
 namespace kfmm
 {
@@ -76,6 +77,13 @@ namespace detail
 /// Marks the constructor of a solver on trees its caller built (the distributed solver's).
 struct PrebuiltTrees
 {
+};
+
+/// The charges of kfmm::evaluate's one evaluation, given to its solver's build.
+template <class Charges>
+struct ChargesAtBuild
+{
+  Charges const &charges;
 };
 
 /// The particles of the source cells of row `row` of a list.
@@ -232,23 +240,25 @@ public:
   }
 
   /// The constructors for an entry point that checked the Views' types and builds a solver
-  /// for its caller (kfmm::evaluate): messages name `caller`.
-  template <class ExecutionSpace, class Positions>
+  /// for its caller's one evaluation (kfmm::evaluate), of `charges`: messages name `caller`.
+  /// The build starts that evaluation too (its upward pass; see build), and the solver's
+  /// next evaluate() must be of the same charges.
+  template <class ExecutionSpace, class Positions, class Charges>
   Fmm(detail::EntryPoint caller, ExecutionSpace const &space, Positions const &positions,
-      Options const &options)
+      detail::ChargesAtBuild<Charges> charges, Options const &options)
       : _options(options)
   {
     checkSpace<ExecutionSpace>();
-    build(caller, space, positions);
+    build(caller, space, positions, static_cast<Positions const *>(nullptr), &charges.charges);
   }
 
-  template <class ExecutionSpace, class Sources, class Targets>
+  template <class ExecutionSpace, class Sources, class Targets, class Charges>
   Fmm(detail::EntryPoint caller, ExecutionSpace const &space, Sources const &sources,
-      Targets const &targets, Options const &options)
+      Targets const &targets, detail::ChargesAtBuild<Charges> charges, Options const &options)
       : _options(options)
   {
     checkSpace<ExecutionSpace>();
-    build(caller, space, sources, &targets);
+    build(caller, space, sources, &targets, &charges.charges);
   }
 
   /// The solver of the distributed one (distributed/DistributedFmm.hpp) on trees it built on
@@ -283,6 +293,8 @@ private:
   friend class distributed::DistributedFmm;
 
   using Counts = detail::DeferredCounts<MemorySpace>;
+  /// Stage names and times, as Stats::stage_seconds holds them.
+  using Stages = decltype(Stats::stage_seconds);
 
   /// The constructors' work: one set of particles acting on itself.
   template <class ExecutionSpace, class Positions>
@@ -292,10 +304,13 @@ private:
   }
 
   /// The constructors' work: `sources` acting on `*targets`, or on themselves when `targets`
-  /// is null (one tree).
-  template <class ExecutionSpace, class Sources, class Targets>
+  /// is null (one tree). Given the `charges` of the one evaluation to come (kfmm::evaluate),
+  /// their upward pass runs as soon as the source tree is built (upwardAtBuild), beside the
+  /// lists' build.
+  template <class ExecutionSpace, class Sources, class Targets,
+            class Charges = Kokkos::View<Real *, MemorySpace>>
   void build(detail::EntryPoint caller, ExecutionSpace const &space, Sources const &sources,
-             Targets const *targets)
+             Targets const *targets, Charges const *charges = nullptr)
   {
     detail::ScopedRegion region("kfmm::Fmm::build");
     std::string const where = caller.name;
@@ -340,7 +355,31 @@ private:
         _target_x = _x;
       moveTreesToFrame(space, targets != nullptr);
     });
+    if (charges)
+      upwardAtBuild(space, where, *charges);
     buildOnTrees(space, sideInstance(space), where, sources, targets, true);
+  }
+
+  /// The start of kfmm::evaluate's one evaluation, of `charges`, once the source tree is
+  /// built: the solver's arrays, the charges' unit and their sort on the caller's instance,
+  /// then P2M and M2M on the side instance, where the far field runs (fieldStages). The
+  /// lists' build, which leaves much of a GPU idle (small traversal rounds, a read of their
+  /// sizes by the host), then runs beside the upward pass rather than before it. evaluate()
+  /// skips these stages (_upward_done).
+  template <class ExecutionSpace, class Charges>
+  void upwardAtBuild(ExecutionSpace const &space, std::string const &where,
+                     Charges const &charges)
+  {
+    detail::requireExtent(where, "charges", charges.extent(0), size());
+    if (!computes())
+      return;
+    stage(space, "allocate", _build_stages, [&] { allocate(space); });
+    chargeUnitStage(space, where, charges, _build_stages);
+    sortChargesStage(space, charges, _build_stages);
+    auto const side = sideInstance(space);
+    side.follow();
+    upwardStages(side.space(), _build_stages);
+    _upward_done = true;
   }
 
   /// How the solver's own tree builds measure their leaves' radii (tree::detail::buildCells):
@@ -413,7 +452,8 @@ private:
     else if (variant == M2LVariant::grouped || variant == M2LVariant::rotation)
       stage(space, "M2L rotations", _build_stages, [&] { prepareRotationM2L(space); });
     stage(space, "setup", _build_stages, [&] {
-      allocate(space);
+      if (!_upward_done)
+        allocate(space);
       if (!positions_sorted)
         sortPositions(space, sources, targets);
       detail::invertPermutation(space, _target_tree.permutation, _target_ranks);
@@ -468,28 +508,17 @@ public:
     detail::requireExtent(where, "potential", potential.extent(0), n);
     detail::requireExtent(where, "field", field.extent(0), n);
     detail::requireExtent(where, "field (columns)", field.extent(1), 3);
-    // The charges' unit: found on the device where the results' check will read the device
-    // anyway, which then checks the charges too; else on the host, which waits for it and
-    // checks the charges here.
-    bool const computes = n > 0 && size() > 0 && !allAtOnePoint();
-    bool const unit_on_device = computes && _options.check_results;
+    // The build of kfmm::evaluate's solver ran the charges' unit, their sort and the
+    // upward pass (upwardAtBuild).
+    bool const upward_done = std::exchange(_upward_done, false);
     _stats.stage_seconds = _build_stages;
     _stats.results_checked = false;
     _stats.far_field_concurrent = false;
-    stage(space, "charge unit", _stats.stage_seconds, [&] {
-      if (unit_on_device)
-        detail::findChargeUnit(space, charges, _frame.length_exponent, _largest_charge,
-                               _charge_unit, Kokkos::subview(_checks, charges_suspect));
-      else
-      {
-        int const charge_exponent = detail::chargeExponent(space, where, "charges", charges);
-        if (computes)
-          setChargeUnit(space, charge_exponent);
-      }
-    });
+    if (!upward_done)
+      chargeUnitStage(space, where, charges, _stats.stage_seconds);
     if (n == 0)
       return;
-    if (!computes)
+    if (!computes())
       // No sources, or every pair is at distance zero and contributes nothing: no O(N^2)
       // near field of the one leaf that holds them all.
       stage(space, size() == 0 ? "no sources" : "all at one point", _stats.stage_seconds, [&] {
@@ -498,14 +527,15 @@ public:
       });
     else
     {
-      sortChargesStage(space, charges);
-      fieldStages(space);
+      if (!upward_done)
+        sortChargesStage(space, charges, _stats.stage_seconds);
+      fieldStages(space, upward_done);
       returnResults(space, potential, field);
     }
     if (_options.check_results)
     {
       stage(space, "check results", _stats.stage_seconds, [&] {
-        checkResults(space, where, charges, potential, field, unit_on_device);
+        checkResults(space, where, charges, potential, field, chargeUnitOnDevice());
       });
       _stats.results_checked = true;
     }
@@ -529,6 +559,33 @@ public:
   std::size_t numTargets() const { return _target_tree.numParticles(); }
 
 private:
+  /// Whether an evaluation computes anything: it does unless there are no targets or no
+  /// sources, or all particles are at one point.
+  bool computes() const { return numTargets() > 0 && size() > 0 && !allAtOnePoint(); }
+
+  /// Whether the charges' unit is found on the device: where the results' check will read
+  /// the device anyway, which then checks the charges too.
+  bool chargeUnitOnDevice() const { return computes() && _options.check_results; }
+
+  /// The charges' unit, on the device (chargeUnitOnDevice), else on the host, which waits for
+  /// it and checks the charges here.
+  template <class ExecutionSpace, class Charges>
+  void chargeUnitStage(ExecutionSpace const &space, std::string const &where,
+                       Charges const &charges, Stages &record)
+  {
+    stage(space, "charge unit", record, [&] {
+      if (chargeUnitOnDevice())
+        detail::findChargeUnit(space, charges, _frame.length_exponent, _largest_charge,
+                               _charge_unit, Kokkos::subview(_checks, charges_suspect));
+      else
+      {
+        int const charge_exponent = detail::chargeExponent(space, where, "charges", charges);
+        if (computes())
+          setChargeUnit(space, charge_exponent);
+      }
+    });
+  }
+
   /// The charge unit 2^charge_exponent, which the host found, where the kernels read it.
   template <class ExecutionSpace>
   void setChargeUnit(ExecutionSpace const &space, int charge_exponent)
@@ -542,9 +599,9 @@ private:
   /// The charges in sorted order, in the charge unit (_charge_unit), and the sorted results
   /// zeroed, to which the near and far fields add.
   template <class ExecutionSpace, class Charges>
-  void sortChargesStage(ExecutionSpace const &space, Charges const &charges)
+  void sortChargesStage(ExecutionSpace const &space, Charges const &charges, Stages &record)
   {
-    stage(space, "sort charges", _stats.stage_seconds, [&] {
+    stage(space, "sort charges", record, [&] {
       detail::sortCharges(space, _source_tree.permutation, charges, _charge_unit, _q);
       detail::zeroFill(space, "kfmm::Fmm::clear_results", _results);
     });
@@ -556,13 +613,15 @@ private:
   /// (detail/SideInstance.hpp), beside the near field on the caller's, unless
   /// Options::concurrent_far_field is off or the stages are timed; the last stage follows
   /// both. In either case the near field adds before it, so the sums are the same.
+  /// `upward_done`: the build queued P2M and M2M on the side instance (upwardAtBuild).
   template <class ExecutionSpace>
-  void fieldStages(ExecutionSpace const &space)
+  void fieldStages(ExecutionSpace const &space, bool upward_done)
   {
     auto const side = sideInstance(space);
     _stats.far_field_concurrent = side.concurrent();
     side.follow();
-    upwardStages(side.space());
+    if (!upward_done)
+      upwardStages(side.space(), _stats.stage_seconds);
     farFieldTranslations(side.space());
     nearFieldStage(space);
     side.join();
@@ -585,16 +644,16 @@ private:
   {
     stage(space, "charge unit", _stats.stage_seconds,
           [&] { setChargeUnit(space, charge_exponent); });
-    sortChargesStage(space, charges);
-    upwardStages(space);
+    sortChargesStage(space, charges, _stats.stage_seconds);
+    upwardStages(space, _stats.stage_seconds);
   }
 
   /// P2M and M2M: the source tree's multipoles.
   template <class ExecutionSpace>
-  void upwardStages(ExecutionSpace const &space)
+  void upwardStages(ExecutionSpace const &space, Stages &record)
   {
-    stage(space, "P2M", _stats.stage_seconds, [&] { upwardP2M(space); });
-    stage(space, "M2M", _stats.stage_seconds, [&] { upwardM2M(space); });
+    stage(space, "P2M", record, [&] { upwardP2M(space); });
+    stage(space, "M2M", record, [&] { upwardM2M(space); });
   }
 
   /// The near field into the sorted results.
@@ -673,8 +732,8 @@ private:
   /// Runs one stage inside a profiling region; with Options::time_stages fenced, its time
   /// added to `record`.
   template <class ExecutionSpace, class Work>
-  void stage(ExecutionSpace const &space, std::string const &name,
-             std::vector<std::pair<std::string, double>> &record, Work &&work)
+  void stage(ExecutionSpace const &space, std::string const &name, Stages &record,
+             Work &&work)
   {
     detail::ScopedRegion region("kfmm::Fmm::" + name);
     Kokkos::Timer timer;
@@ -1223,7 +1282,10 @@ private:
   detail::M2LMatrixArray<Real, MemorySpace> _m2l_matrices; ///< grouped M2L only
   detail::M2LRotations<Real, MemorySpace> _m2l_rotations;  ///< rotation M2L only
   detail::ShiftMatrixArray<Real, MemorySpace> _shift_matrices; ///< M2M and L2L as products only
-  std::vector<std::pair<std::string, double>> _build_stages;
+  Stages _build_stages;
+  /// Whether the build ran the upward pass of kfmm::evaluate's one evaluation
+  /// (upwardAtBuild), which that evaluation then skips.
+  bool _upward_done = false;
   /// The build's counts that Stats reads once the device has made them (stats()).
   Counts _counts;
   mutable bool _counts_pending = false;
@@ -1241,7 +1303,7 @@ Stats evaluateOnce(ExecutionSpace const &space, Positions const &positions,
   detail::ScopedRegion region("kfmm::evaluate");
   EntryPoint const caller{"kfmm::evaluate"};
   Fmm<typename Potential::value_type, typename ExecutionSpace::memory_space> fmm(
-      caller, space, positions, options);
+      caller, space, positions, ChargesAtBuild<Charges>{charges}, options);
   fmm.evaluate(caller, space, charges, potential, field);
   // The solver's destruction on return waits for its kernels before its memory goes back to
   // the pool (detail/Workspace.hpp).
@@ -1258,7 +1320,7 @@ Stats evaluateAtTargets(ExecutionSpace const &space, Sources const &sources,
   detail::ScopedRegion region("kfmm::evaluate");
   EntryPoint const caller{"kfmm::evaluate"};
   Fmm<typename Potential::value_type, typename ExecutionSpace::memory_space> fmm(
-      caller, space, sources, targets, options);
+      caller, space, sources, targets, ChargesAtBuild<Charges>{charges}, options);
   fmm.evaluate(caller, space, charges, potential, field);
   // The solver's destruction on return waits for its kernels before its memory goes back to
   // the pool (detail/Workspace.hpp).
