@@ -607,15 +607,12 @@ private:
     });
   }
 
-  /// The near and far fields of the sorted charges into the sorted results. The far field
-  /// needs nothing of the near field, and the near field nothing of it: the far field runs
-  /// on the side instance (detail/SideInstance.hpp), beside the near field on the caller's,
-  /// unless Options::concurrent_far_field is off or the stages are timed. The FMM's last
-  /// stage, L2P, runs there too: it adds once to each target's zeroed results, as the near
-  /// field does, so that either order gives the same sums (0 + a + b and 0 + b + a are the
-  /// same number), and where both run at once they add atomically (AddedMemory). The
-  /// treecode's M2P adds once per source cell, in an order the near field's first addition
-  /// would change: it follows the near field on the caller's instance.
+  /// The near and far fields of the sorted charges into the sorted results. The far field's
+  /// translations need nothing of the near field, and the near field nothing of them, until
+  /// the far field's last stage adds into the results: they run on the side instance
+  /// (detail/SideInstance.hpp), beside the near field on the caller's, unless
+  /// Options::concurrent_far_field is off or the stages are timed; the last stage follows
+  /// both. In either case the near field adds before it, so the sums are the same.
   /// `upward_done`: the build queued P2M and M2M on the side instance (upwardAtBuild).
   template <class ExecutionSpace>
   void fieldStages(ExecutionSpace const &space, bool upward_done)
@@ -625,14 +622,10 @@ private:
     side.follow();
     if (!upward_done)
       upwardStages(side.space(), _stats.stage_seconds);
-    bool const fmm = _options.method == Method::fmm;
     farFieldTranslations(side.space());
-    if (fmm)
-      farFieldToTargets(side.space());
     nearFieldStage(space);
     side.join();
-    if (!fmm)
-      farFieldToTargets(space);
+    farFieldToTargets(space);
   }
 
   /// The instance on which the far field runs beside the caller's `space`: a second one
@@ -1208,8 +1201,8 @@ private:
   template <class ExecutionSpace>
   void downwardL2P(ExecutionSpace const &space)
   {
-    using Kernel = detail::L2PKernel<ExecutionSpace, Real, decltype(_x),
-                                     AddedPotential<ExecutionSpace>, AddedField<ExecutionSpace>>;
+    using Kernel =
+        detail::L2PKernel<ExecutionSpace, Real, decltype(_x), SortedPotential, SortedField>;
     Kokkos::parallel_for("kfmm::Fmm::L2P",
                          expansionPolicy(space, _target_tree.numLeaves(),
                                          Kernel::scratchBytes(order())),
@@ -1225,7 +1218,7 @@ private:
     using Kernel = detail::P2PKernel<ExecutionSpace, Real, Tune::p2p_group_lanes,
                                      Tune::p2p_targets_per_thread, decltype(_x), decltype(_q),
                                      decltype(_lists.p2p.offsets), decltype(_lists.p2p.sources),
-                                     AddedPotential<ExecutionSpace>, AddedField<ExecutionSpace>>;
+                                     SortedPotential, SortedField>;
     // The groups were cut for this space's kernel when the solver was built.
     if (_p2p_groups.targets != Kernel::group_targets)
       throw std::logic_error("kfmm::Fmm: the near field's target groups were made for another "
@@ -1270,19 +1263,6 @@ private:
   {
     return Kokkos::subview(_results, Kokkos::ALL, Kokkos::make_pair(1, 4));
   }
-  /// The same columns as the near field and L2P add to them: atomically where the side
-  /// instance runs beside the caller's (L2P may then add while the near field does;
-  /// fieldStages).
-  template <class ExecutionSpace>
-  using AddedMemory =
-      std::conditional_t<detail::SideInstance<ExecutionSpace>::runs_at_once,
-                         Kokkos::MemoryTraits<Kokkos::Atomic>, Kokkos::MemoryTraits<0>>;
-  template <class ExecutionSpace>
-  using AddedPotential =
-      Kokkos::View<Real *, Kokkos::LayoutStride, MemorySpace, AddedMemory<ExecutionSpace>>;
-  template <class ExecutionSpace>
-  using AddedField =
-      Kokkos::View<Real **, Kokkos::LayoutStride, MemorySpace, AddedMemory<ExecutionSpace>>;
   /// The sorted position of each of the caller's targets: the target tree's permutation
   /// inverted.
   Kokkos::View<std::uint32_t *, MemorySpace> _target_ranks;

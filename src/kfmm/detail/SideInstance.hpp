@@ -3,9 +3,9 @@
 #define KFMM_DETAIL_SIDE_INSTANCE_HPP
 
 // A second instance of the execution space beside the caller's, on which one chain of an
-// evaluation's kernels runs while the caller's instance runs another: the far field beside
-// the near field (Fmm::evaluate). They are independent but for the results both add to
-// (atomically, where the instances run at once: runs_at_once). Seed 001 (section 3)
+// evaluation's kernels runs while the caller's instance runs another: the far field's
+// translations beside the near field (Fmm::evaluate). They are independent until the far
+// field's last stage adds into the results the near field writes. Seed 001 (section 3)
 // computes the two fields of a GPU treecode in separate kernels; running them at once lets
 // the near field's blocks fill the multiprocessors that the far field's short, narrow
 // kernels (a level of M2M or L2L, the tail of M2L) leave idle.
@@ -24,10 +24,6 @@ template <class ExecutionSpace>
 class SideInstance
 {
 public:
-  /// Whether space() may run kernels at the same time as the caller's instance: kernels
-  /// that may then write the same memory at once must do it atomically.
-  static constexpr bool runs_at_once = false;
-
   /// The side instance of `caller`; with `enabled` false (or where the backend has none) it
   /// is `caller` itself.
   SideInstance(ExecutionSpace const &caller, bool /*enabled*/) : _caller(caller) {}

@@ -105,8 +105,6 @@ template <>
 class SideInstance<Kokkos::Cuda>
 {
 public:
-  static constexpr bool runs_at_once = true;
-
   SideInstance(Kokkos::Cuda const &caller, bool enabled)
       : _caller(caller), _side(enabled ? CudaSideStream::shared().instance() : caller)
   {
