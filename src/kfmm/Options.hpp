@@ -110,7 +110,8 @@ struct Options
   /// Where the backend runs kernels of two instances at once (CUDA), the far field's
   /// translations (P2M, M2M and, for the FMM, M2L and L2L) run on a second instance of the
   /// execution space, of the highest priority, while the near field runs on the caller's;
-  /// the far field's last stage (L2P or M2P) follows both on the caller's instance. The
+  /// the far field's last stage (L2P or M2P) follows both on the caller's instance.
+  /// kfmm::evaluate starts P2M and M2M there while its build makes the interaction lists. The
   /// results are the same bit for bit either way. Off, or with time_stages, or on the host
   /// spaces, every kernel runs on the caller's instance, one after another.
   bool concurrent_far_field = true;
