@@ -83,6 +83,37 @@ constexpr bool runsInstancesAtOnce()
 #endif
 }
 
+/// The names of the stages that `stats` timed, in their order.
+std::vector<std::string> stageNames(kfmm::Stats const &stats)
+{
+  std::vector<std::string> names;
+  for (auto const &stage : stats.stage_seconds)
+    names.push_back(stage.first);
+  return names;
+}
+
+/// `names`, then the timed stages that follow the lists in a build and evaluation with
+/// `options` (`stats`: what ran): the M2L matrices (where the grouped M2L ran), the setup,
+/// `upward`, the near and far fields, and the results' return and check.
+std::vector<std::string> withEvaluationStages(std::vector<std::string> names,
+                                              kfmm::Options const &options,
+                                              kfmm::Stats const &stats,
+                                              std::vector<std::string> const &upward)
+{
+  if (stats.m2l_variant == "grouped")
+    names.push_back("M2L matrices");
+  names.push_back("setup");
+  names.insert(names.end(), upward.begin(), upward.end());
+  if (options.method == kfmm::Method::fmm)
+    names.insert(names.end(), {"M2L", "L2L", "P2P", "L2P"});
+  else
+    names.insert(names.end(), {"P2P", "M2P"});
+  names.push_back("unsort results");
+  if (options.check_results)
+    names.push_back("check results");
+  return names;
+}
+
 } // namespace
 
 TEMPLATE_LIST_TEST_CASE("FMM and treecode reach the required accuracy", "[fmm][accuracy]",
@@ -332,21 +363,9 @@ TEMPLATE_LIST_TEST_CASE("stage timing is opt-in and changes no result", "[fmm][t
   Kokkos::View<Real *, Memory> phi("kfmm::test::phi_timed", n);
   Kokkos::View<Real *[3], Memory> field("kfmm::test::field_timed", n);
   timed.evaluate(space, p.q, phi, field);
-  std::vector<std::string> stages;
-  for (auto const &stage : timed.stats().stage_seconds)
-    stages.push_back(stage.first);
-  std::vector<std::string> expected{"tree", "lists"};
-  if (timed.stats().m2l_variant == "grouped")
-    expected.push_back("M2L matrices");
-  expected.insert(expected.end(), {"setup", "charge unit", "sort charges", "P2M", "M2M"});
-  if (options.method == kfmm::Method::fmm)
-    expected.insert(expected.end(), {"M2L", "L2L", "P2P", "L2P"});
-  else
-    expected.insert(expected.end(), {"P2P", "M2P"});
-  expected.push_back("unsort results");
-  if (options.check_results)
-    expected.push_back("check results");
-  CHECK(stages == expected);
+  CHECK(stageNames(timed.stats()) ==
+        withEvaluationStages({"tree", "lists"}, options, timed.stats(),
+                             {"charge unit", "sort charges", "P2M", "M2M"}));
   CHECK(timed.stats().totalSeconds() > 0);
   CHECK_FALSE(timed.stats().far_field_concurrent);
   // The same kernels adding to the results in the same order, on one instance or on two
@@ -395,22 +414,10 @@ TEMPLATE_LIST_TEST_CASE("kfmm::evaluate starts its evaluation in the build, to t
   // Timed, the stages run once each, the upward pass's in the build.
   options.time_stages = true;
   auto const stats = kfmm::evaluate(space, p.x, p.q, p.phi, p.field, options);
-  std::vector<std::string> stages;
-  for (auto const &stage : stats.stage_seconds)
-    stages.push_back(stage.first);
-  std::vector<std::string> expected{"tree",  "allocate", "charge unit", "sort charges",
-                                    "P2M",   "M2M",      "lists"};
-  if (stats.m2l_variant == "grouped")
-    expected.push_back("M2L matrices");
-  expected.push_back("setup");
-  if (options.method == kfmm::Method::fmm)
-    expected.insert(expected.end(), {"M2L", "L2L", "P2P", "L2P"});
-  else
-    expected.insert(expected.end(), {"P2P", "M2P"});
-  expected.push_back("unsort results");
-  if (options.check_results)
-    expected.push_back("check results");
-  CHECK(stages == expected);
+  CHECK(stageNames(stats) ==
+        withEvaluationStages(
+            {"tree", "allocate", "charge unit", "sort charges", "P2M", "M2M", "lists"}, options,
+            stats, {}));
   CHECK(kfmm::relativeL2Error(onHost(phi), onHost(p.phi)) == 0);
   CHECK(kfmm::relativeL2Error(onHost(field), onHost(p.field)) == 0);
 }
