@@ -384,10 +384,10 @@ private:
 
   /// How the solver's own tree builds measure their leaves' radii (tree::detail::buildCells):
   /// the particles sorted into `sorted` (taken here; the solver keeps them, in its frame and
-  /// precision, with their unresolved pairs counted into the count `unresolved`), then the radii from them,
-  /// read in order (tree::detail::SortedPoints). Gathered through the permutation a second
-  /// time, the radii had taken 9.9 ms at 1e8 particles on an H200 (perf/RESULTS.md,
-  /// 2026-11-25).
+  /// precision, with their unresolved pairs counted into the count `unresolved`), then the
+  /// radii from them, read in order (tree::detail::SortedPoints). Gathered through the
+  /// permutation a second time, the radii had taken 9.9 ms at 1e8 particles on an H200
+  /// (perf/RESULTS.md, 2026-11-25).
   template <class ExecutionSpace>
   auto sortingLeafRadii(Kokkos::View<Real *[3], MemorySpace> &sorted, char const *label,
                         typename Counts::Count unresolved)
