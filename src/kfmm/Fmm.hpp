@@ -11,7 +11,8 @@
 //     -> M2L (fmm: grouped, by rotation or per pair) -> L2L (levels, top down)
 //     -> P2P (leaf pairs) -> L2P (leaves; fmm) or M2P (treecode) -> caller's order
 // P2M to L2L run beside P2P on a second instance where the backend allows it
-// (detail/SideInstance.hpp, Options::concurrent_far_field).
+// (detail/SideInstance.hpp, Options::concurrent_far_field); kfmm::evaluate runs its P2M and
+// M2M there beside the build of the interaction lists (Fmm::upwardAtBuild).
 // Every stage is a Kokkos team kernel in which one team writes one target (cell or leaf), or
 // one block of targets (the grouped M2L), so no atomics are needed; every stage is a Kokkos
 // Tools region, and with Options::time_stages it is fenced and timed into Stats.
@@ -305,8 +306,8 @@ private:
 
   /// The constructors' work: `sources` acting on `*targets`, or on themselves when `targets`
   /// is null (one tree). Given the `charges` of the one evaluation to come (kfmm::evaluate),
-  /// their upward pass runs as soon as the source tree is built (upwardAtBuild), beside the
-  /// lists' build.
+  /// their upward pass runs as soon as the trees are built (upwardAtBuild), beside the lists'
+  /// build.
   template <class ExecutionSpace, class Sources, class Targets,
             class Charges = Kokkos::View<Real *, MemorySpace>>
   void build(detail::EntryPoint caller, ExecutionSpace const &space, Sources const &sources,
@@ -360,12 +361,18 @@ private:
     buildOnTrees(space, sideInstance(space), where, sources, targets, true);
   }
 
-  /// The start of kfmm::evaluate's one evaluation, of `charges`, once the source tree is
-  /// built: the solver's arrays, the charges' unit and their sort on the caller's instance,
-  /// then P2M and M2M on the side instance, where the far field runs (fieldStages). The
-  /// lists' build, which leaves much of a GPU idle (small traversal rounds, a read of their
-  /// sizes by the host), then runs beside the upward pass rather than before it. evaluate()
-  /// skips these stages (_upward_done).
+  /// The start of kfmm::evaluate's one evaluation, of `charges`, once the trees are built:
+  /// the solver's arrays, the charges' unit and their sort on the caller's instance, then P2M
+  /// and M2M on the side instance, where the far field runs (fieldStages). The lists' build,
+  /// which leaves much of a GPU idle (small traversal rounds, a read of their sizes by the
+  /// host), then runs beside the upward pass rather than before it. evaluate() skips these
+  /// stages (_upward_done). The side instance may still read the sorted positions and
+  /// charges, the source tree's cells and the shift matrices, and write the multipoles, while
+  /// the caller's instance builds on: none of these goes back to the workspace before the
+  /// evaluation, so no later take() on the caller's instance reuses their memory
+  /// (detail/Workspace.hpp). The solver's arrays are taken before the lists' transient ones,
+  /// which raises the workspace's peak by about 10-14 bytes per particle (perf/RESULTS.md,
+  /// 2026-11-27).
   template <class ExecutionSpace, class Charges>
   void upwardAtBuild(ExecutionSpace const &space, std::string const &where,
                      Charges const &charges)

@@ -13,7 +13,8 @@ namespace kfmm
 /// What one tree build and evaluation did and how long each stage took.
 struct Stats
 {
-  /// Seconds per stage, in pipeline order ("tree", "lists", "P2M", "M2M", ...), with
+  /// Seconds per stage, in the order they ran ("tree", "lists", ..., "P2M", "M2M", ...; for
+  /// kfmm::evaluate "tree", "allocate", ..., "P2M", "M2M", "lists", ...), with
   /// Options::time_stages (empty without): each stage is fenced then, so the times add up to
   /// the wall time of the call.
   std::vector<std::pair<std::string, double>> stage_seconds;

@@ -23,7 +23,9 @@
 //     transient arrays come from it, and the transient ones go back as soon as the build no
 //     longer reads them, so that later stages reuse them.
 // Blocks given back during a build are reused by kernels queued later on the same execution
-// space instance, which runs them in order, so no synchronisation is needed. When the lease
+// space instance, which runs them in order, so no synchronisation is needed. Blocks that
+// kernels of a second instance (detail/SideInstance.hpp) may still use are not given back
+// while they may (kfmm::Fmm's upward pass at its build, its M2L matrices). When the lease
 // ends (the solver is destroyed), the workspace waits for the device (Kokkos::fence) and
 // returns to the process's pool, where the next lease finds its blocks, unless it holds more
 // than Tuning::workspace_cache_bytes: then its blocks are released. kfmm::releaseCachedMemory
