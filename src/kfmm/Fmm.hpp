@@ -362,11 +362,11 @@ private:
   }
 
   /// The start of kfmm::evaluate's one evaluation, of `charges`, once the trees are built:
-  /// the solver's arrays, the charges' unit and their sort on the caller's instance, then P2M
-  /// and M2M on the side instance, where the far field runs (fieldStages). The lists' build,
-  /// which leaves much of a GPU idle (small traversal rounds, a read of their sizes by the
-  /// host), then runs beside the upward pass rather than before it. evaluate() skips these
-  /// stages (_upward_done). The side instance may still read the sorted positions and
+  /// the solver's arrays and the charges' unit on the caller's instance, then the charges'
+  /// sort and, on the side instance, P2M and M2M (sortedUpward). The lists' build, which
+  /// leaves much of a GPU idle (small traversal rounds, a read of their sizes by the host),
+  /// then runs beside the upward pass rather than before it. evaluate() skips these stages
+  /// (_upward_done). The side instance may still read the sorted positions and
   /// charges, the source tree's cells and the shift matrices, and write the multipoles, while
   /// the caller's instance builds on: none of these goes back to the workspace before the
   /// evaluation, so no later take() on the caller's instance reuses their memory
@@ -382,10 +382,7 @@ private:
       return;
     stage(space, "allocate", _build_stages, [&] { allocate(space); });
     chargeUnitStage(space, where, charges, _build_stages);
-    sortChargesStage(space, charges, _build_stages);
-    auto const side = sideInstance(space);
-    side.follow();
-    upwardStages(side.space(), _build_stages);
+    sortedUpward(space, charges, _build_stages);
     _upward_done = true;
   }
 
@@ -535,8 +532,8 @@ public:
     else
     {
       if (!upward_done)
-        sortChargesStage(space, charges, _stats.stage_seconds);
-      fieldStages(space, upward_done);
+        sortedUpward(space, charges, _stats.stage_seconds);
+      fieldStages(space);
       returnResults(space, potential, field);
     }
     if (_options.check_results)
@@ -614,21 +611,30 @@ private:
     });
   }
 
-  /// The near and far fields of the sorted charges into the sorted results. The far field's
-  /// translations need nothing of the near field, and the near field nothing of them, until
-  /// the far field's last stage adds into the results: they run on the side instance
-  /// (detail/SideInstance.hpp), beside the near field on the caller's, unless
-  /// Options::concurrent_far_field is off or the stages are timed; the last stage follows
-  /// both. In either case the near field adds before it, so the sums are the same.
-  /// `upward_done`: the build queued P2M and M2M on the side instance (upwardAtBuild).
+  /// The charges sorted on the caller's instance, then P2M and M2M after them on the side
+  /// instance, where the far field's translations follow (fieldStages).
+  template <class ExecutionSpace, class Charges>
+  void sortedUpward(ExecutionSpace const &space, Charges const &charges, Stages &record)
+  {
+    sortChargesStage(space, charges, record);
+    auto const side = sideInstance(space);
+    side.follow();
+    upwardStages(side.space(), record);
+  }
+
+  /// The near and far fields into the sorted results, once P2M and M2M are queued on the side
+  /// instance (sortedUpward). The far field's translations need nothing of the near field,
+  /// and the near field nothing of them, until the far field's last stage adds into the
+  /// results: they run on the side instance (detail/SideInstance.hpp), beside the near field
+  /// on the caller's, unless Options::concurrent_far_field is off or the stages are timed;
+  /// the last stage follows both. In either case the near field adds before it, so the sums
+  /// are the same.
   template <class ExecutionSpace>
-  void fieldStages(ExecutionSpace const &space, bool upward_done)
+  void fieldStages(ExecutionSpace const &space)
   {
     auto const side = sideInstance(space);
     _stats.far_field_concurrent = side.concurrent();
     side.follow();
-    if (!upward_done)
-      upwardStages(side.space(), _stats.stage_seconds);
     farFieldTranslations(side.space());
     nearFieldStage(space);
     side.join();
