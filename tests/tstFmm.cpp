@@ -15,6 +15,7 @@
 #include <catch2/matchers/catch_matchers_string.hpp>
 
 #include <cmath>
+#include <cstdint>
 #include <limits>
 #include <string>
 #include <type_traits>
@@ -596,4 +597,52 @@ TEMPLATE_LIST_TEST_CASE("a count left in device memory reaches the host with the
   counts.wait();
   CHECK(counts[Counts::m2l_per_pair] == 1234567);
   CHECK(counts[Counts::p2p_pairs] == 0);
+}
+
+namespace
+{
+
+/// Copies into host memory from another memory space since the count was last cleared (a
+/// Kokkos Tools callback): each makes the host wait for the device.
+int device_reads = 0;
+void countDeviceRead(Kokkos::Tools::SpaceHandle destination, char const *, void const *,
+                     Kokkos::Tools::SpaceHandle source, char const *, void const *,
+                     std::uint64_t)
+{
+  std::string const host = Kokkos::HostSpace::name();
+  device_reads += destination.name == host && source.name != host ? 1 : 0;
+}
+
+} // namespace
+
+TEMPLATE_LIST_TEST_CASE("a solver's build reads the device at most twice, however deep its tree",
+                        "[fmm][waits]", kfmm::test::Configs)
+{
+  // The build of one set reads its tree's levels' sizes, counted on the device first
+  // (tree::detail::CountLevels), and the lists' sizes after their traversal, which bring the
+  // number of M2L classes too (tree::detail::M2LClassCount). A Plummer tree of 30000
+  // particles in leaves of 16 has 11 levels, which the batched reads of its levels took in
+  // several batches. The host backends read their own memory: nothing to count.
+  using Real = typename TestType::real_type;
+  using Memory = typename TestType::memory_space;
+  if (Kokkos::SpaceAccessibility<Kokkos::HostSpace, Memory>::accessible)
+    SKIP("the host backends read their own memory");
+  typename TestType::execution_space space;
+  auto const distribution = GENERATE(kfmm::Distribution::uniform, kfmm::Distribution::plummer);
+  CAPTURE(kfmm::distributionName(distribution));
+  std::size_t const n = 30000;
+  Particles<TestType> p(n);
+  kfmm::generate(space, distribution, 5, p.x, p.q);
+  kfmm::Options options;
+  options.order = 6;
+  options.leaf_size = 16;
+  space.fence();
+  device_reads = 0;
+  Kokkos::Tools::Experimental::set_begin_deep_copy_callback(countDeviceRead);
+  kfmm::Fmm<Real, Memory> fmm(space, p.x, options);
+  space.fence();
+  Kokkos::Tools::Experimental::set_begin_deep_copy_callback(nullptr);
+  CAPTURE(fmm.stats().depth);
+  CHECK(device_reads >= 1);
+  CHECK(device_reads <= 2);
 }

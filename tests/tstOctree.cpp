@@ -19,6 +19,7 @@
 #include <cstdint>
 #include <limits>
 #include <numeric>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -256,33 +257,93 @@ TEMPLATE_LIST_TEST_CASE("octree from keys sorted on the host equals the full bui
   CHECK(sameContents(full.permutation, from_keys.permutation));
 }
 
-TEMPLATE_LIST_TEST_CASE("octree levels read in batches equal levels read one by one",
-                        "[tree][octree]", kfmm::test::Configs)
+/// The octree of `x` built with its levels' sizes read each way (tree/Octree.hpp,
+/// buildCells: per level, in batches launched over bounds of their sizes, and counted from
+/// the sorted keys first), each checked against the invariants and the three compared cell
+/// for cell; returns the first.
+template <class TestType>
+auto builtEveryWay(Positions<TestType> const &x, int leaf_size)
 {
-  // The batched build launches each level over a bound of its size before the host knows
-  // it, and drops the levels that turn out empty (tree/Octree.hpp, buildCells).
   using Memory = typename TestType::memory_space;
+  using kfmm::tree::detail::LevelReads;
   typename TestType::execution_space space;
-  auto const distribution = GENERATE(kfmm::Distribution::uniform, kfmm::Distribution::plummer,
-                                     kfmm::Distribution::sphere);
-  auto const n = GENERATE(std::size_t(1), std::size_t(100), std::size_t(30000));
-  int const leaf_size = GENERATE(1, 16, 200);
-  CAPTURE(kfmm::distributionName(distribution), n, leaf_size);
-  auto const x = generated<TestType>(distribution, n, 3);
   auto const cube = kfmm::tree::boundingCube(space, x);
-  auto const build = [&](kfmm::tree::detail::LevelReads reads) {
+  auto const build = [&](LevelReads reads) {
     return kfmm::tree::detail::buildOctreeOfValidInput(
         space, kfmm::detail::Workspace<Memory>::direct(), x, cube,
         kfmm::tree::detail::SplitByCount{leaf_size}, kfmm::tree::detail::GatheredLeafRadii{},
         reads);
   };
-  auto const one_by_one = build(kfmm::tree::detail::LevelReads::per_level);
-  auto const batched = build(kfmm::tree::detail::LevelReads::batched);
-  checkOctree(batched, onHost(x), leaf_size);
-  checkSameCells(batched, one_by_one);
-  using kfmm::test::sameContents;
-  CHECK(sameContents(batched.level, one_by_one.level));
-  CHECK(sameContents(batched.child_count, one_by_one.child_count));
+  auto const one_by_one = build(LevelReads::per_level);
+  auto const xh = onHost(x);
+  checkOctree(one_by_one, xh, leaf_size);
+  for (LevelReads const reads : {LevelReads::batched, LevelReads::counted})
+  {
+    CAPTURE(reads == LevelReads::batched ? "batched" : "counted");
+    auto const other = build(reads);
+    checkOctree(other, xh, leaf_size);
+    checkSameCells(other, one_by_one);
+    using kfmm::test::sameContents;
+    CHECK(sameContents(other.level, one_by_one.level));
+    CHECK(sameContents(other.child_count, one_by_one.child_count));
+  }
+  return one_by_one;
+}
+
+TEMPLATE_LIST_TEST_CASE("octree levels read in batches or counted equal levels read one by one",
+                        "[tree][octree]", kfmm::test::Configs)
+{
+  // The batched build launches each level over a bound of its size before the host knows
+  // it, and drops the levels that turn out empty; the counted build finds every level's
+  // size from the sorted keys before it builds any (tree/Octree.hpp, buildCells).
+  auto const distribution = GENERATE(kfmm::Distribution::uniform, kfmm::Distribution::plummer,
+                                     kfmm::Distribution::sphere);
+  auto const n = GENERATE(std::size_t(1), std::size_t(100), std::size_t(30000));
+  int const leaf_size = GENERATE(1, 16, 200);
+  CAPTURE(kfmm::distributionName(distribution), n, leaf_size);
+  builtEveryWay<TestType>(generated<TestType>(distribution, n, 3), leaf_size);
+}
+
+/// Copies into host memory since the counts were last cleared (a Kokkos Tools callback):
+/// from another memory space, and of the tree build's levels' sizes.
+int device_reads = 0;
+int size_reads = 0;
+void countHostRead(Kokkos::Tools::SpaceHandle destination, char const *, void const *,
+                   Kokkos::Tools::SpaceHandle source, char const *source_label, void const *,
+                   std::uint64_t)
+{
+  std::string const host = Kokkos::HostSpace::name();
+  if (destination.name != host)
+    return;
+  device_reads += source.name != host ? 1 : 0;
+  size_reads += std::string(source_label) == "kfmm::tree::level_sizes" ? 1 : 0;
+}
+
+TEMPLATE_LIST_TEST_CASE("a counted build reads the device once, however deep its tree",
+                        "[tree][octree]", kfmm::test::Configs)
+{
+  // LevelReads::counted finds every level's size before it builds any, so that the host
+  // reads them once, where the batched build reads once per batch of levels (n / 8 + 64 cells
+  // at most), several times for this tree. On a device nothing else of the build comes back
+  // to the host (the host backends' sort reads its own memory).
+  using Memory = typename TestType::memory_space;
+  typename TestType::execution_space space;
+  auto const x = generated<TestType>(kfmm::Distribution::plummer, 30000, 3);
+  auto const cube = kfmm::tree::boundingCube(space, x);
+  space.fence();
+  device_reads = size_reads = 0;
+  Kokkos::Tools::Experimental::set_begin_deep_copy_callback(countHostRead);
+  auto const tree = kfmm::tree::detail::buildOctreeOfValidInput(
+      space, kfmm::detail::Workspace<Memory>::direct(), x, cube,
+      kfmm::tree::detail::SplitByCount{2}, kfmm::tree::detail::GatheredLeafRadii{},
+      kfmm::tree::detail::LevelReads::counted, kfmm::tree::detail::KeyOrder::cell_levels);
+  space.fence();
+  Kokkos::Tools::Experimental::set_begin_deep_copy_callback(nullptr);
+  CAPTURE(tree.numLevels());
+  CHECK(tree.numLevels() >= 13);
+  CHECK(size_reads == 1);
+  if (!Kokkos::SpaceAccessibility<Kokkos::HostSpace, Memory>::accessible)
+    CHECK(device_reads == 1);
 }
 
 TEMPLATE_LIST_TEST_CASE("keys sorted only down to the cells' levels give the full build's octree",
@@ -300,15 +361,19 @@ TEMPLATE_LIST_TEST_CASE("keys sorted only down to the cells' levels give the ful
   CAPTURE(kfmm::distributionName(distribution), n, leaf_size);
   auto const x = generated<TestType>(distribution, n, 5);
   auto const cube = kfmm::tree::boundingCube(space, x);
-  auto const build = [&](KeyOrder order) {
+  using kfmm::tree::detail::LevelReads;
+  auto const build = [&](KeyOrder order, LevelReads reads) {
     return kfmm::tree::detail::buildOctreeOfValidInput(
         space, kfmm::detail::Workspace<Memory>::direct(), x, cube,
         kfmm::tree::detail::SplitByCount{leaf_size}, kfmm::tree::detail::GatheredLeafRadii{},
-        kfmm::tree::detail::LevelReads::tuned, order);
+        reads, order);
   };
-  auto const full = build(KeyOrder::all_bits);
-  auto const coarse = build(KeyOrder::cell_levels);
+  auto const full = build(KeyOrder::all_bits, LevelReads::per_level);
+  auto const coarse = build(KeyOrder::cell_levels, LevelReads::per_level);
   checkSameCells(coarse, full);
+  // The count of the levels' sizes reads the keys' unsorted bits too (tree::detail::
+  // CountLevels): its tree must be the same.
+  checkSameCells(build(KeyOrder::cell_levels, LevelReads::counted), full);
 
   auto const perm = onHost(coarse.permutation);
   auto const full_perm = onHost(full.permutation);
@@ -389,13 +454,11 @@ TEMPLATE_LIST_TEST_CASE("leaf radii from particles sorted into the frame equal t
 TEMPLATE_LIST_TEST_CASE("octree of degenerate inputs", "[tree][octree]", kfmm::test::Configs)
 {
   using Real = typename TestType::real_type;
-  typename TestType::execution_space space;
 
   SECTION("no particles")
   {
     Positions<TestType> x("kfmm::test::positions", 0);
-    auto const tree = kfmm::tree::buildOctree(space, x, 4);
-    checkOctree(tree, onHost(x), 4);
+    auto const tree = builtEveryWay<TestType>(x, 4);
     CHECK(tree.depth() == -1);
   }
   SECTION("one particle")
@@ -405,8 +468,7 @@ TEMPLATE_LIST_TEST_CASE("octree of degenerate inputs", "[tree][octree]", kfmm::t
       h(0, 1) = Real(-3);
       h(0, 2) = Real(7);
     });
-    auto const tree = kfmm::tree::buildOctree(space, x, 1);
-    checkOctree(tree, onHost(x), 1);
+    auto const tree = builtEveryWay<TestType>(x, 1);
     CHECK(tree.numCells() == 1);
     CHECK(tree.numLeaves() == 1);
   }
@@ -418,8 +480,7 @@ TEMPLATE_LIST_TEST_CASE("octree of degenerate inputs", "[tree][octree]", kfmm::t
       h(1, 0) = Real(1);
       h(1, 1) = h(1, 2) = Real(0.5);
     });
-    auto const tree = kfmm::tree::buildOctree(space, x, 1);
-    checkOctree(tree, onHost(x), 1);
+    auto const tree = builtEveryWay<TestType>(x, 1);
     CHECK(tree.numLeaves() == 2);
   }
   SECTION("all particles at one point: one chain down to level 21")
@@ -432,8 +493,7 @@ TEMPLATE_LIST_TEST_CASE("octree of degenerate inputs", "[tree][octree]", kfmm::t
         h(i, 2) = Real(0.125);
       }
     });
-    auto const tree = kfmm::tree::buildOctree(space, x, 4);
-    checkOctree(tree, onHost(x), 4);
+    auto const tree = builtEveryWay<TestType>(x, 4);
     CHECK(tree.depth() == kfmm::tree::max_level);
     CHECK(tree.numCells() == kfmm::tree::max_level + 1);
     CHECK(tree.numLeaves() == 1);
@@ -450,20 +510,17 @@ TEMPLATE_LIST_TEST_CASE("octree of degenerate inputs", "[tree][octree]", kfmm::t
         h(i, 2) = Real(-spread * double(i % 7));
       }
     });
-    auto const tree = kfmm::tree::buildOctree(space, x, 8);
-    checkOctree(tree, onHost(x), 8);
+    auto const tree = builtEveryWay<TestType>(x, 8);
     CHECK(tree.depth() >= 15);
   }
 }
 
 TEMPLATE_LIST_TEST_CASE("octree of a deep Plummer sphere", "[tree][octree]", kfmm::test::Configs)
 {
-  typename TestType::execution_space space;
   auto const x = generated<TestType>(kfmm::Distribution::plummer, 100000, 3);
-  auto const tree = kfmm::tree::buildOctree(space, x, 1);
+  auto const tree = builtEveryWay<TestType>(x, 1);
   CAPTURE(tree.depth(), tree.numCells(), tree.numLeaves());
   CHECK(tree.depth() > 15);
-  checkOctree(tree, onHost(x), 1);
 }
 
 TEMPLATE_LIST_TEST_CASE("octree rejects bad input with a message naming it",

@@ -140,10 +140,12 @@ struct Tuning : HostLeafSizes
   static constexpr int stream_team_size = 1;
   static constexpr int stream_elements_per_thread = 4096;
 
-  /// Whether the octree's build takes its levels in batches whose sizes the host reads once
-  /// (tree/Octree.hpp, buildCells): for devices, where each read waits for the device; the
-  /// host reads each level's size as it comes.
-  static constexpr bool tree_levels_in_batches = false;
+  /// Whether the octree's build finds its levels' sizes on the device before the host reads
+  /// them (tree/Octree.hpp, buildCells): all at once, counted from the sorted keys, for an
+  /// ordinary tree, else in batches of levels launched over bounds of their sizes; for
+  /// devices, where each read waits for the device. The host reads each level's size as it
+  /// comes.
+  static constexpr bool tree_levels_sized_on_device = false;
 
   /// Whether kfmm::Fmm counts the grouped M2L's classes on the lists' far entries, so that
   /// their number comes back in the lists' read (tree::detail::M2LClassCount): for devices,

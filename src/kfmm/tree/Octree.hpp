@@ -5,8 +5,9 @@
 // Adaptive octree built level by level on the device from sorted Morton keys.
 //
 // Build (every stage a Kokkos kernel; only a few scalars come back to the host: the cube,
-// the first bad index of the input check, and per level the counts of the next level's
-// cells and of the level's cells that split, which give the leaf count):
+// the first bad index of the input check, and the levels' sizes, each level's cells and the
+// number of them that split, which give the leaf count: read per level, per batch of levels,
+// or all at once after a count from the sorted keys; buildCells):
 //   1. cube and keys: tree::boundingCube, tree::computeMortonKeys (Morton.hpp convention);
 //   2. sort (key, particle index) pairs with tree::sortPairs, our stable LSD radix sort
 //      (the solver's build sorts only the bits of the levels its tree can reach:
@@ -629,7 +630,8 @@ inline void checkLeafSize(std::string const &where, int leaf_size)
                             kfmm::detail::formatNumber(leaf_size));
 }
 
-/// The root cell: all n particles, no parent.
+/// The root cell: all n particles, no parent; the levels' sizes cleared, and the root's
+/// level holding one cell.
 template <class MemorySpace>
 struct RootCell
 {
@@ -646,13 +648,89 @@ struct RootCell
     begin(0) = 0;
     end(0) = n;
     parent(0) = -1;
+    for (std::size_t l = 0; l < sizes.extent(0); ++l)
+      sizes(l, 0) = sizes(l, 1) = 0;
     sizes(0, 0) = 1;
+  }
+};
+
+/// Whether sorted keys a and b lie in one cell of `level` (share its Morton prefix).
+KOKKOS_INLINE_FUNCTION bool sameCell(MortonKey a, MortonKey b, int level)
+{
+  return ((a ^ b) >> (3 * (max_level - level))) == 0;
+}
+
+/// Whether the cell of `level` that holds sorted particle i holds more than leaf_size
+/// particles. Its first particle a is found by binary search in [i - leaf_size, i] (where
+/// the cell starts before i - leaf_size, the search stops there, and the cell holds those
+/// leaf_size + 1 particles); the cell holds more than leaf_size exactly when particle
+/// a + leaf_size is in it.
+template <class Keys>
+KOKKOS_INLINE_FUNCTION bool holdsMoreThan(Keys const &keys, int i, int level, int leaf_size)
+{
+  MortonKey const key = keys(i);
+  std::int64_t lo = kfmm::detail::max(std::int64_t(0), std::int64_t(i) - leaf_size);
+  std::int64_t hi = i;
+  while (lo < hi)
+  {
+    std::int64_t const mid = lo + (hi - lo) / 2;
+    if (sameCell(keys(mid), key, level))
+      hi = mid;
+    else
+      lo = mid + 1;
+  }
+  std::int64_t const last = lo + leaf_size;
+  return last < std::int64_t(keys.extent(0)) && sameCell(keys(last), key, level);
+}
+
+/// LevelReads::counted's count of every level's cells and inner cells of an ordinary tree
+/// (SplitByCount) from its sorted keys alone, into `sizes` (cleared by RootCell, whose row
+/// of cells is the root's). Item i counts the cells whose first particle is sorted particle
+/// i: i starts a cell at every level below the deepest one it shares with particle i - 1.
+/// Such a cell is in the tree when its parent holds more than leaf_size particles (then
+/// every ancestor does, and none is at max_level: SplitByCount), and it splits in turn when
+/// particle i + leaf_size shares it; the first of these cells that is not in the tree ends
+/// the item's count. The keys may be sorted only down to a probe level whose cells hold at
+/// most leaf_size particles (KeyOrder::cell_levels): no cell at or below that level holds
+/// more, and the tests find none there, since they need leaf_size + 1 consecutive sorted
+/// particles that share such a cell.
+template <class MemorySpace, class Keys>
+struct CountLevels
+{
+  Keys keys;
+  LevelSizes<MemorySpace> sizes;
+  int leaf_size;
+
+  KOKKOS_INLINE_FUNCTION void operator()(int i) const
+  {
+    MortonKey const key = keys(i);
+    int level = 0; // the first level of which particle i starts a cell
+    if (i > 0)
+    {
+      MortonKey const previous = keys(i - 1);
+      while (level <= max_level && sameCell(previous, key, level))
+        ++level;
+      if (level > max_level || !holdsMoreThan(keys, i, level - 1, leaf_size))
+        return;
+    }
+    std::int64_t const last = std::int64_t(i) + leaf_size;
+    for (;; ++level)
+    {
+      if (level > 0)
+        Kokkos::atomic_increment(&sizes(level, 0));
+      bool const splits = level < max_level && last < std::int64_t(keys.extent(0)) &&
+                          sameCell(keys(last), key, level);
+      if (!splits)
+        return;
+      Kokkos::atomic_increment(&sizes(level, 1));
+    }
   }
 };
 
 /// Cell offset + i of the tree, with its centre, from cell i of level l (`cells`), its
 /// parent's and first child's indices in their levels made the tree's: the levels above and
-/// below start at parent_offset and child_offset.
+/// below start at parent_offset and child_offset. The cells of the deepest level are leaves:
+/// a counted build does not scan that level for children (buildCells).
 template <class MemorySpace>
 struct AssembleLevel
 {
@@ -662,6 +740,7 @@ struct AssembleLevel
   int child_offset;
   Cube cube;
   int l;
+  bool deepest;
   Kokkos::View<MortonKey *, MemorySpace> cell_keys;
   Kokkos::View<int *, MemorySpace> level;
   Kokkos::View<double *[3], MemorySpace> centre;
@@ -685,8 +764,9 @@ struct AssembleLevel
     particle_begin(c) = cells.begin(i);
     particle_end(c) = cells.end(i);
     parent(c) = l == 0 ? -1 : parent_offset + cells.parent(i);
-    first_child(c) = cells.child_count(i) > 0 ? child_offset + cells.first_child(i) : -1;
-    child_count(c) = cells.child_count(i);
+    int const children = deepest ? 0 : cells.child_count(i);
+    first_child(c) = children > 0 ? child_offset + cells.first_child(i) : -1;
+    child_count(c) = children;
   }
 };
 
@@ -695,14 +775,73 @@ struct AssembleLevel
 inline CubeValue cubeForKernels(Cube const &cube) { return CubeValue{cube}; }
 inline Cube const &cubeOnHost(Cube const &cube) { return cube; }
 
-/// How buildCells reads the sizes of the levels: as the backend's Tuning says, after every
-/// level, or in batches (see buildCells). Every way gives the same tree.
+/// How buildCells learns the sizes of the levels: as the backend's Tuning says, by a read
+/// after every level, by a read per batch of levels, or counted from the sorted keys before
+/// the levels are built, in one read (SplitByCount only; other rules read in batches then).
+/// See buildCells. Every way gives the same tree.
 enum class LevelReads
 {
   tuned,
   per_level,
-  batched
+  batched,
+  counted
 };
+
+/// buildCells' levels below the root (`levels`, `offsets`, `inner_cells`) where the host
+/// reads their sizes as they are built: once per level, or once per batch of levels whose
+/// capacities together stay within `batch_cells` (0: per level).
+template <class ExecutionSpace, class MemorySpace, class SplitRule>
+void readLevelsAsBuilt(ExecutionSpace const &space, kfmm::detail::Workspace<MemorySpace> &memory,
+                       Kokkos::View<MortonKey *, MemorySpace> const &keys, SplitRule const &rule,
+                       LevelSizes<MemorySpace> const &sizes, std::size_t batch_cells,
+                       std::vector<LevelCells<MemorySpace>> &levels, std::vector<int> &offsets,
+                       int &inner_cells)
+{
+  std::size_t const n = keys.extent(0);
+  while (!levels.empty())
+  {
+    // Levels offsets.size() - 1 .. l: the first's size is known, the others' are bounds.
+    int const first = static_cast<int>(offsets.size()) - 2;
+    int l = first;
+    std::size_t capacity = static_cast<std::size_t>(levels[l].size());
+    std::size_t speculated = 0;
+    for (;;)
+    {
+      countChildren(space, keys, levels[l], sizes, l, rule);
+      std::size_t const bound = std::min(8 * capacity, n);
+      if (l == max_level || speculated + bound > batch_cells)
+        break;
+      LevelCells<MemorySpace> next(space, memory, static_cast<int>(bound));
+      emitChildren(space, levels[l], sizes, l, next);
+      levels.push_back(next);
+      speculated += bound;
+      capacity = bound;
+      ++l;
+    }
+    // The batch's one round trip: the sizes of its levels and of the next one (the whole
+    // array, 46 ints: contiguous, where a range of its rows is not in every layout).
+    auto const read = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, sizes);
+    // A bound may have been taken for a level that turned out empty: the tree ends there.
+    int last = first;
+    while (last < l && read(last + 1, 0) > 0)
+    {
+      ++last;
+      offsets.push_back(offsets.back() + read(last, 0));
+    }
+    for (int k = first; k <= last; ++k)
+      inner_cells += read(k, 1);
+    for (int k = last + 1; k <= l; ++k)
+      memory.give(levels[k].storage);
+    levels.erase(levels.begin() + last + 1, levels.end());
+    int const children = last < l ? 0 : read(l + 1, 0);
+    if (children == 0)
+      return;
+    LevelCells<MemorySpace> next(space, memory, children);
+    emitChildren(space, levels[l], sizes, l, next);
+    levels.push_back(next);
+    offsets.push_back(offsets.back() + children);
+  }
+}
 
 /// Steps 3 and 4 of the file comment on validated input, cells split by `rule` (a
 /// SplitByCount for an ordinary tree), the tree's arrays taken from `memory`. The host reads
@@ -730,15 +869,21 @@ Octree<MemorySpace> buildCells(ExecutionSpace const &space,
   tree.permutation = permutation;
 
   // Cells level by level: each level's cells are placed by the scan over their parents.
-  // The levels' sizes stay on the device, and the host reads them once per batch of levels:
-  // a level whose size it does not know yet takes the bound min(8 x its parent level's
-  // capacity, n), and its kernels cover that capacity. Where the backend batches levels
-  // (Tuning::tree_levels_in_batches), a batch ends before its levels' capacities would pass
-  // n / 8 + 64 cells (about 8 bytes per particle of scratch), so that a uniform tree of 1e6
-  // or 1e8 particles needs one batch, where a read per level took 6 round trips to the host
-  // at 1e6 (perf/RESULTS.md, 2026-11-26), and a small tree does not launch the kernels of
-  // levels it will never have. Elsewhere a batch is one level: on the host a read costs
-  // nothing, and the bounds' idle items did.
+  // The levels' sizes stay on the device until the host reads them:
+  //   - counted (an ordinary tree's where the backend's reads wait for a device:
+  //     Tuning::tree_levels_sized_on_device): CountLevels finds every level's size from the
+  //     sorted keys in one pass, and the host reads them all at once, so that the build waits
+  //     for the device once however deep its tree (a 1e6 Plummer tree took a read per level
+  //     below the sixth in batches; perf/RESULTS.md, 2026-11-27);
+  //   - batched (the other split rules there): a level whose size the host does not know yet
+  //     takes the bound min(8 x its parent level's capacity, n), and its kernels cover that
+  //     capacity. A batch ends before its levels' capacities would pass n / 8 + 64 cells
+  //     (about 8 bytes per particle of scratch), so that a uniform tree of 1e6 or 1e8
+  //     particles needs one batch, where a read per level took 6 round trips to the host at
+  //     1e6 (perf/RESULTS.md, 2026-11-26), and a small tree does not launch the kernels of
+  //     levels it will never have;
+  //   - per level (the host backends): a read costs nothing there, and neither the count's
+  //     pass nor the bounds' idle items are paid.
   std::vector<LevelCells<MemorySpace>> levels;
   std::vector<int> offsets{0};
   auto sizes = memory.template take<LevelSizes<MemorySpace>>(
@@ -752,54 +897,37 @@ Octree<MemorySpace> buildCells(ExecutionSpace const &space,
     levels.push_back(root);
     offsets.push_back(1);
   }
-  bool const batched =
-      reads == LevelReads::batched ||
-      (reads == LevelReads::tuned && kfmm::detail::Tuning<ExecutionSpace>::tree_levels_in_batches);
-  std::size_t const batch_cells = batched ? static_cast<std::size_t>(n) / 8 + 64 : 0;
+  bool const tuned_on_device =
+      reads == LevelReads::tuned &&
+      kfmm::detail::Tuning<ExecutionSpace>::tree_levels_sized_on_device;
+  bool const counted = std::is_same<SplitRule, SplitByCount>::value &&
+                       (reads == LevelReads::counted || tuned_on_device);
+  bool const batched = !counted && (reads == LevelReads::batched ||
+                                    reads == LevelReads::counted || tuned_on_device);
   int inner_cells = 0;
-  while (!levels.empty())
+  if (counted && n > 0)
   {
-    // Levels offsets.size() - 1 .. l: the first's size is known, the others' are bounds.
-    int const first = static_cast<int>(offsets.size()) - 2;
-    int l = first;
-    std::size_t capacity = static_cast<std::size_t>(levels[l].size());
-    std::size_t speculated = 0;
-    for (;;)
+    Kokkos::parallel_for(
+        "kfmm::tree::count_levels", Kokkos::RangePolicy<ExecutionSpace>(space, 0, n),
+        CountLevels<MemorySpace, Kokkos::View<MortonKey *, MemorySpace>>{keys, sizes,
+                                                                         rule.leaf_size});
+    // The build's one round trip (the whole array: see readLevelsAsBuilt), into a copy: the
+    // scans below write `sizes` again, and the host backends would see their rows there.
+    auto const read = Kokkos::create_mirror(Kokkos::HostSpace{}, sizes);
+    Kokkos::deep_copy(read, sizes);
+    for (int l = 0; read(l, 1) > 0; ++l)
     {
+      LevelCells<MemorySpace> next(space, memory, read(l + 1, 0));
       countChildren(space, keys, levels[l], sizes, l, rule);
-      std::size_t const bound = std::min(8 * capacity, static_cast<std::size_t>(n));
-      if (l == max_level || speculated + bound > batch_cells)
-        break;
-      LevelCells<MemorySpace> next(space, memory, static_cast<int>(bound));
       emitChildren(space, levels[l], sizes, l, next);
       levels.push_back(next);
-      speculated += bound;
-      capacity = bound;
-      ++l;
+      offsets.push_back(offsets.back() + read(l + 1, 0));
+      inner_cells += read(l, 1);
     }
-    // The batch's one round trip: the sizes of its levels and of the next one (the whole
-    // array, 46 ints: contiguous, where a range of its rows is not in every layout).
-    auto const read = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, sizes);
-    // A bound may have been taken for a level that turned out empty: the tree ends there.
-    int last = first;
-    while (last < l && read(last + 1, 0) > 0)
-    {
-      ++last;
-      offsets.push_back(offsets.back() + read(last, 0));
-    }
-    for (int k = first; k <= last; ++k)
-      inner_cells += read(k, 1);
-    for (int k = last + 1; k <= l; ++k)
-      memory.give(levels[k].storage);
-    levels.erase(levels.begin() + last + 1, levels.end());
-    int const children = last < l ? 0 : read(l + 1, 0);
-    if (children == 0)
-      break;
-    LevelCells<MemorySpace> next(space, memory, children);
-    emitChildren(space, levels[l], sizes, l, next);
-    levels.push_back(next);
-    offsets.push_back(offsets.back() + children);
   }
+  else
+    readLevelsAsBuilt(space, memory, keys, rule, sizes, batched ? n / 8 + 64 : 0, levels,
+                      offsets, inner_cells);
   memory.give(sizes);
   tree.level_offsets = offsets;
   // The host has waited for the device in the reads above, unless there were none.
@@ -827,13 +955,15 @@ Octree<MemorySpace> buildCells(ExecutionSpace const &space,
   tree.first_child = Kokkos::View<int *, MemorySpace>(ints + 3 * cells, cells);
   tree.child_count = Kokkos::View<int *, MemorySpace>(ints + 4 * cells, cells);
   tree.parent = Kokkos::View<int *, MemorySpace>(ints + 5 * cells, cells);
-  for (int l = 0; l < static_cast<int>(levels.size()); ++l)
+  int const num_levels = static_cast<int>(levels.size());
+  for (int l = 0; l < num_levels; ++l)
   {
     Kokkos::parallel_for(
         "kfmm::tree::assemble_level",
         Kokkos::RangePolicy<ExecutionSpace>(space, 0, offsets[l + 1] - offsets[l]),
         AssembleLevel<MemorySpace>{levels[l], offsets[l], l > 0 ? offsets[l - 1] : 0,
-                                   offsets[l + 1], cube, l, tree.cell_keys, tree.level,
+                                   offsets[l + 1], cube, l, l == num_levels - 1,
+                                   tree.cell_keys, tree.level,
                                    tree.centre, tree.particle_begin, tree.particle_end,
                                    tree.first_child, tree.child_count, tree.parent});
   }

@@ -175,8 +175,8 @@ struct Tuning<Kokkos::Cuda> : CudaLeafSizes
   static constexpr int stream_elements_per_item = 8;
   static constexpr int stream_team_size = 256;
   static constexpr int stream_elements_per_thread = 16;
-  // The octree's levels in batches, one read of their sizes per batch (tree/Octree.hpp).
-  static constexpr bool tree_levels_in_batches = true;
+  // The octree's levels' sizes found on the device, read once (tree/Octree.hpp).
+  static constexpr bool tree_levels_sized_on_device = true;
   // The M2L's classes counted on the lists' far entries, read with the lists' sizes.
   static constexpr bool m2l_classes_in_lists_read = true;
   // The positions' sort: a thread per particle of a team's 256.
