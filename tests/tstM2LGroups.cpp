@@ -82,12 +82,12 @@ TEMPLATE_LIST_TEST_CASE("grouped M2L list holds the same pairs, one class per ch
   // The chunks' arrays hold at least the chunks counted on the device.
   std::int64_t const num_chunks = block_chunks(groups.num_blocks);
   CHECK(block_chunks(0) == 0);
-  CHECK(groups.numChunks() == num_chunks);
+  CHECK(groups.numChunks(space) == num_chunks);
   REQUIRE(num_chunks <= static_cast<std::int64_t>(chunk_classes.extent(0)));
   REQUIRE(num_chunks < static_cast<std::int64_t>(chunk_begin.extent(0)));
   CHECK(chunk_begin(num_chunks) == lists.m2l.size);
   if (groups.num_blocks == 1)
-    CHECK(num_chunks == groups.num_classes + (groups.perPairEntries() > 0 ? 1 : 0));
+    CHECK(num_chunks == groups.num_classes + (groups.perPairEntries(space) > 0 ? 1 : 0));
 
   // Each entry's target cell and class * 2^image_bits + image bits (-1 per pair), from its
   // block, its row in the block and its chunk's class. Per-entry checks are counted, not
@@ -183,7 +183,7 @@ TEMPLATE_LIST_TEST_CASE("grouped M2L list holds the same pairs, one class per ch
   }
   CHECK(wrong_grouping == 0);
   CHECK(wrong_offset == 0);
-  CHECK(per_pair == groups.perPairEntries());
+  CHECK(per_pair == groups.perPairEntries(space));
 }
 
 namespace
@@ -194,10 +194,11 @@ template <class MemorySpace>
 void checkSameGroups(kfmm::tree::M2LGroups<MemorySpace> const &a,
                      kfmm::tree::M2LGroups<MemorySpace> const &b)
 {
+  typename MemorySpace::execution_space const space;
   CHECK(a.num_classes == b.num_classes);
-  std::int64_t const num_chunks = a.numChunks();
-  CHECK(num_chunks == b.numChunks());
-  CHECK(a.perPairEntries() == b.perPairEntries());
+  std::int64_t const num_chunks = a.numChunks(space);
+  CHECK(num_chunks == b.numChunks(space));
+  CHECK(a.perPairEntries(space) == b.perPairEntries(space));
   using kfmm::test::sameContents;
   CHECK(sameContents(a.class_keys, b.class_keys));
   CHECK(sameContents(a.sources, b.sources));

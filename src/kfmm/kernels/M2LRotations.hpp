@@ -12,6 +12,7 @@
 // size and depth. A pair whose offset has a component beyond DirectionKeys::bound (far
 // outliers of adaptive trees) has no table; the kernel translates it with (T2).
 
+#include <kfmm/detail/ReadOnHost.hpp>
 #include <kfmm/detail/ScopedRegion.hpp>
 #include <kfmm/expansions/Rotation.hpp>
 #include <kfmm/tree/InteractionLists.hpp>
@@ -156,8 +157,8 @@ M2LRotations<Real, MemorySpace> buildM2LRotations(ExecutionSpace const &space,
                         Kokkos::RangePolicy<ExecutionSpace>(space, 0, DirectionKeys::count + 1),
                         tree::detail::NumberUsedKeys<MemorySpace>{rotations.direction_of_key,
                                                                   DirectionKeys::count, 1});
-  Kokkos::deep_copy(rotations.num_directions,
-                    Kokkos::subview(rotations.direction_of_key, DirectionKeys::count));
+  rotations.num_directions = kfmm::detail::readOnHost(
+      space, Kokkos::subview(rotations.direction_of_key, DirectionKeys::count));
   int const directions = rotations.num_directions;
   rotations.direction_keys = Kokkos::View<int *, MemorySpace>(
       Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "kfmm::m2l_rotations::keys"),

@@ -37,6 +37,7 @@
 // block by block (EntryKeyLayout, CountChunks, EmitChunks).
 
 #include <kfmm/detail/Math.hpp>
+#include <kfmm/detail/ReadOnHost.hpp>
 #include <kfmm/detail/ScopedRegion.hpp>
 #include <kfmm/detail/Tuning.hpp>
 #include <kfmm/detail/Validation.hpp>
@@ -162,10 +163,18 @@ struct M2LGroups
   /// One entry: the number of entries of class -1 (pairs translated on their own).
   Kokkos::View<std::int64_t *, MemorySpace> per_pair_count;
 
-  /// The number of chunks; waits for the grouping to finish.
-  std::int64_t numChunks() const { return readCount(block_chunks, num_blocks); }
-  /// The number of entries of class -1; waits for the grouping to finish.
-  std::int64_t perPairEntries() const { return readCount(per_pair_count, 0); }
+  /// The number of chunks, once the grouping queued on `space` is done.
+  template <class ExecutionSpace>
+  std::int64_t numChunks(ExecutionSpace const &space) const
+  {
+    return kfmm::detail::readOnHost(space, Kokkos::subview(block_chunks, num_blocks));
+  }
+  /// The number of entries of class -1, once the grouping queued on `space` is done.
+  template <class ExecutionSpace>
+  std::int64_t perPairEntries(ExecutionSpace const &space) const
+  {
+    return kfmm::detail::readOnHost(space, Kokkos::subview(per_pair_count, 0));
+  }
 
   /// The most rows a block can have: a row and the image bits fit 16 bits.
   static constexpr int max_block_rows = 1 << (16 - image_bits);
@@ -194,14 +203,6 @@ struct M2LGroups
     memory.give(chunk_begin);
     memory.give(chunk_classes);
     memory.give(block_chunks);
-  }
-
-private:
-  static std::int64_t readCount(Kokkos::View<std::int64_t *, MemorySpace> const &counts, int i)
-  {
-    std::int64_t value = 0;
-    Kokkos::deep_copy(value, Kokkos::subview(counts, i));
-    return value;
   }
 };
 
@@ -742,7 +743,7 @@ M2LGroups<MemorySpace> groupM2LIn(ExecutionSpace const &space,
   else
   {
     numberUsedKeys(space, key_index, min_class_entries);
-    Kokkos::deep_copy(groups.num_classes, Kokkos::subview(key_index, Bounds::count));
+    groups.num_classes = kfmm::detail::readOnHost(space, Kokkos::subview(key_index, Bounds::count));
   }
   int const num_classes = groups.num_classes;
   memory.take(space, groups.class_keys, prefix + "class_keys", num_classes);
