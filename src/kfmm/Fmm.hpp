@@ -370,9 +370,8 @@ private:
   /// charges, the source tree's cells and the shift matrices, and write the multipoles, while
   /// the caller's instance builds on: none of these goes back to the workspace before the
   /// evaluation, so no later take() on the caller's instance reuses their memory
-  /// (detail/Workspace.hpp). The solver's arrays are taken before the lists' transient ones,
-  /// which raises the workspace's peak by about 10-14 bytes per particle (perf/RESULTS.md,
-  /// 2026-11-27).
+  /// (detail/Workspace.hpp). Only the arrays these stages use are taken here, before the
+  /// lists' transient ones (allocateUpward); the others wait for the setup.
   template <class ExecutionSpace, class Charges>
   void upwardAtBuild(ExecutionSpace const &space, std::string const &where,
                      Charges const &charges)
@@ -380,7 +379,7 @@ private:
     detail::requireExtent(where, "charges", charges.extent(0), size());
     if (!computes())
       return;
-    stage(space, "allocate", _build_stages, [&] { allocate(space); });
+    stage(space, "allocate", _build_stages, [&] { allocateUpward(space); });
     chargeUnitStage(space, where, charges, _build_stages);
     sortedUpward(space, charges, _build_stages);
     _upward_done = true;
@@ -457,7 +456,8 @@ private:
       stage(space, "M2L rotations", _build_stages, [&] { prepareRotationM2L(space); });
     stage(space, "setup", _build_stages, [&] {
       if (!_upward_done)
-        allocate(space);
+        allocateUpward(space);
+      allocateDownward(space);
       if (!positions_sorted)
         sortPositions(space, sources, targets);
       detail::invertPermutation(space, _target_tree.permutation, _target_ranks);
@@ -600,14 +600,12 @@ private:
                                                  charge_exponent});
   }
 
-  /// The charges in sorted order, in the charge unit (_charge_unit), and the sorted results
-  /// zeroed, to which the near and far fields add.
+  /// The charges in sorted order, in the charge unit (_charge_unit).
   template <class ExecutionSpace, class Charges>
   void sortChargesStage(ExecutionSpace const &space, Charges const &charges, Stages &record)
   {
     stage(space, "sort charges", record, [&] {
       detail::sortCharges(space, _source_tree.permutation, charges, _charge_unit, _q);
-      detail::zeroFill(space, "kfmm::Fmm::clear_results", _results);
     });
   }
 
@@ -669,11 +667,16 @@ private:
     stage(space, "M2M", record, [&] { upwardM2M(space); });
   }
 
-  /// The near field into the sorted results.
+  /// The near field into the sorted results, zeroed first: every evaluation runs it before
+  /// the far field's last stage, the other that adds to them (fieldStages; the distributed
+  /// solver's evaluation).
   template <class ExecutionSpace>
   void nearFieldStage(ExecutionSpace const &space)
   {
-    stage(space, "P2P", _stats.stage_seconds, [&] { nearField(space); });
+    stage(space, "P2P", _stats.stage_seconds, [&] {
+      detail::zeroFill(space, "kfmm::Fmm::clear_results", _results);
+      nearField(space);
+    });
   }
 
   /// The far field into the sorted results: M2L, L2L and L2P (FMM), or M2P (treecode).
@@ -849,27 +852,39 @@ private:
       _target_x = _x;
   }
 
-  /// The solver's arrays besides the sorted positions.
+  /// The solver's arrays that the charges' unit and sort and the upward pass use (the
+  /// charges, the evaluation's checks, the multipoles, the shift matrices): taken early where
+  /// the build runs the upward pass (upwardAtBuild), so that nothing the side instance reads
+  /// goes back to the workspace before the evaluation.
   template <class ExecutionSpace>
-  void allocate(ExecutionSpace const &space)
+  void allocateUpward(ExecutionSpace const &space)
   {
-    auto const n = size();
-    auto const nt = numTargets();
     auto &memory = *_memory;
-    memory.take(space, _q, "kfmm::Fmm::sorted_charges", n);
-    memory.take(space, _results, "kfmm::Fmm::sorted_results", nt);
-    memory.take(space, _target_ranks, "kfmm::Fmm::target_ranks", nt);
+    memory.take(space, _q, "kfmm::Fmm::sorted_charges", size());
     memory.take(space, _checks, "kfmm::Fmm::evaluation_checks", check_count);
     detail::zeroFill(space, "kfmm::Fmm::clear_evaluation_checks", _checks);
     memory.take(space, _largest_charge, "kfmm::Fmm::largest_charge");
     memory.take(space, _charge_unit, "kfmm::Fmm::charge_unit");
     memory.take(space, _multipoles, "kfmm::Fmm::multipoles", _source_tree.numCells(),
                 coefficients());
-    if (_options.method == Method::fmm)
-      memory.take(space, _locals, "kfmm::Fmm::locals", _target_tree.numCells(), coefficients());
     if (shiftsByMatrices<ExecutionSpace>())
       _shift_matrices = detail::buildShiftMatrices<Real, ExecutionSpace, MemorySpace>(
           space, memory, order(), detail::Tuning<ExecutionSpace>::expansionTeamSize(order()));
+  }
+
+  /// The solver's other arrays (the results, the targets' ranks, the locals): taken in the
+  /// setup, after the lists' transient arrays went back to the workspace, whose blocks they
+  /// may then reuse (taken with the others in upwardAtBuild, they had raised a 1e6
+  /// evaluation's peak by 10-14 bytes per particle; perf/RESULTS.md, 2026-11-27).
+  template <class ExecutionSpace>
+  void allocateDownward(ExecutionSpace const &space)
+  {
+    auto const nt = numTargets();
+    auto &memory = *_memory;
+    memory.take(space, _results, "kfmm::Fmm::sorted_results", nt);
+    memory.take(space, _target_ranks, "kfmm::Fmm::target_ranks", nt);
+    if (_options.method == Method::fmm)
+      memory.take(space, _locals, "kfmm::Fmm::locals", _target_tree.numCells(), coefficients());
   }
 
   /// Whether M2M and L2L run as matrix products (kernels/ShiftMatrices.hpp): the backend's
