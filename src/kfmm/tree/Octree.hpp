@@ -661,23 +661,14 @@ KOKKOS_INLINE_FUNCTION bool sameCell(MortonKey a, MortonKey b, int level)
 }
 
 /// Whether the cell of `level` that holds sorted particle i holds more than leaf_size
-/// particles. Such a cell reaches (leaf_size + 1) / 2 particles past i on one side at least
-/// (the two sides hold leaf_size others together): two independent loads settle most
-/// particles, whose cells at that level hold few, where the search below made a chain of
-/// eight for a leaf of 128. Otherwise the cell's first particle a is found by binary search
-/// in [i - leaf_size, i] (where the cell starts before i - leaf_size, the search stops
-/// there, and the cell holds those leaf_size + 1 particles), and the cell holds more than
-/// leaf_size exactly when particle a + leaf_size is in it.
+/// particles. Its first particle a is found by binary search in [i - leaf_size, i] (where
+/// the cell starts before i - leaf_size, the search stops there, and the cell holds those
+/// leaf_size + 1 particles); the cell holds more than leaf_size exactly when particle
+/// a + leaf_size is in it.
 template <class Keys>
 KOKKOS_INLINE_FUNCTION bool holdsMoreThan(Keys const &keys, int i, int level, int leaf_size)
 {
   MortonKey const key = keys(i);
-  std::int64_t const n = keys.extent(0);
-  std::int64_t const half = (std::int64_t(leaf_size) + 1) / 2;
-  bool const reaches_before = i >= half && sameCell(keys(i - half), key, level);
-  bool const reaches_after = i + half < n && sameCell(keys(i + half), key, level);
-  if (!reaches_before && !reaches_after)
-    return false;
   std::int64_t lo = kfmm::detail::max(std::int64_t(0), std::int64_t(i) - leaf_size);
   std::int64_t hi = i;
   while (lo < hi)
@@ -689,7 +680,7 @@ KOKKOS_INLINE_FUNCTION bool holdsMoreThan(Keys const &keys, int i, int level, in
       lo = mid + 1;
   }
   std::int64_t const last = lo + leaf_size;
-  return last < n && sameCell(keys(last), key, level);
+  return last < std::int64_t(keys.extent(0)) && sameCell(keys(last), key, level);
 }
 
 /// LevelReads::counted's count of every level's cells and inner cells of an ordinary tree
