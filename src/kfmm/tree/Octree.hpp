@@ -694,45 +694,14 @@ KOKKOS_INLINE_FUNCTION bool holdsMoreThan(Keys const &keys, int i, int level, in
 /// most leaf_size particles (KeyOrder::cell_levels): no cell at or below that level holds
 /// more, and the tests find none there, since they need leaf_size + 1 consecutive sorted
 /// particles that share such a cell.
-/// A team takes `per_team` consecutive items and counts into its scratch first, then adds
-/// its counts to `sizes`: one atomic per cell on the few words of `sizes` serialised, and
-/// took 30-39 us of a 1e6 build on an H200 (perf/RESULTS.md, 2026-11-27).
-template <class ExecutionSpace, class MemorySpace>
+template <class MemorySpace, class Keys>
 struct CountLevels
 {
-  using Member = typename Kokkos::TeamPolicy<ExecutionSpace>::member_type;
-  using Counts = Kokkos::View<int *[2], typename ExecutionSpace::scratch_memory_space,
-                              Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
-  static constexpr int rows = max_level + 1;
-
-  Kokkos::View<MortonKey *, MemorySpace> keys;
+  Keys keys;
   LevelSizes<MemorySpace> sizes;
   int leaf_size;
-  int per_team;
 
-  static std::size_t scratchBytes() { return Counts::shmem_size(rows); }
-
-  KOKKOS_INLINE_FUNCTION void operator()(Member const &team) const
-  {
-    Counts const counts(team.team_scratch(0), rows);
-    Kokkos::parallel_for(Kokkos::TeamThreadRange(team, rows),
-                         [&](int l) { counts(l, 0) = counts(l, 1) = 0; });
-    team.team_barrier();
-    int const n = static_cast<int>(keys.extent(0));
-    int const first = team.league_rank() * per_team;
-    Kokkos::parallel_for(
-        Kokkos::TeamThreadRange(team, first, kfmm::detail::min(first + per_team, n)),
-        [&](int i) { countCellsOf(i, counts); });
-    team.team_barrier();
-    Kokkos::parallel_for(Kokkos::TeamThreadRange(team, rows), [&](int l) {
-      for (int k = 0; k < 2; ++k)
-        if (counts(l, k) > 0)
-          Kokkos::atomic_add(&sizes(l, k), counts(l, k));
-    });
-  }
-
-  /// Item i's cells into the team's counts.
-  KOKKOS_INLINE_FUNCTION void countCellsOf(int i, Counts const &counts) const
+  KOKKOS_INLINE_FUNCTION void operator()(int i) const
   {
     MortonKey const key = keys(i);
     int level = 0; // the first level of which particle i starts a cell
@@ -748,12 +717,12 @@ struct CountLevels
     for (;; ++level)
     {
       if (level > 0)
-        Kokkos::atomic_increment(&counts(level, 0));
+        Kokkos::atomic_increment(&sizes(level, 0));
       bool const splits = level < max_level && last < std::int64_t(keys.extent(0)) &&
                           sameCell(keys(last), key, level);
       if (!splits)
         return;
-      Kokkos::atomic_increment(&counts(level, 1));
+      Kokkos::atomic_increment(&sizes(level, 1));
     }
   }
 };
@@ -938,16 +907,10 @@ Octree<MemorySpace> buildCells(ExecutionSpace const &space,
   int inner_cells = 0;
   if (counted && n > 0)
   {
-    // Teams shaped as the passes over arrays are (detail/Streaming.hpp).
-    using Tune = kfmm::detail::Tuning<ExecutionSpace>;
-    using Count = CountLevels<ExecutionSpace, MemorySpace>;
-    int const per_team = Tune::stream_team_size * Tune::stream_elements_per_thread;
     Kokkos::parallel_for(
-        "kfmm::tree::count_levels",
-        Kokkos::TeamPolicy<ExecutionSpace>(space, (n + per_team - 1) / per_team,
-                                           Tune::stream_team_size)
-            .set_scratch_size(0, Kokkos::PerTeam(Count::scratchBytes())),
-        Count{keys, sizes, rule.leaf_size, per_team});
+        "kfmm::tree::count_levels", Kokkos::RangePolicy<ExecutionSpace>(space, 0, n),
+        CountLevels<MemorySpace, Kokkos::View<MortonKey *, MemorySpace>>{keys, sizes,
+                                                                         rule.leaf_size});
     // The build's one round trip (the whole array: see readLevelsAsBuilt), into a copy: the
     // scans below write `sizes` again, and the host backends would see their rows there.
     auto const read = Kokkos::create_mirror(Kokkos::HostSpace{}, sizes);
