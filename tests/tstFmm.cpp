@@ -620,7 +620,7 @@ TEMPLATE_LIST_TEST_CASE("a solver's build reads the device at most twice, howeve
 {
   // The build of one set reads its tree's levels' sizes, counted on the device first
   // (tree::detail::CountLevels), and the lists' sizes after their traversal, which bring the
-  // number of M2L classes too (tree::detail::M2LClassCount). A Plummer tree of 30000
+  // number of the grouped M2L's classes too at this order (tree::detail::M2LClassCount). A Plummer tree of 30000
   // particles in leaves of 16 has 11 levels, which the batched reads of its levels took in
   // several batches. The host backends read their own memory: nothing to count.
   using Real = typename TestType::real_type;

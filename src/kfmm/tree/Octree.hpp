@@ -664,7 +664,11 @@ KOKKOS_INLINE_FUNCTION bool sameCell(MortonKey a, MortonKey b, int level)
 /// particles. Its first particle a is found by binary search in [i - leaf_size, i] (where
 /// the cell starts before i - leaf_size, the search stops there, and the cell holds those
 /// leaf_size + 1 particles); the cell holds more than leaf_size exactly when particle
-/// a + leaf_size is in it.
+/// a + leaf_size is in it. The search's upper end is always a particle of the cell (it
+/// starts at i), so the answer is true only if particles a and a + leaf_size share the cell,
+/// whatever the keys' order. CountLevels relies on this where the keys are sorted only to a
+/// level L (KeyOrder::cell_levels) and the cell lies at L or below: the particles from a to
+/// a + leaf_size would then all share one cell of level L, which holds at most leaf_size.
 template <class Keys>
 KOKKOS_INLINE_FUNCTION bool holdsMoreThan(Keys const &keys, int i, int level, int leaf_size)
 {
@@ -982,6 +986,9 @@ Octree<MemorySpace> buildCells(ExecutionSpace const &space,
 /// The octree of particles whose Morton keys are already sorted: the cells, radii and
 /// leaves (steps 3 and 4 of the file comment). buildOctree computes and sorts the keys
 /// first; this entry point is for callers that time or distribute those steps themselves.
+/// Its levels are sized by the scans over them, never counted from the caller's keys first
+/// (buildCells' LevelReads::counted): keys out of order then give a wrong tree, but no write
+/// past its arrays.
 ///
 /// \param [in] space        execution space instance the kernels run on
 /// \param [in] positions    N x 3 particle positions (original order)
@@ -1010,8 +1017,12 @@ buildOctreeFromSortedKeys(ExecutionSpace const &space, Positions const &position
   detail::checkPositions(space, where, positions);
   kfmm::detail::requireExtent(where, "keys", keys.extent(0), positions.extent(0));
   kfmm::detail::requireExtent(where, "permutation", permutation.extent(0), positions.extent(0));
+  auto const reads = kfmm::detail::Tuning<ExecutionSpace>::tree_levels_sized_on_device
+                         ? detail::LevelReads::batched
+                         : detail::LevelReads::per_level;
   return detail::buildCells(space, kfmm::detail::Workspace<MemorySpace>::direct(), positions,
-                            cube, keys, permutation, detail::SplitByCount{leaf_size});
+                            cube, keys, permutation, detail::SplitByCount{leaf_size},
+                            detail::GatheredLeafRadii{}, reads);
 }
 
 namespace detail
