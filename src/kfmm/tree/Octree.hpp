@@ -214,7 +214,8 @@ public:
 
 /// Per level l of a build: sizes(l, 0) is its number of cells, sizes(l, 1) the number of
 /// them that split. The scan over level l writes sizes(l + 1, 0) and sizes(l, 1) on the
-/// device; the host reads them once per batch of levels (buildCells).
+/// device, or CountLevels writes every row first; the host reads them per level, per batch of
+/// levels, or once (buildCells).
 template <class MemorySpace>
 using LevelSizes = Kokkos::View<int *[2], MemorySpace>;
 
