@@ -21,9 +21,7 @@ typename View::non_const_value_type readOnHost(ExecutionSpace const &space, View
 {
   static_assert(View::rank == 0, "kfmm::detail::readOnHost reads a rank-0 View");
   typename View::non_const_value_type result{};
-  Kokkos::View<typename View::non_const_value_type, Kokkos::HostSpace,
-               Kokkos::MemoryTraits<Kokkos::Unmanaged>> const host(&result);
-  Kokkos::deep_copy(space, host, value);
+  Kokkos::deep_copy(space, result, value);
   space.fence();
   return result;
 }

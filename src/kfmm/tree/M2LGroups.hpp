@@ -743,7 +743,8 @@ M2LGroups<MemorySpace> groupM2LIn(ExecutionSpace const &space,
   else
   {
     numberUsedKeys(space, key_index, min_class_entries);
-    groups.num_classes = kfmm::detail::readOnHost(space, Kokkos::subview(key_index, Bounds::count));
+    groups.num_classes =
+        kfmm::detail::readOnHost(space, Kokkos::subview(key_index, Bounds::count));
   }
   int const num_classes = groups.num_classes;
   memory.take(space, groups.class_keys, prefix + "class_keys", num_classes);

@@ -699,10 +699,10 @@ KOKKOS_INLINE_FUNCTION bool holdsMoreThan(Keys const &keys, int i, int level, in
 /// most leaf_size particles (KeyOrder::cell_levels): no cell at or below that level holds
 /// more, and the tests find none there, since they need leaf_size + 1 consecutive sorted
 /// particles that share such a cell.
-template <class MemorySpace, class Keys>
+template <class MemorySpace>
 struct CountLevels
 {
-  Keys keys;
+  Kokkos::View<MortonKey *, MemorySpace> keys;
   LevelSizes<MemorySpace> sizes;
   int leaf_size;
 
@@ -914,8 +914,7 @@ Octree<MemorySpace> buildCells(ExecutionSpace const &space,
   {
     Kokkos::parallel_for(
         "kfmm::tree::count_levels", Kokkos::RangePolicy<ExecutionSpace>(space, 0, n),
-        CountLevels<MemorySpace, Kokkos::View<MortonKey *, MemorySpace>>{keys, sizes,
-                                                                         rule.leaf_size});
+        CountLevels<MemorySpace>{keys, sizes, rule.leaf_size});
     // The build's one round trip (the whole array: see readLevelsAsBuilt), into a copy: the
     // scans below write `sizes` again, and the host backends would see their rows there.
     auto const read = Kokkos::create_mirror(Kokkos::HostSpace{}, sizes);
