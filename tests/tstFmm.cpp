@@ -618,9 +618,10 @@ void countDeviceRead(Kokkos::Tools::SpaceHandle destination, char const *, void 
 TEMPLATE_LIST_TEST_CASE("a solver's build reads the device at most twice, however deep its tree",
                         "[fmm][waits]", kfmm::test::Configs)
 {
-  // The build of one set reads its tree's levels' sizes, counted on the device first
-  // (tree::detail::CountLevels), and the lists' sizes after their traversal, which bring the
-  // number of the grouped M2L's classes too at this order (tree::detail::M2LClassCount). A Plummer tree of 30000
+  // The build reads its trees' levels' sizes, counted on the device first
+  // (tree::detail::CountLevels; a solver of sources and targets reads both trees' at once),
+  // and the lists' sizes after their traversal, which bring the number of the grouped M2L's
+  // classes too at this order (tree::detail::M2LClassCount). A Plummer tree of 30000
   // particles in leaves of 16 has 11 levels, which the batched reads of its levels took in
   // several batches. The host backends read their own memory: nothing to count.
   using Real = typename TestType::real_type;
@@ -629,17 +630,21 @@ TEMPLATE_LIST_TEST_CASE("a solver's build reads the device at most twice, howeve
     SKIP("the host backends read their own memory");
   typename TestType::execution_space space;
   auto const distribution = GENERATE(kfmm::Distribution::uniform, kfmm::Distribution::plummer);
-  CAPTURE(kfmm::distributionName(distribution));
+  bool const separate_targets = GENERATE(false, true);
+  CAPTURE(kfmm::distributionName(distribution), separate_targets);
   std::size_t const n = 30000;
   Particles<TestType> p(n);
   kfmm::generate(space, distribution, 5, p.x, p.q);
+  Particles<TestType> targets(20000);
+  kfmm::generate(space, distribution, 6, targets.x, targets.q);
   kfmm::Options options;
   options.order = 6;
   options.leaf_size = 16;
   space.fence();
   device_reads = 0;
   Kokkos::Tools::Experimental::set_begin_deep_copy_callback(countDeviceRead);
-  kfmm::Fmm<Real, Memory> fmm(space, p.x, options);
+  auto const fmm = separate_targets ? kfmm::Fmm<Real, Memory>(space, p.x, targets.x, options)
+                                    : kfmm::Fmm<Real, Memory>(space, p.x, options);
   space.fence();
   Kokkos::Tools::Experimental::set_begin_deep_copy_callback(nullptr);
   CAPTURE(fmm.stats().depth);

@@ -346,6 +346,48 @@ TEMPLATE_LIST_TEST_CASE("a counted build reads the device once, however deep its
     CHECK(device_reads == 1);
 }
 
+TEMPLATE_LIST_TEST_CASE("two trees built together read their levels once and equal each built alone",
+                        "[tree][octree]", kfmm::test::Configs)
+{
+  // A solver of sources and targets builds both trees at once (tree::detail::
+  // buildTwoOctreesOfValidInput): where the levels are counted, both trees' sizes come back
+  // in one read, and each tree must be the one its own build gives, empty sets included.
+  using Memory = typename TestType::memory_space;
+  using kfmm::tree::detail::KeyOrder;
+  using kfmm::tree::detail::LevelReads;
+  typename TestType::execution_space space;
+  auto const num_targets = GENERATE(std::size_t(0), std::size_t(1), std::size_t(20000));
+  auto const reads = GENERATE(LevelReads::counted, LevelReads::per_level);
+  CAPTURE(num_targets, reads == LevelReads::counted ? "counted" : "per level");
+  auto const sources = generated<TestType>(kfmm::Distribution::plummer, 30000, 3);
+  auto const targets = generated<TestType>(kfmm::Distribution::uniform, num_targets, 4);
+  auto const cube = kfmm::tree::boundingCube(space, sources, targets);
+  kfmm::tree::detail::SplitByCount const rule{8};
+  auto const alone = [&](auto const &x) {
+    return kfmm::tree::detail::buildOctreeOfValidInput(
+        space, kfmm::detail::Workspace<Memory>::direct(), x, cube, rule,
+        kfmm::tree::detail::GatheredLeafRadii{}, LevelReads::per_level, KeyOrder::cell_levels);
+  };
+  space.fence();
+  size_reads = 0;
+  Kokkos::Tools::Experimental::set_begin_deep_copy_callback(countHostRead);
+  auto const both = kfmm::tree::detail::buildTwoOctreesOfValidInput(
+      space, kfmm::detail::Workspace<Memory>::direct(), sources, targets, cube, rule,
+      kfmm::tree::detail::GatheredLeafRadii{}, kfmm::tree::detail::GatheredLeafRadii{}, reads,
+      KeyOrder::cell_levels);
+  space.fence();
+  Kokkos::Tools::Experimental::set_begin_deep_copy_callback(nullptr);
+  if (reads == LevelReads::counted)
+    CHECK(size_reads == 1);
+  auto const source_tree = alone(sources);
+  auto const target_tree = alone(targets);
+  checkSameCells(both.first, source_tree);
+  checkSameCells(both.second, target_tree);
+  using kfmm::test::sameContents;
+  CHECK(sameContents(both.first.permutation, source_tree.permutation));
+  CHECK(sameContents(both.second.permutation, target_tree.permutation));
+}
+
 TEMPLATE_LIST_TEST_CASE("keys sorted only down to the cells' levels give the full build's octree",
                         "[tree][octree]", kfmm::test::Configs)
 {

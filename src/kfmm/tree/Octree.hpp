@@ -75,6 +75,7 @@
 #include <cstdint>
 #include <string>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 namespace kfmm::tree
@@ -848,94 +849,68 @@ void readLevelsAsBuilt(ExecutionSpace const &space, kfmm::detail::Workspace<Memo
   }
 }
 
-/// Steps 3 and 4 of the file comment on validated input, cells split by `rule` (a
-/// SplitByCount for an ordinary tree), the tree's arrays taken from `memory`. The host reads
-/// `cube` (a Cube, or the cube the device finds: tree/DeviceCube.hpp) only after its first
-/// read of the levels' sizes.
-/// `leaf_radii(space, tree, positions)` measures the leaves' radii before the inner cells'
-/// are derived from them: GatheredLeafRadii, or a caller's own way (the solver's from its
-/// sorted particles; the distributed solver's, which also fixes the leaves that stand for
-/// particles its local essential tree does not hold).
-template <class ExecutionSpace, class Positions, class CubeSource, class MemorySpace,
-          class SplitRule, class MeasureLeafRadii = GatheredLeafRadii>
-Octree<MemorySpace> buildCells(ExecutionSpace const &space,
-                               kfmm::detail::Workspace<MemorySpace> &memory,
-                               Positions const &positions, CubeSource const &cube_source,
-                               Kokkos::View<MortonKey *, MemorySpace> const &keys,
-                               Kokkos::View<std::uint32_t *, MemorySpace> const &permutation,
-                               SplitRule const &rule, MeasureLeafRadii const &leaf_radii = {},
-                               LevelReads reads = LevelReads::tuned)
+/// buildCells' root cell, of all n > 0 particles, as levels[0] (offsets {0, 1}), with the
+/// levels' `sizes` cleared.
+template <class ExecutionSpace, class MemorySpace>
+void queueRoot(ExecutionSpace const &space, kfmm::detail::Workspace<MemorySpace> &memory,
+               LevelSizes<MemorySpace> const &sizes, int n,
+               std::vector<LevelCells<MemorySpace>> &levels, std::vector<int> &offsets)
 {
-  kfmm::detail::ScopedRegion region("kfmm::tree::build_cells");
-  int const n = static_cast<int>(positions.extent(0));
-  Octree<MemorySpace> tree;
-  tree.leaf_size = rule.leaf_size;
-  tree.keys = keys;
-  tree.permutation = permutation;
+  LevelCells<MemorySpace> root(space, memory, 1);
+  Kokkos::parallel_for(
+      "kfmm::tree::root", Kokkos::RangePolicy<ExecutionSpace>(space, 0, 1),
+      RootCell<MemorySpace>{root.prefix, root.begin, root.end, root.parent, sizes, n});
+  levels.push_back(root);
+  offsets.push_back(1);
+}
 
-  // Cells level by level: each level's cells are placed by the scan over their parents.
-  // The levels' sizes stay on the device until the host reads them:
-  //   - counted (an ordinary tree's where the backend's reads wait for a device:
-  //     Tuning::tree_levels_sized_on_device): CountLevels finds every level's size from the
-  //     sorted keys in one pass, and the host reads them all at once, so that the build waits
-  //     for the device once however deep its tree (a 1e6 Plummer tree took a read per level
-  //     below the sixth in batches; perf/RESULTS.md, 2026-11-27);
-  //   - batched (the other split rules there): a level whose size the host does not know yet
-  //     takes the bound min(8 x its parent level's capacity, n), and its kernels cover that
-  //     capacity. A batch ends before its levels' capacities would pass n / 8 + 64 cells
-  //     (about 8 bytes per particle of scratch), so that a uniform tree of 1e6 or 1e8
-  //     particles needs one batch, where a read per level took 6 round trips to the host at
-  //     1e6 (perf/RESULTS.md, 2026-11-26), and a small tree does not launch the kernels of
-  //     levels it will never have;
-  //   - per level (the host backends): a read costs nothing there, and neither the count's
-  //     pass nor the bounds' idle items are paid.
-  std::vector<LevelCells<MemorySpace>> levels;
-  std::vector<int> offsets{0};
-  auto sizes = memory.template take<LevelSizes<MemorySpace>>(
-      space, "kfmm::tree::level_sizes", max_level + 2);
-  if (n > 0)
+/// LevelReads::counted's count of every level's size from the sorted `keys` (CountLevels),
+/// into `sizes`, after queueRoot.
+template <class ExecutionSpace, class MemorySpace>
+void queueLevelCount(ExecutionSpace const &space,
+                     Kokkos::View<MortonKey *, MemorySpace> const &keys,
+                     LevelSizes<MemorySpace> const &sizes, int leaf_size)
+{
+  Kokkos::parallel_for("kfmm::tree::count_levels",
+                       Kokkos::RangePolicy<ExecutionSpace>(space, 0, keys.extent(0)),
+                       CountLevels<MemorySpace>{keys, sizes, leaf_size});
+}
+
+/// The levels below the root of a counted build, whose sizes the host has read (`read`, rows
+/// as in `sizes`): each level's children counted and emitted into the next, of its known
+/// size.
+template <class ExecutionSpace, class MemorySpace, class SplitRule, class ReadSizes>
+void buildCountedLevels(ExecutionSpace const &space, kfmm::detail::Workspace<MemorySpace> &memory,
+                        Kokkos::View<MortonKey *, MemorySpace> const &keys, SplitRule const &rule,
+                        LevelSizes<MemorySpace> const &sizes, ReadSizes const &read,
+                        std::vector<LevelCells<MemorySpace>> &levels, std::vector<int> &offsets,
+                        int &inner_cells)
+{
+  for (int l = 0; read(l, 1) > 0; ++l)
   {
-    LevelCells<MemorySpace> root(space, memory, 1);
-    Kokkos::parallel_for(
-        "kfmm::tree::root", Kokkos::RangePolicy<ExecutionSpace>(space, 0, 1),
-        RootCell<MemorySpace>{root.prefix, root.begin, root.end, root.parent, sizes, n});
-    levels.push_back(root);
-    offsets.push_back(1);
+    LevelCells<MemorySpace> next(space, memory, read(l + 1, 0));
+    countChildren(space, keys, levels[l], sizes, l, rule);
+    emitChildren(space, levels[l], sizes, l, next);
+    levels.push_back(next);
+    offsets.push_back(offsets.back() + read(l + 1, 0));
+    inner_cells += read(l, 1);
   }
-  bool const tuned_on_device =
-      reads == LevelReads::tuned &&
-      kfmm::detail::Tuning<ExecutionSpace>::tree_levels_sized_on_device;
-  bool const counted = std::is_same<SplitRule, SplitByCount>::value &&
-                       (reads == LevelReads::counted || tuned_on_device);
-  bool const batched = !counted && (reads == LevelReads::batched ||
-                                    reads == LevelReads::counted || tuned_on_device);
-  int inner_cells = 0;
-  if (counted && n > 0)
-  {
-    Kokkos::parallel_for(
-        "kfmm::tree::count_levels", Kokkos::RangePolicy<ExecutionSpace>(space, 0, n),
-        CountLevels<MemorySpace>{keys, sizes, rule.leaf_size});
-    // The build's one round trip (the whole array: see readLevelsAsBuilt), into a copy: the
-    // scans below write `sizes` again, and the host backends would see their rows there.
-    auto const read = Kokkos::create_mirror(Kokkos::HostSpace{}, sizes);
-    Kokkos::deep_copy(read, sizes);
-    for (int l = 0; read(l, 1) > 0; ++l)
-    {
-      LevelCells<MemorySpace> next(space, memory, read(l + 1, 0));
-      countChildren(space, keys, levels[l], sizes, l, rule);
-      emitChildren(space, levels[l], sizes, l, next);
-      levels.push_back(next);
-      offsets.push_back(offsets.back() + read(l + 1, 0));
-      inner_cells += read(l, 1);
-    }
-  }
-  else
-    readLevelsAsBuilt(space, memory, keys, rule, sizes, batched ? n / 8 + 64 : 0, levels,
-                      offsets, inner_cells);
-  memory.give(sizes);
+}
+
+/// The tree's arrays from its levels (`levels`, whose blocks go back to `memory`, and
+/// `offsets`), once the host has read their sizes: assembly, leaves and radii (buildCells).
+template <class ExecutionSpace, class Positions, class CubeSource, class MemorySpace,
+          class MeasureLeafRadii>
+void assembleCells(ExecutionSpace const &space, kfmm::detail::Workspace<MemorySpace> &memory,
+                   Positions const &positions, CubeSource const &cube_source,
+                   MeasureLeafRadii const &leaf_radii,
+                   std::vector<LevelCells<MemorySpace>> &levels, std::vector<int> const &offsets,
+                   int inner_cells, Octree<MemorySpace> &tree)
+{
   tree.level_offsets = offsets;
-  // The host has waited for the device in the reads above, unless there were none.
-  if (n == 0)
+  // The host has waited for the device in the reads of the levels' sizes, unless there were
+  // none.
+  if (positions.extent(0) == 0)
     space.fence();
   Cube const cube = cubeOnHost(cube_source);
   tree.cube = cube;
@@ -978,6 +953,87 @@ Octree<MemorySpace> buildCells(ExecutionSpace const &space,
   collectLeaves(space, memory, tree, tree.numCells() - inner_cells);
   leaf_radii(space, tree, positions);
   innerRadii(space, tree);
+}
+
+/// Whether buildCells counts the levels' sizes from the sorted keys (see there).
+template <class ExecutionSpace, class SplitRule>
+bool countsLevels(LevelReads reads)
+{
+  return std::is_same<SplitRule, SplitByCount>::value &&
+         (reads == LevelReads::counted ||
+          (reads == LevelReads::tuned &&
+           kfmm::detail::Tuning<ExecutionSpace>::tree_levels_sized_on_device));
+}
+
+/// Steps 3 and 4 of the file comment on validated input, cells split by `rule` (a
+/// SplitByCount for an ordinary tree), the tree's arrays taken from `memory`. The host reads
+/// `cube` (a Cube, or the cube the device finds: tree/DeviceCube.hpp) only after its first
+/// read of the levels' sizes.
+/// `leaf_radii(space, tree, positions)` measures the leaves' radii before the inner cells'
+/// are derived from them: GatheredLeafRadii, or a caller's own way (the solver's from its
+/// sorted particles; the distributed solver's, which also fixes the leaves that stand for
+/// particles its local essential tree does not hold).
+template <class ExecutionSpace, class Positions, class CubeSource, class MemorySpace,
+          class SplitRule, class MeasureLeafRadii = GatheredLeafRadii>
+Octree<MemorySpace> buildCells(ExecutionSpace const &space,
+                               kfmm::detail::Workspace<MemorySpace> &memory,
+                               Positions const &positions, CubeSource const &cube_source,
+                               Kokkos::View<MortonKey *, MemorySpace> const &keys,
+                               Kokkos::View<std::uint32_t *, MemorySpace> const &permutation,
+                               SplitRule const &rule, MeasureLeafRadii const &leaf_radii = {},
+                               LevelReads reads = LevelReads::tuned)
+{
+  kfmm::detail::ScopedRegion region("kfmm::tree::build_cells");
+  int const n = static_cast<int>(positions.extent(0));
+  Octree<MemorySpace> tree;
+  tree.leaf_size = rule.leaf_size;
+  tree.keys = keys;
+  tree.permutation = permutation;
+
+  // Cells level by level: each level's cells are placed by the scan over their parents.
+  // The levels' sizes stay on the device until the host reads them:
+  //   - counted (an ordinary tree's where the backend's reads wait for a device:
+  //     Tuning::tree_levels_sized_on_device): CountLevels finds every level's size from the
+  //     sorted keys in one pass, and the host reads them all at once, so that the build waits
+  //     for the device once however deep its tree (a 1e6 Plummer tree took a read per level
+  //     below the sixth in batches; perf/RESULTS.md, 2026-11-27); a solver's two trees read
+  //     theirs together (buildTwoOctreesOfValidInput);
+  //   - batched (the other split rules there): a level whose size the host does not know yet
+  //     takes the bound min(8 x its parent level's capacity, n), and its kernels cover that
+  //     capacity. A batch ends before its levels' capacities would pass n / 8 + 64 cells
+  //     (about 8 bytes per particle of scratch), so that a uniform tree of 1e6 or 1e8
+  //     particles needs one batch, where a read per level took 6 round trips to the host at
+  //     1e6 (perf/RESULTS.md, 2026-11-26), and a small tree does not launch the kernels of
+  //     levels it will never have;
+  //   - per level (the host backends): a read costs nothing there, and neither the count's
+  //     pass nor the bounds' idle items are paid.
+  std::vector<LevelCells<MemorySpace>> levels;
+  std::vector<int> offsets{0};
+  auto sizes = memory.template take<LevelSizes<MemorySpace>>(
+      space, "kfmm::tree::level_sizes", max_level + 2);
+  if (n > 0)
+    queueRoot(space, memory, sizes, n, levels, offsets);
+  bool const counted = countsLevels<ExecutionSpace, SplitRule>(reads);
+  bool const batched =
+      !counted && (reads == LevelReads::batched || reads == LevelReads::counted ||
+                   (reads == LevelReads::tuned &&
+                    kfmm::detail::Tuning<ExecutionSpace>::tree_levels_sized_on_device));
+  int inner_cells = 0;
+  if (counted && n > 0)
+  {
+    queueLevelCount(space, keys, sizes, rule.leaf_size);
+    // The build's one round trip (the whole array: see readLevelsAsBuilt), into a copy: the
+    // scans below write `sizes` again, and the host backends would see their rows there.
+    auto const read = Kokkos::create_mirror(Kokkos::HostSpace{}, sizes);
+    Kokkos::deep_copy(read, sizes);
+    buildCountedLevels(space, memory, keys, rule, sizes, read, levels, offsets, inner_cells);
+  }
+  else
+    readLevelsAsBuilt(space, memory, keys, rule, sizes, batched ? n / 8 + 64 : 0, levels,
+                      offsets, inner_cells);
+  memory.give(sizes);
+  assembleCells(space, memory, positions, cube_source, leaf_radii, levels, offsets, inner_cells,
+                tree);
   return tree;
 }
 
@@ -1154,25 +1210,17 @@ BeginBit<MemorySpace> probeBeginBit(ExecutionSpace const &space,
   return begin_bit;
 }
 
-/// Steps 1 to 4 of the file comment on positions that checkPositions accepted, in a given
-/// `cube` that holds them all (the common cube of a target and a source tree: a Cube, or one
-/// the device finds, tree/DeviceCube.hpp, which checks the positions too), cells split by
-/// `rule` (SplitByCount{leaf_size} for an ordinary tree), the tree's arrays taken from
-/// `memory`, the leaves' radii measured by `leaf_radii`, the levels' sizes read as `reads`
-/// says (buildCells) and the keys sorted as `order` says: the whole build, for an entry
-/// point that checked its arguments in its own name (kfmm::Fmm).
-template <class ExecutionSpace, class Positions, class CubeSource, class SplitRule,
-          class MeasureLeafRadii = GatheredLeafRadii>
-Octree<typename ExecutionSpace::memory_space>
-buildOctreeOfValidInput(ExecutionSpace const &space,
-                        kfmm::detail::Workspace<typename ExecutionSpace::memory_space> &memory,
-                        Positions const &positions, CubeSource const &cube, SplitRule const &rule,
-                        MeasureLeafRadii const &leaf_radii = {},
-                        LevelReads reads = LevelReads::tuned,
-                        KeyOrder order = KeyOrder::all_bits)
+/// Steps 1 and 2 of the file comment: the Morton keys of `positions` in `cube` and their
+/// permutation (taken from `memory`), sorted as `order` says (see buildOctreeOfValidInput).
+template <class ExecutionSpace, class Positions, class CubeSource, class SplitRule>
+std::pair<Kokkos::View<MortonKey *, typename ExecutionSpace::memory_space>,
+          Kokkos::View<std::uint32_t *, typename ExecutionSpace::memory_space>>
+sortedKeysOf(ExecutionSpace const &space,
+             kfmm::detail::Workspace<typename ExecutionSpace::memory_space> &memory,
+             Positions const &positions, CubeSource const &cube, SplitRule const &rule,
+             KeyOrder order)
 {
   using MemorySpace = typename ExecutionSpace::memory_space;
-  kfmm::detail::ScopedRegion region("kfmm::tree::build");
   auto const n = positions.extent(0);
 
   Kokkos::Profiling::pushRegion("kfmm::tree::build_keys");
@@ -1194,8 +1242,100 @@ buildOctreeOfValidInput(ExecutionSpace const &space,
   sortPairs(space, keys, permutation, 3 * max_level, memory, begin_bit);
   memory.give(probe);
   Kokkos::Profiling::popRegion();
+  return {keys, permutation};
+}
 
-  return buildCells(space, memory, positions, cube, keys, permutation, rule, leaf_radii, reads);
+/// Steps 1 to 4 of the file comment on positions that checkPositions accepted, in a given
+/// `cube` that holds them all (the common cube of a target and a source tree: a Cube, or one
+/// the device finds, tree/DeviceCube.hpp, which checks the positions too), cells split by
+/// `rule` (SplitByCount{leaf_size} for an ordinary tree), the tree's arrays taken from
+/// `memory`, the leaves' radii measured by `leaf_radii`, the levels' sizes read as `reads`
+/// says (buildCells) and the keys sorted as `order` says: the whole build, for an entry
+/// point that checked its arguments in its own name (kfmm::Fmm).
+template <class ExecutionSpace, class Positions, class CubeSource, class SplitRule,
+          class MeasureLeafRadii = GatheredLeafRadii>
+Octree<typename ExecutionSpace::memory_space>
+buildOctreeOfValidInput(ExecutionSpace const &space,
+                        kfmm::detail::Workspace<typename ExecutionSpace::memory_space> &memory,
+                        Positions const &positions, CubeSource const &cube, SplitRule const &rule,
+                        MeasureLeafRadii const &leaf_radii = {},
+                        LevelReads reads = LevelReads::tuned,
+                        KeyOrder order = KeyOrder::all_bits)
+{
+  kfmm::detail::ScopedRegion region("kfmm::tree::build");
+  auto const sorted = sortedKeysOf(space, memory, positions, cube, rule, order);
+  return buildCells(space, memory, positions, cube, sorted.first, sorted.second, rule,
+                    leaf_radii, reads);
+}
+
+/// buildOctreeOfValidInput for the two trees of a solver of sources and targets, on one
+/// cube, with the same rule, reads and key order: where the levels are counted
+/// (countsLevels), both trees' keys are sorted and counted before the host reads the sizes
+/// of both at once, so that the two builds wait for the device once, not once each.
+template <class ExecutionSpace, class Sources, class Targets, class CubeSource,
+          class SourceLeafRadii, class TargetLeafRadii>
+std::pair<Octree<typename ExecutionSpace::memory_space>,
+          Octree<typename ExecutionSpace::memory_space>>
+buildTwoOctreesOfValidInput(
+    ExecutionSpace const &space,
+    kfmm::detail::Workspace<typename ExecutionSpace::memory_space> &memory,
+    Sources const &sources, Targets const &targets, CubeSource const &cube,
+    SplitByCount const &rule, SourceLeafRadii const &source_radii,
+    TargetLeafRadii const &target_radii, LevelReads reads, KeyOrder order)
+{
+  using MemorySpace = typename ExecutionSpace::memory_space;
+  if (!countsLevels<ExecutionSpace, SplitByCount>(reads))
+  {
+    auto source_tree =
+        buildOctreeOfValidInput(space, memory, sources, cube, rule, source_radii, reads, order);
+    return {source_tree, buildOctreeOfValidInput(space, memory, targets, cube, rule,
+                                                 target_radii, reads, order)};
+  }
+  kfmm::detail::ScopedRegion region("kfmm::tree::build_two");
+  int const rows = max_level + 2;
+  // Both trees' levels' sizes in one block, each tree's rows contiguous in any layout.
+  auto both = memory.template take<LevelSizes<MemorySpace>>(space, "kfmm::tree::level_sizes",
+                                                            2 * rows);
+  struct Build
+  {
+    Octree<MemorySpace> tree;
+    LevelSizes<MemorySpace> sizes;
+    std::vector<LevelCells<MemorySpace>> levels;
+    std::vector<int> offsets{0};
+    int inner_cells = 0;
+  } builds[2];
+  auto const start = [&](Build &b, auto const &positions, int k) {
+    auto const sorted = sortedKeysOf(space, memory, positions, cube, rule, order);
+    b.tree.leaf_size = rule.leaf_size;
+    b.tree.keys = sorted.first;
+    b.tree.permutation = sorted.second;
+    b.sizes = LevelSizes<MemorySpace>(both.data() + 2 * rows * k, rows);
+    int const n = static_cast<int>(positions.extent(0));
+    if (n > 0)
+    {
+      queueRoot(space, memory, b.sizes, n, b.levels, b.offsets);
+      queueLevelCount(space, b.tree.keys, b.sizes, rule.leaf_size);
+    }
+  };
+  start(builds[0], sources, 0);
+  start(builds[1], targets, 1);
+  // The two builds' one round trip, into a copy (see buildCells).
+  auto const read = Kokkos::create_mirror(Kokkos::HostSpace{}, both);
+  Kokkos::deep_copy(read, both);
+  for (int k = 0; k < 2; ++k)
+  {
+    Build &b = builds[k];
+    if (!b.levels.empty())
+      buildCountedLevels(space, memory, b.tree.keys, rule, b.sizes,
+                         decltype(read)(read.data() + 2 * rows * k, rows), b.levels, b.offsets,
+                         b.inner_cells);
+  }
+  memory.give(both);
+  assembleCells(space, memory, sources, cube, source_radii, builds[0].levels, builds[0].offsets,
+                builds[0].inner_cells, builds[0].tree);
+  assembleCells(space, memory, targets, cube, target_radii, builds[1].levels, builds[1].offsets,
+                builds[1].inner_cells, builds[1].tree);
+  return {builds[0].tree, builds[1].tree};
 }
 
 } // namespace detail
