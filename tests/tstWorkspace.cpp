@@ -98,39 +98,6 @@ TEMPLATE_LIST_TEST_CASE("a pooled workspace reuses the blocks given back to it",
     memory.give(*view);
 }
 
-TEMPLATE_LIST_TEST_CASE("blocks given back under a hold stay out of takes until released",
-                        "[workspace]", kfmm::test::Spaces)
-{
-  // kfmm::Fmm's grouping of the M2L list runs on a second instance and gives its arrays
-  // back under a hold: a take on the first instance must not write them while the second
-  // may still read them.
-  using Space = typename TestType::execution_space;
-  using Memory = typename Space::memory_space;
-  using Ints = Kokkos::View<int *, Memory>;
-  Space space;
-  kfmm::releaseCachedMemory<Memory>();
-  auto const lease = kfmm::detail::WorkspacePool<Memory>::shared().lease();
-  auto &memory = *lease;
-  auto a = memory.template take<Ints>(space, "kfmm::test::a", 1000);
-  int *const a_data = a.data();
-  memory.holdGives(true);
-  memory.give(a);
-  memory.holdGives(false);
-  CHECK(a.data() == nullptr);
-  auto b = memory.template take<Ints>(space, "kfmm::test::b", 1000);
-  CHECK(b.data() != a_data);
-  // Given back without a hold, a block is free at once.
-  int *const b_data = b.data();
-  memory.give(b);
-  auto c = memory.template take<Ints>(space, "kfmm::test::c", 1000);
-  CHECK(c.data() == b_data);
-  memory.releaseHeld();
-  auto d = memory.template take<Ints>(space, "kfmm::test::d", 1000);
-  CHECK(d.data() == a_data);
-  memory.give(c);
-  memory.give(d);
-}
-
 TEMPLATE_LIST_TEST_CASE("a direct workspace allocates Views that own their memory",
                         "[workspace]", kfmm::test::Spaces)
 {

@@ -639,7 +639,6 @@ private:
     farFieldTranslations(side.space());
     nearFieldStage(space);
     side.join();
-    releaseHeldBlocks();
     farFieldToTargets(space);
   }
 
@@ -930,6 +929,8 @@ private:
     {
       _stats.m2l_classes = static_cast<std::size_t>(_m2l_groups.num_classes);
       _stats.m2l_matrix_bytes = detail::bytesOf(_m2l_matrices);
+      // Left on the device by the grouping: read with the other deferred counts.
+      _counts.record(space, Counts::m2l_per_pair, _m2l_groups.per_pair_count);
     }
     if (_m2l_variant == M2LVariant::rotation)
     {
@@ -1106,15 +1107,11 @@ private:
 
   /// Groups the M2L list, by the classes the lists' traversal counted where it did
   /// (`classes`, whose numbering goes back to the workspace here), and computes the class
-  /// matrices (tree/M2LGroups.hpp, kernels/M2LMatrices.hpp) on the `side` instance, where
-  /// the M2L that reads them runs too. With the classes counted the grouping needs nothing of
-  /// the host, and runs there as well: off the caller's instance, whose near field then
-  /// starts that much sooner (its 20-odd kernels took about 0.18 ms of a 1e6 uniform build on
-  /// an H200; perf/RESULTS.md, 2026-11-27). What it gives back to the workspace meanwhile,
-  /// and the list's entries it reads, are held until the evaluation joins the side instance
-  /// (Workspace::holdGives, releaseHeldBlocks). An automatic choice whose matrices would
-  /// exceed the backend's budget takes the rotation M2L instead; an explicit request throws,
-  /// its message naming the entry point `where`.
+  /// matrices (tree/M2LGroups.hpp, kernels/M2LMatrices.hpp), the latter on the `side`
+  /// instance: only the M2L, which runs there too, reads them, and the rest of the build and
+  /// the near field go on meanwhile. An automatic choice whose matrices would exceed the
+  /// backend's budget takes the rotation M2L instead; an explicit request throws, its
+  /// message naming the entry point `where`.
   template <class ExecutionSpace>
   void prepareGroupedM2L(ExecutionSpace const &space,
                          detail::SideInstance<ExecutionSpace> const &side,
@@ -1122,65 +1119,36 @@ private:
                          tree::detail::M2LClassCount<MemorySpace> *classes)
   {
     using Tune = detail::Tuning<ExecutionSpace>;
-    auto const fits = [&](int num_classes) {
-      std::size_t const bytes = detail::m2lMatrixBytes<Real>(num_classes, order());
-      if (bytes <= Tune::m2l_matrix_budget_bytes)
-        return true;
+    int const block_rows = Tune::m2lBlockRows(order());
+    auto groups = tree::detail::groupM2LIn(space, *_memory, _target_tree, _source_tree,
+                                           _lists.m2l, block_rows,
+                                           minClassEntries<ExecutionSpace>(),
+                                           tree::detail::SortKeyWidth::fitted, classes);
+    if (classes != nullptr)
+      _memory->give(classes->key_index);
+    std::size_t const bytes = detail::m2lMatrixBytes<Real>(groups.num_classes, order());
+    if (bytes > Tune::m2l_matrix_budget_bytes)
+    {
       detail::require(_options.m2l_variant != M2LVariant::grouped, where,
                       "the grouped M2L needs " + detail::formatNumber(bytes >> 20) +
                           " MiB of translation matrices, more than this backend's budget of " +
                           detail::formatNumber(Tune::m2l_matrix_budget_bytes >> 20) +
                           " MiB; lower 'order', raise 'theta' or choose m2l_variant "
                           "rotation or automatic");
-      return false;
-    };
-    bool const on_side = classes != nullptr;
-    if (on_side && !fits(classes->num_classes))
-    {
-      _memory->give(classes->key_index);
-      prepareRotationM2L(space);
-      return;
-    }
-    // The grouping reads the lists, which the caller's instance wrote.
-    if (on_side)
-      side.follow();
-    _held_blocks = on_side && side.concurrent();
-    _memory->holdGives(_held_blocks);
-    int const block_rows = Tune::m2lBlockRows(order());
-    auto groups = tree::detail::groupM2LIn(on_side ? side.space() : space, *_memory,
-                                           _target_tree, _source_tree, _lists.m2l, block_rows,
-                                           minClassEntries<ExecutionSpace>(),
-                                           tree::detail::SortKeyWidth::fitted, classes);
-    if (classes != nullptr)
-      _memory->give(classes->key_index);
-    if (!on_side && !fits(groups.num_classes))
-    {
       groups.giveTo(*_memory);
       prepareRotationM2L(space);
       return;
     }
     _m2l_groups = groups;
     // The matrices read the classes' keys, which the grouping wrote on the caller's
-    // instance unless on the side one.
-    if (!on_side)
-      side.follow();
+    // instance.
+    side.follow();
     _m2l_matrices = detail::buildM2LMatrices<Real>(side.space(), *_memory, _m2l_groups, order(),
                                                    Tune::expansionTeamSize(order()));
     _m2l_variant = M2LVariant::grouped;
-    // Left on the device by the grouping: read with the other deferred counts.
-    _counts.record(side.space(), Counts::m2l_per_pair, _m2l_groups.per_pair_count);
     // The groups hold every M2L entry's source: the list's copy is not read again (its
     // offsets, a few bytes per cell, give the rows' count). 4 bytes per entry less.
     _memory->give(_lists.m2l.sources);
-    _memory->holdGives(false);
-  }
-
-  /// The blocks held since the build's grouping (prepareGroupedM2L) free for later takes,
-  /// once the caller's instance has joined the side instance.
-  void releaseHeldBlocks()
-  {
-    if (std::exchange(_held_blocks, false))
-      _memory->releaseHeld();
   }
 
   /// The grouped M2L kernel, one team per block of target rows, under `LaunchBounds`.
@@ -1349,9 +1317,6 @@ private:
   /// Whether the build ran the upward pass of kfmm::evaluate's one evaluation
   /// (upwardAtBuild), which that evaluation then skips.
   bool _upward_done = false;
-  /// Whether the workspace holds blocks that the build's grouping, on the side instance,
-  /// gave back (prepareGroupedM2L) until the first evaluation joins that instance.
-  bool _held_blocks = false;
   /// The build's counts that Stats reads once the device has made them (stats()).
   Counts _counts;
   mutable bool _counts_pending = false;

@@ -25,10 +25,7 @@
 // Blocks given back during a build are reused by kernels queued later on the same execution
 // space instance, which runs them in order, so no synchronisation is needed. Blocks that
 // kernels of a second instance (detail/SideInstance.hpp) may still use are not given back
-// while they may (kfmm::Fmm's upward pass at its build, its M2L matrices), or are given back
-// under a hold (holdGives): no take reuses them until releaseHeld(), which the owner calls
-// once its instance waits for the second (kfmm::Fmm's M2L grouping, after the evaluation's
-// join). When the lease
+// while they may (kfmm::Fmm's upward pass at its build, its M2L matrices). When the lease
 // ends (the solver is destroyed), the workspace waits for the device (Kokkos::fence) and
 // returns to the process's pool, where the next lease finds its blocks, unless it holds more
 // than Tuning::workspace_cache_bytes: then its blocks are released. kfmm::releaseCachedMemory
@@ -120,28 +117,9 @@ public:
       auto const found = std::find_if(_blocks.begin(), _blocks.end(),
                                       [&](Block const &b) { return b.data == data; });
       if (found != _blocks.end())
-      {
-        if (_holding)
-          found->held = true;
-        else
-          found->used = false;
-      }
+        found->used = false;
     }
     view = View();
-  }
-
-  /// While `on`, give() holds its blocks: they stay out of every take until releaseHeld().
-  /// For arrays that kernels queued on a second instance read, whose gives would otherwise
-  /// let the next take on the first instance write them while those kernels run.
-  void holdGives(bool on) { _holding = on; }
-
-  /// The held blocks free for later takes: call once every kernel that reads them runs
-  /// before whatever is queued next (the second instance joined, or the device fenced).
-  void releaseHeld()
-  {
-    for (auto &b : _blocks)
-      if (b.held)
-        b.held = b.used = false;
   }
 
   bool pooled() const { return _pooled; }
@@ -163,7 +141,6 @@ private:
     void *data;
     std::size_t bytes;
     bool used;
-    bool held; ///< given back under a hold: still used until releaseHeld()
   };
 
   /// A free block of at least `bytes`: the smallest that fits, else a new one. New blocks are
@@ -182,7 +159,7 @@ private:
         granule *= 2;
       std::size_t const rounded = (bytes + granule - 1) / granule * granule;
       void *const data = Kokkos::kokkos_malloc<MemorySpace>("kfmm::workspace", rounded);
-      _blocks.push_back(Block{data, rounded, false, false});
+      _blocks.push_back(Block{data, rounded, false});
       best = &_blocks.back();
     }
     best->used = true;
@@ -197,7 +174,6 @@ private:
   }
 
   bool _pooled = false;
-  bool _holding = false;
   std::vector<Block> _blocks;
 };
 
@@ -274,9 +250,8 @@ private:
     using Tune = Tuning<typename MemorySpace::execution_space>;
     if (workspace->heldBytes() > Tune::workspace_cache_bytes)
       return; // released by the destructor
-    workspace->_holding = false;
     for (auto &b : workspace->_blocks)
-      b.used = b.held = false;
+      b.used = false;
     std::lock_guard<std::mutex> lock(_mutex);
     _idle.push_back(std::move(workspace));
   }

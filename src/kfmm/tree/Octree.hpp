@@ -1322,13 +1322,14 @@ buildTwoOctreesOfValidInput(
   // The two builds' one round trip, into a copy (see buildCells).
   auto const read = Kokkos::create_mirror(Kokkos::HostSpace{}, both);
   Kokkos::deep_copy(read, both);
+  using ReadSizes = std::decay_t<decltype(read)>;
   for (int k = 0; k < 2; ++k)
   {
     Build &b = builds[k];
+    ReadSizes const read_of_tree(read.data() + 2 * rows * k, rows);
     if (!b.levels.empty())
-      buildCountedLevels(space, memory, b.tree.keys, rule, b.sizes,
-                         decltype(read)(read.data() + 2 * rows * k, rows), b.levels, b.offsets,
-                         b.inner_cells);
+      buildCountedLevels(space, memory, b.tree.keys, rule, b.sizes, read_of_tree, b.levels,
+                         b.offsets, b.inner_cells);
   }
   memory.give(both);
   assembleCells(space, memory, sources, cube, source_radii, builds[0].levels, builds[0].offsets,
