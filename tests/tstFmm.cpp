@@ -21,6 +21,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "HostReads.hpp"
 #include "TestParticles.hpp"
 #include "TestTypes.hpp"
 
@@ -599,22 +600,6 @@ TEMPLATE_LIST_TEST_CASE("a count left in device memory reaches the host with the
   CHECK(counts[Counts::p2p_pairs] == 0);
 }
 
-namespace
-{
-
-/// Copies into host memory from another memory space since the count was last cleared (a
-/// Kokkos Tools callback): each makes the host wait for the device.
-int device_reads = 0;
-void countDeviceRead(Kokkos::Tools::SpaceHandle destination, char const *, void const *,
-                     Kokkos::Tools::SpaceHandle source, char const *, void const *,
-                     std::uint64_t)
-{
-  std::string const host = Kokkos::HostSpace::name();
-  device_reads += destination.name == host && source.name != host ? 1 : 0;
-}
-
-} // namespace
-
 TEMPLATE_LIST_TEST_CASE("a solver's build reads the device at most twice, however deep its tree",
                         "[fmm][waits]", kfmm::test::Configs)
 {
@@ -641,12 +626,11 @@ TEMPLATE_LIST_TEST_CASE("a solver's build reads the device at most twice, howeve
   options.order = 6;
   options.leaf_size = 16;
   space.fence();
-  device_reads = 0;
-  Kokkos::Tools::Experimental::set_begin_deep_copy_callback(countDeviceRead);
+  kfmm::test::HostReads const reads;
   auto const fmm = separate_targets ? kfmm::Fmm<Real, Memory>(space, p.x, targets.x, options)
                                     : kfmm::Fmm<Real, Memory>(space, p.x, options);
   space.fence();
-  Kokkos::Tools::Experimental::set_begin_deep_copy_callback(nullptr);
+  int const device_reads = reads.fromDevice();
   CAPTURE(fmm.stats().depth);
   CHECK(device_reads >= 1);
   CHECK(device_reads <= 2);

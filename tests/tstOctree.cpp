@@ -23,6 +23,7 @@
 #include <utility>
 #include <vector>
 
+#include "HostReads.hpp"
 #include "TestParticles.hpp"
 #include "TestTypes.hpp"
 
@@ -304,20 +305,8 @@ TEMPLATE_LIST_TEST_CASE("octree levels read in batches or counted equal levels r
   builtEveryWay<TestType>(generated<TestType>(distribution, n, 3), leaf_size);
 }
 
-/// Copies into host memory since the counts were last cleared (a Kokkos Tools callback):
-/// from another memory space, and of the tree build's levels' sizes.
-int device_reads = 0;
-int size_reads = 0;
-void countHostRead(Kokkos::Tools::SpaceHandle destination, char const *, void const *,
-                   Kokkos::Tools::SpaceHandle source, char const *source_label, void const *,
-                   std::uint64_t)
-{
-  std::string const host = Kokkos::HostSpace::name();
-  if (destination.name != host)
-    return;
-  device_reads += source.name != host ? 1 : 0;
-  size_reads += std::string(source_label) == "kfmm::tree::level_sizes" ? 1 : 0;
-}
+/// The label of a tree build's levels' sizes, whose copies to the host the tests count.
+std::string const level_sizes = "kfmm::tree::level_sizes";
 
 TEMPLATE_LIST_TEST_CASE("a counted build reads the device once, however deep its tree",
                         "[tree][octree]", kfmm::test::Configs)
@@ -331,14 +320,14 @@ TEMPLATE_LIST_TEST_CASE("a counted build reads the device once, however deep its
   auto const x = generated<TestType>(kfmm::Distribution::plummer, 30000, 3);
   auto const cube = kfmm::tree::boundingCube(space, x);
   space.fence();
-  device_reads = size_reads = 0;
-  Kokkos::Tools::Experimental::set_begin_deep_copy_callback(countHostRead);
+  kfmm::test::HostReads const reads(level_sizes);
   auto const tree = kfmm::tree::detail::buildOctreeOfValidInput(
       space, kfmm::detail::Workspace<Memory>::direct(), x, cube,
       kfmm::tree::detail::SplitByCount{2}, kfmm::tree::detail::GatheredLeafRadii{},
       kfmm::tree::detail::LevelReads::counted, kfmm::tree::detail::KeyOrder::cell_levels);
   space.fence();
-  Kokkos::Tools::Experimental::set_begin_deep_copy_callback(nullptr);
+  int const size_reads = reads.ofLabel();
+  int const device_reads = reads.fromDevice();
   CAPTURE(tree.numLevels());
   CHECK(tree.numLevels() >= 13);
   CHECK(size_reads == 1);
@@ -369,16 +358,20 @@ TEMPLATE_LIST_TEST_CASE("two trees built together read their levels once and equ
         kfmm::tree::detail::GatheredLeafRadii{}, LevelReads::per_level, KeyOrder::cell_levels);
   };
   space.fence();
-  size_reads = 0;
-  Kokkos::Tools::Experimental::set_begin_deep_copy_callback(countHostRead);
+  kfmm::test::HostReads const host_reads(level_sizes);
   auto const both = kfmm::tree::detail::buildTwoOctreesOfValidInput(
       space, kfmm::detail::Workspace<Memory>::direct(), sources, targets, cube, rule,
       kfmm::tree::detail::GatheredLeafRadii{}, kfmm::tree::detail::GatheredLeafRadii{}, reads,
       KeyOrder::cell_levels);
   space.fence();
-  Kokkos::Tools::Experimental::set_begin_deep_copy_callback(nullptr);
+  int const size_reads = host_reads.ofLabel();
+  int const device_reads = host_reads.fromDevice();
   if (reads == LevelReads::counted)
+  {
     CHECK(size_reads == 1);
+    if (!Kokkos::SpaceAccessibility<Kokkos::HostSpace, Memory>::accessible)
+      CHECK(device_reads == 1);
+  }
   auto const source_tree = alone(sources);
   auto const target_tree = alone(targets);
   checkSameCells(both.first, source_tree);
