@@ -142,7 +142,7 @@ struct Tuning : HostLeafSizes
 
   /// Whether the octree's build finds its levels' sizes on the device before the host reads
   /// them (tree/Octree.hpp, buildCells): all at once, counted from the sorted keys, for an
-  /// ordinary tree, else in batches of levels launched over bounds of their sizes; for
+  /// ordinary tree (a solver's two trees together), else in batches of levels launched over bounds of their sizes; for
   /// devices, where each read waits for the device. The host reads each level's size as it
   /// comes.
   static constexpr bool tree_levels_sized_on_device = false;
