@@ -849,64 +849,101 @@ void readLevelsAsBuilt(ExecutionSpace const &space, kfmm::detail::Workspace<Memo
   }
 }
 
-/// buildCells' root cell, of all n > 0 particles, as levels[0] (offsets {0, 1}), with the
-/// levels' `sizes` cleared.
+/// One tree's build between its sorted keys and its arrays (buildCells): the tree so far
+/// (leaf size, keys, permutation), its levels' cells, their offsets and its inner cells.
+template <class MemorySpace>
+struct CellsInBuild
+{
+  Octree<MemorySpace> tree;
+  std::vector<LevelCells<MemorySpace>> levels;
+  std::vector<int> offsets{0};
+  int inner_cells = 0;
+
+  CellsInBuild(Kokkos::View<MortonKey *, MemorySpace> const &keys,
+               Kokkos::View<std::uint32_t *, MemorySpace> const &permutation, int leaf_size)
+  {
+    tree.leaf_size = leaf_size;
+    tree.keys = keys;
+    tree.permutation = permutation;
+  }
+};
+
+/// The build's root cell, of all n > 0 particles, as its level 0, with the levels' `sizes`
+/// cleared.
 template <class ExecutionSpace, class MemorySpace>
 void queueRoot(ExecutionSpace const &space, kfmm::detail::Workspace<MemorySpace> &memory,
-               LevelSizes<MemorySpace> const &sizes, int n,
-               std::vector<LevelCells<MemorySpace>> &levels, std::vector<int> &offsets)
+               LevelSizes<MemorySpace> const &sizes, int n, CellsInBuild<MemorySpace> &build)
 {
   LevelCells<MemorySpace> root(space, memory, 1);
   Kokkos::parallel_for(
       "kfmm::tree::root", Kokkos::RangePolicy<ExecutionSpace>(space, 0, 1),
       RootCell<MemorySpace>{root.prefix, root.begin, root.end, root.parent, sizes, n});
-  levels.push_back(root);
-  offsets.push_back(1);
+  build.levels.push_back(root);
+  build.offsets.push_back(1);
 }
 
-/// LevelReads::counted's count of every level's size from the sorted `keys` (CountLevels),
-/// into `sizes`, after queueRoot.
-template <class ExecutionSpace, class MemorySpace>
-void queueLevelCount(ExecutionSpace const &space,
-                     Kokkos::View<MortonKey *, MemorySpace> const &keys,
-                     LevelSizes<MemorySpace> const &sizes, int leaf_size)
-{
-  Kokkos::parallel_for("kfmm::tree::count_levels",
-                       Kokkos::RangePolicy<ExecutionSpace>(space, 0, keys.extent(0)),
-                       CountLevels<MemorySpace>{keys, sizes, leaf_size});
-}
-
-/// The levels below the root of a counted build, whose sizes the host has read (`read`, rows
-/// as in `sizes`): each level's children counted and emitted into the next, of its known
-/// size.
-template <class ExecutionSpace, class MemorySpace, class SplitRule, class ReadSizes>
+/// The levels of `count` builds (`builds`) whose levels are counted (LevelReads::counted):
+/// each non-empty tree's root and CountLevels queued, then one read of every tree's sizes,
+/// then each level's children counted and emitted into the next, of its known size; an
+/// empty tree has no cells. A solver of two sets builds its two trees this way
+/// (buildTwoOctreesOfValidInput), so that they wait for the device once together.
+template <class ExecutionSpace, class MemorySpace, class SplitRule>
 void buildCountedLevels(ExecutionSpace const &space, kfmm::detail::Workspace<MemorySpace> &memory,
-                        Kokkos::View<MortonKey *, MemorySpace> const &keys, SplitRule const &rule,
-                        LevelSizes<MemorySpace> const &sizes, ReadSizes const &read,
-                        std::vector<LevelCells<MemorySpace>> &levels, std::vector<int> &offsets,
-                        int &inner_cells)
+                        SplitRule const &rule, CellsInBuild<MemorySpace> *builds, int count)
 {
-  for (int l = 0; read(l, 1) > 0; ++l)
+  int const rows = max_level + 2;
+  // Every tree's sizes in one block, each tree's rows contiguous in any layout.
+  auto all = memory.template take<LevelSizes<MemorySpace>>(space, "kfmm::tree::level_sizes",
+                                                           count * rows);
+  auto const sizes_of = [&](int k) {
+    return LevelSizes<MemorySpace>(all.data() + 2 * rows * k, rows);
+  };
+  for (int k = 0; k < count; ++k)
   {
-    LevelCells<MemorySpace> next(space, memory, read(l + 1, 0));
-    countChildren(space, keys, levels[l], sizes, l, rule);
-    emitChildren(space, levels[l], sizes, l, next);
-    levels.push_back(next);
-    offsets.push_back(offsets.back() + read(l + 1, 0));
-    inner_cells += read(l, 1);
+    CellsInBuild<MemorySpace> &build = builds[k];
+    int const n = static_cast<int>(build.tree.keys.extent(0));
+    if (n == 0)
+      continue;
+    queueRoot(space, memory, sizes_of(k), n, build);
+    Kokkos::parallel_for("kfmm::tree::count_levels",
+                         Kokkos::RangePolicy<ExecutionSpace>(space, 0, build.tree.keys.extent(0)),
+                         CountLevels<MemorySpace>{build.tree.keys, sizes_of(k), rule.leaf_size});
   }
+  // The builds' one round trip (the whole block: see readLevelsAsBuilt), into a copy: the
+  // scans below write the sizes again, and the host backends would see their rows there.
+  auto const read = Kokkos::create_mirror(Kokkos::HostSpace{}, all);
+  Kokkos::deep_copy(read, all);
+  using ReadSizes = std::decay_t<decltype(read)>;
+  for (int k = 0; k < count; ++k)
+  {
+    CellsInBuild<MemorySpace> &build = builds[k];
+    ReadSizes const read_of_tree(read.data() + 2 * rows * k, rows);
+    for (int l = 0; !build.levels.empty() && read_of_tree(l, 1) > 0; ++l)
+    {
+      LevelCells<MemorySpace> next(space, memory, read_of_tree(l + 1, 0));
+      countChildren(space, build.tree.keys, build.levels[l], sizes_of(k), l, rule);
+      emitChildren(space, build.levels[l], sizes_of(k), l, next);
+      build.levels.push_back(next);
+      build.offsets.push_back(build.offsets.back() + read_of_tree(l + 1, 0));
+      build.inner_cells += read_of_tree(l, 1);
+    }
+  }
+  memory.give(all);
 }
 
-/// The tree's arrays from its levels (`levels`, whose blocks go back to `memory`, and
-/// `offsets`), once the host has read their sizes: assembly, leaves and radii (buildCells).
+/// The tree's arrays from the levels of its `build` (whose blocks go back to `memory`), once
+/// the host has read their sizes: assembly, leaves and radii (buildCells).
 template <class ExecutionSpace, class Positions, class CubeSource, class MemorySpace,
           class MeasureLeafRadii>
-void assembleCells(ExecutionSpace const &space, kfmm::detail::Workspace<MemorySpace> &memory,
-                   Positions const &positions, CubeSource const &cube_source,
-                   MeasureLeafRadii const &leaf_radii,
-                   std::vector<LevelCells<MemorySpace>> &levels, std::vector<int> const &offsets,
-                   int inner_cells, Octree<MemorySpace> &tree)
+Octree<MemorySpace> assembleCells(ExecutionSpace const &space,
+                                  kfmm::detail::Workspace<MemorySpace> &memory,
+                                  Positions const &positions, CubeSource const &cube_source,
+                                  MeasureLeafRadii const &leaf_radii,
+                                  CellsInBuild<MemorySpace> &build)
 {
+  Octree<MemorySpace> tree = build.tree;
+  std::vector<int> const &offsets = build.offsets;
+  std::vector<LevelCells<MemorySpace>> &levels = build.levels;
   tree.level_offsets = offsets;
   // The host has waited for the device in the reads of the levels' sizes, unless there were
   // none.
@@ -950,19 +987,28 @@ void assembleCells(ExecutionSpace const &space, kfmm::detail::Workspace<MemorySp
     memory.give(cells_of_level.storage);
   levels.clear();
 
-  collectLeaves(space, memory, tree, tree.numCells() - inner_cells);
+  collectLeaves(space, memory, tree, tree.numCells() - build.inner_cells);
   leaf_radii(space, tree, positions);
   innerRadii(space, tree);
+  return tree;
+}
+
+/// Whether buildCells finds the levels' sizes on the device before the host reads them:
+/// counted (countsLevels) or in batches.
+template <class ExecutionSpace>
+bool levelsSizedOnDevice(LevelReads reads)
+{
+  return reads == LevelReads::batched || reads == LevelReads::counted ||
+         (reads == LevelReads::tuned &&
+          kfmm::detail::Tuning<ExecutionSpace>::tree_levels_sized_on_device);
 }
 
 /// Whether buildCells counts the levels' sizes from the sorted keys (see there).
 template <class ExecutionSpace, class SplitRule>
 bool countsLevels(LevelReads reads)
 {
-  return std::is_same<SplitRule, SplitByCount>::value &&
-         (reads == LevelReads::counted ||
-          (reads == LevelReads::tuned &&
-           kfmm::detail::Tuning<ExecutionSpace>::tree_levels_sized_on_device));
+  return std::is_same<SplitRule, SplitByCount>::value && reads != LevelReads::batched &&
+         levelsSizedOnDevice<ExecutionSpace>(reads);
 }
 
 /// Steps 3 and 4 of the file comment on validated input, cells split by `rule` (a
@@ -985,10 +1031,7 @@ Octree<MemorySpace> buildCells(ExecutionSpace const &space,
 {
   kfmm::detail::ScopedRegion region("kfmm::tree::build_cells");
   int const n = static_cast<int>(positions.extent(0));
-  Octree<MemorySpace> tree;
-  tree.leaf_size = rule.leaf_size;
-  tree.keys = keys;
-  tree.permutation = permutation;
+  CellsInBuild<MemorySpace> build(keys, permutation, rule.leaf_size);
 
   // Cells level by level: each level's cells are placed by the scan over their parents.
   // The levels' sizes stay on the device until the host reads them:
@@ -1007,34 +1050,20 @@ Octree<MemorySpace> buildCells(ExecutionSpace const &space,
   //     levels it will never have;
   //   - per level (the host backends): a read costs nothing there, and neither the count's
   //     pass nor the bounds' idle items are paid.
-  std::vector<LevelCells<MemorySpace>> levels;
-  std::vector<int> offsets{0};
-  auto sizes = memory.template take<LevelSizes<MemorySpace>>(
-      space, "kfmm::tree::level_sizes", max_level + 2);
-  if (n > 0)
-    queueRoot(space, memory, sizes, n, levels, offsets);
-  bool const counted = countsLevels<ExecutionSpace, SplitRule>(reads);
-  bool const batched =
-      !counted && (reads == LevelReads::batched || reads == LevelReads::counted ||
-                   (reads == LevelReads::tuned &&
-                    kfmm::detail::Tuning<ExecutionSpace>::tree_levels_sized_on_device));
-  int inner_cells = 0;
-  if (counted && n > 0)
-  {
-    queueLevelCount(space, keys, sizes, rule.leaf_size);
-    // The build's one round trip (the whole array: see readLevelsAsBuilt), into a copy: the
-    // scans below write `sizes` again, and the host backends would see their rows there.
-    auto const read = Kokkos::create_mirror(Kokkos::HostSpace{}, sizes);
-    Kokkos::deep_copy(read, sizes);
-    buildCountedLevels(space, memory, keys, rule, sizes, read, levels, offsets, inner_cells);
-  }
+  if (countsLevels<ExecutionSpace, SplitRule>(reads) && n > 0)
+    buildCountedLevels(space, memory, rule, &build, 1);
   else
-    readLevelsAsBuilt(space, memory, keys, rule, sizes, batched ? n / 8 + 64 : 0, levels,
-                      offsets, inner_cells);
-  memory.give(sizes);
-  assembleCells(space, memory, positions, cube_source, leaf_radii, levels, offsets, inner_cells,
-                tree);
-  return tree;
+  {
+    auto sizes = memory.template take<LevelSizes<MemorySpace>>(
+        space, "kfmm::tree::level_sizes", max_level + 2);
+    if (n > 0)
+      queueRoot(space, memory, sizes, n, build);
+    bool const batched = levelsSizedOnDevice<ExecutionSpace>(reads);
+    readLevelsAsBuilt(space, memory, keys, rule, sizes, batched ? n / 8 + 64 : 0, build.levels,
+                      build.offsets, build.inner_cells);
+    memory.give(sizes);
+  }
+  return assembleCells(space, memory, positions, cube_source, leaf_radii, build);
 }
 
 } // namespace detail
@@ -1292,51 +1321,14 @@ buildTwoOctreesOfValidInput(
                                                  target_radii, reads, order)};
   }
   kfmm::detail::ScopedRegion region("kfmm::tree::build_two");
-  int const rows = max_level + 2;
-  // Both trees' levels' sizes in one block, each tree's rows contiguous in any layout.
-  auto both = memory.template take<LevelSizes<MemorySpace>>(space, "kfmm::tree::level_sizes",
-                                                            2 * rows);
-  struct Build
-  {
-    Octree<MemorySpace> tree;
-    LevelSizes<MemorySpace> sizes;
-    std::vector<LevelCells<MemorySpace>> levels;
-    std::vector<int> offsets{0};
-    int inner_cells = 0;
-  } builds[2];
-  auto const start = [&](Build &b, auto const &positions, int k) {
-    auto const sorted = sortedKeysOf(space, memory, positions, cube, rule, order);
-    b.tree.leaf_size = rule.leaf_size;
-    b.tree.keys = sorted.first;
-    b.tree.permutation = sorted.second;
-    b.sizes = LevelSizes<MemorySpace>(both.data() + 2 * rows * k, rows);
-    int const n = static_cast<int>(positions.extent(0));
-    if (n > 0)
-    {
-      queueRoot(space, memory, b.sizes, n, b.levels, b.offsets);
-      queueLevelCount(space, b.tree.keys, b.sizes, rule.leaf_size);
-    }
+  auto const sorted = [&](auto const &positions) {
+    auto const keys = sortedKeysOf(space, memory, positions, cube, rule, order);
+    return CellsInBuild<MemorySpace>(keys.first, keys.second, rule.leaf_size);
   };
-  start(builds[0], sources, 0);
-  start(builds[1], targets, 1);
-  // The two builds' one round trip, into a copy (see buildCells).
-  auto const read = Kokkos::create_mirror(Kokkos::HostSpace{}, both);
-  Kokkos::deep_copy(read, both);
-  using ReadSizes = std::decay_t<decltype(read)>;
-  for (int k = 0; k < 2; ++k)
-  {
-    Build &b = builds[k];
-    ReadSizes const read_of_tree(read.data() + 2 * rows * k, rows);
-    if (!b.levels.empty())
-      buildCountedLevels(space, memory, b.tree.keys, rule, b.sizes, read_of_tree, b.levels,
-                         b.offsets, b.inner_cells);
-  }
-  memory.give(both);
-  assembleCells(space, memory, sources, cube, source_radii, builds[0].levels, builds[0].offsets,
-                builds[0].inner_cells, builds[0].tree);
-  assembleCells(space, memory, targets, cube, target_radii, builds[1].levels, builds[1].offsets,
-                builds[1].inner_cells, builds[1].tree);
-  return {builds[0].tree, builds[1].tree};
+  CellsInBuild<MemorySpace> builds[2] = {sorted(sources), sorted(targets)};
+  buildCountedLevels(space, memory, rule, builds, 2);
+  return {assembleCells(space, memory, sources, cube, source_radii, builds[0]),
+          assembleCells(space, memory, targets, cube, target_radii, builds[1])};
 }
 
 } // namespace detail
