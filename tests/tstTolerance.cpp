@@ -19,6 +19,7 @@
 #include <catch2/matchers/catch_matchers_string.hpp>
 
 #include <limits>
+#include <string>
 #include <type_traits>
 #include <vector>
 
@@ -129,6 +130,28 @@ TEMPLATE_LIST_TEST_CASE("tolerances out of reach and conflicting options are ref
     CHECK_THROWS_WITH(kfmm::evaluate(space, p.x, p.q, p.phi, p.field, options),
                       Catch::Matchers::StartsWith("kfmm::evaluate: option 'tolerance'") &&
                           Catch::Matchers::ContainsSubstring("the smallest is"));
+    // The number named, in three digits, is one the caller can ask for: it is served, and 1 %
+    // less is not (three digits round the smallest up by less than 1 %).
+    std::string message;
+    try
+    {
+      kfmm::evaluate(space, p.x, p.q, p.phi, p.field, options);
+    }
+    catch (kfmm::Exception const &e)
+    {
+      message = e.what();
+    }
+    std::string const named = "the smallest is ";
+    auto const at = message.find(named);
+    REQUIRE(at != std::string::npos);
+    auto const begin = at + named.size();
+    std::string const smallest = message.substr(begin, message.find(' ', begin) - begin);
+    CAPTURE(message, smallest);
+    CHECK(smallest.size() <= 8); // e.g. "3.45e-12"
+    options.tolerance = std::stod(smallest);
+    CHECK_NOTHROW(kfmm::evaluate(space, p.x, p.q, p.phi, p.field, options));
+    options.tolerance = 0.99 * std::stod(smallest);
+    CHECK_THROWS_AS(kfmm::evaluate(space, p.x, p.q, p.phi, p.field, options), kfmm::Exception);
   }
   SECTION("with an order of its own")
   {

@@ -43,7 +43,7 @@ AccuracyRow chooseAccuracyRow(AccuracyRow const (&rows)[N], double tolerance,
   double const smallest = rows[N - 1].field_error * tolerance_margin;
   throw Exception(where + ": option 'tolerance' " + formatNumber(tolerance) +
                   " is below what " + precision +
-                  " reaches on this backend; the smallest is " + formatNumber(smallest) +
+                  " reaches on this backend; the smallest is " + formatBoundAbove(smallest, 3) +
                   (std::string(precision) == "float" ? " (compute in double for less)" : ""));
 }
 

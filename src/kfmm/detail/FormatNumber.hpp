@@ -34,6 +34,21 @@ inline std::string formatNumber(double value)
   return buffer;
 }
 
+/// `value` (finite, > 0) rounded up to `digits` significant digits, as the caller would write
+/// it ("3.45e-12" for 3.4425e-12): a bound a message can offer that is at least `value`, where
+/// formatNumber would print all seventeen digits of a product such as 2.295e-12 * 1.5.
+inline std::string formatBoundAbove(double value, int digits)
+{
+  char buffer[32];
+  double const unit = std::pow(10.0, std::floor(std::log10(value)) - (digits - 1));
+  // Half a unit of the last digit, then rounding to the nearest: up, unless `value` already
+  // has `digits` digits.
+  std::snprintf(buffer, sizeof buffer, "%.*g", digits, value + 0.5 * unit);
+  if (std::strtod(buffer, nullptr) < value)
+    return formatNumber(value);
+  return buffer;
+}
+
 /// An integer as the caller would write it: all its digits (a conversion to double would
 /// round those above 2^53).
 template <class Integer, std::enable_if_t<std::is_integral<Integer>::value, int> = 0>
