@@ -40,12 +40,12 @@ inline std::string formatNumber(double value)
 inline std::string formatBoundAbove(double value, int digits)
 {
   char buffer[32];
-  double const unit = std::pow(10.0, std::floor(std::log10(value)) - (digits - 1));
-  // Half a unit of the last digit, then rounding to the nearest: up, unless `value` already
-  // has `digits` digits.
-  std::snprintf(buffer, sizeof buffer, "%.*g", digits, value + 0.5 * unit);
+  std::snprintf(buffer, sizeof buffer, "%.*g", digits, value);
+  // Rounded to the nearest, and down: one unit of the last digit more rounds to the next
+  // number up.
   if (std::strtod(buffer, nullptr) < value)
-    return formatNumber(value);
+    std::snprintf(buffer, sizeof buffer, "%.*g", digits,
+                  value + std::pow(10.0, std::floor(std::log10(value)) - (digits - 1)));
   return buffer;
 }
 
