@@ -4,11 +4,12 @@
 
 For every candidate (precision, order, theta) it runs the program on uniform, Plummer and
 ellipsoid-surface particles and records the worst relative L2 field error against the direct
-sum in double (the error is a property of the expansions, the acceptance rule and, more weakly,
-the leaf size, so one backend's measurement at every backend's tuned leaf sizes serves all),
-and times the candidate on 1e6 uniform particles on this backend. It writes everything as JSON and prints the candidates that are on the
-time-versus-error front, as the C++ rows of src/kfmm/detail/AccuracyTable.hpp (errors) and of
-the backend's tuning (times); docs/ACCURACY.md says how they were made.
+sum in double over every particle (the error is a property of the expansions, the acceptance
+rule and, more weakly, the leaf size, so one backend's measurement at every backend's tuned
+leaf sizes serves all), and times the candidate on 1e6 uniform particles on this backend. It
+writes everything as JSON and prints the candidates that are on the time-versus-error front,
+as the C++ rows of the backend's accuracy table (detail/AccuracyTable.hpp reads them);
+docs/ACCURACY.md says how they were made.
 
     python3 perf/accuracy_table.py --program build/cuda/apps/kfmm --out accuracy-cuda.json
     python3 perf/accuracy_table.py --front accuracy-a.json accuracy-b.json   # rows of both
@@ -62,12 +63,15 @@ def measure(args, known_errors, leaf_tables, precision, order, theta):
     by_leaf_size = {}
     if errors is None:
         errors = {}
+        # 0: every particle. A sample can miss the few targets where the error concentrates
+        # (on Plummer particles 1000 sampled targets gave a third of the error of all 2e4).
+        check = args.check if args.check > 0 else args.n_error
         for leaf in error_leaf_sizes(leaf_tables, precision, order):
             leaf_option = [] if leaf is None else ["--leaf-size", str(leaf)]
             for distribution in DISTRIBUTIONS:
                 report = run(args.program, ["--n", str(args.n_error), "--distribution",
-                                            distribution, "--check", str(args.check),
-                                            *options, *leaf_option])
+                                            distribution, "--seed", str(args.seed),
+                                            "--check", str(check), *options, *leaf_option])
                 error = report["errors"]["field"]
                 used = report["configuration"]["leaf_size"]
                 by_leaf_size.setdefault(str(used), {})[distribution] = error
@@ -126,8 +130,11 @@ def main():
                         help="particles of the error runs (default 50000)")
     parser.add_argument("--n-time", type=int, default=1000000,
                         help="particles of the timed run (default 1e6; 0: errors only)")
-    parser.add_argument("--check", type=int, default=1000,
-                        help="targets of the direct-sum comparison (default 1000)")
+    parser.add_argument("--check", type=int, default=0,
+                        help="targets of the direct-sum comparison (default 0: all of "
+                        "--n-error)")
+    parser.add_argument("--seed", type=int, default=1,
+                        help="random seed of the error runs' particles (default 1)")
     parser.add_argument("--repeat", type=int, default=2, help="timed runs after the first")
     parser.add_argument("--thetas", default="0.4,0.5,0.6,0.7")
     parser.add_argument("--float-orders", default="2-10")
@@ -176,7 +183,9 @@ def main():
         rows.append(measure(args, known_errors, leaf_tables, precision, order, theta))
         # Written after every row, so that an interrupted run keeps what it measured.
         with open(args.out, "w") as f:
-            json.dump({"command": sys.argv, "n_error": args.n_error, "n_time": args.n_time,
+            json.dump({"command": sys.argv, "n_error": args.n_error, "seed": args.seed,
+                       "check": args.check if args.check > 0 else args.n_error,
+                       "n_time": args.n_time,
                        "leaf_sizes_from": args.leaf_sizes_from, "rows": rows}, f, indent=1)
     if not args.quiet and sys.stderr.isatty():
         print(file=sys.stderr)
