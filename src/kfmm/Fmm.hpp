@@ -424,9 +424,10 @@ private:
       _target_tree = _source_tree;
   }
 
-  /// The build after the trees: lists, M2L operators, the sorted positions unless the trees'
-  /// builds made them (`positions_sorted`), and the work counts. The grouped M2L's matrices
-  /// are made on the `side` instance, on which the evaluations' far field runs.
+  /// The build after the trees: lists, the sorted positions unless the trees' builds made them
+  /// (`positions_sorted`), M2L operators and the work counts. The grouped M2L's matrices are
+  /// made on the `side` instance, on which the evaluations' far field runs, and its grouping
+  /// there too where it runs beside the near field (m2lBeside).
   template <class ExecutionSpace, class Sources, class Targets>
   void buildOnTrees(ExecutionSpace const &space, detail::SideInstance<ExecutionSpace> const &side,
                     std::string const &where, Sources const &sources, Targets const *targets,
@@ -452,11 +453,21 @@ private:
     // The particles' sorted keys served the trees' builds only: 8 bytes per particle less.
     _memory->give(_source_tree.keys);
     _memory->give(_target_tree.keys);
-    if (grouped)
-      stage(space, "M2L matrices", _build_stages,
-            [&] { prepareGroupedM2L(space, side, where, counted); });
-    else if (variant == M2LVariant::grouped || variant == M2LVariant::rotation)
-      stage(space, "M2L rotations", _build_stages, [&] { prepareRotationM2L(space); });
+    bool const m2l_beside = grouped && m2lBeside(side);
+    auto const prepareM2L = [&] {
+      if (grouped)
+        stage(space, "M2L matrices", _build_stages,
+              [&] { prepareGroupedM2L(space, side, m2l_beside, where, counted); });
+      else if (variant == M2LVariant::grouped || variant == M2LVariant::rotation)
+        stage(space, "M2L rotations", _build_stages, [&] { prepareRotationM2L(space); });
+    };
+    // Where the grouped M2L's grouping runs beside the caller's instance (m2lBeside), the
+    // setup's arrays are taken before it: blocks that the grouping gives back may still be
+    // in use on the side instance, and only work queued there takes them again
+    // (detail/Workspace.hpp). Otherwise the grouping comes first, and the setup reuses its
+    // blocks (10-15 % less memory held).
+    if (!m2l_beside)
+      prepareM2L();
     stage(space, "setup", _build_stages, [&] {
       if (!_upward_done)
         allocateUpward(space);
@@ -469,7 +480,9 @@ private:
                                               numTargets(),
                                               Tune::p2p_group_lanes * Tune::p2p_targets_per_thread);
     });
-    countWork(space);
+    if (m2l_beside)
+      prepareM2L();
+    countWork(space, side);
     _counts_pending = true;
     _stats.stage_seconds = _build_stages;
   }
@@ -898,12 +911,37 @@ private:
     return order() <= detail::Tuning<ExecutionSpace>::shift_matrix_max_order;
   }
 
+  /// Whether the grouped M2L's grouping (prepareGroupedM2L) runs on the side instance, beside
+  /// the near field, rather than before it on the caller's `space`: where the instances run
+  /// at once and the far field is the lighter part, so that the side's chain (grouping, M2L,
+  /// L2L) still ends before the near field does. The parts are weighed by their estimated
+  /// flops, the far field's times the backend's Tuning::far_field_flop_cost. The near field's
+  /// pairs are estimated from its entries and the trees' mean leaf occupancies, which the
+  /// host holds, so the choice waits for nothing (an exact count, reduced before the lists'
+  /// read, made the build slower where the grouping stays before). On 1e6 uniform particles
+  /// at order 7 the grouping beside the near field made the evaluation 1.8-4.3 % faster in
+  /// four A/B runs; on Plummer particles at the defaults, where the M2L takes twice the near
+  /// field's time, 14 % slower (perf/RESULTS.md, 2026-11-28).
+  template <class ExecutionSpace>
+  bool m2lBeside(detail::SideInstance<ExecutionSpace> const &side) const
+  {
+    if (!side.concurrent() || _target_tree.numLeaves() == 0)
+      return false;
+    double const near_pairs = double(_lists.p2p.size) *
+                              (double(numTargets()) / double(_target_tree.numLeaves())) *
+                              (double(size()) / double(_source_tree.numLeaves()));
+    double const near_flops = detail::flops_per_interaction * near_pairs;
+    double const far_flops = double(_lists.m2l.size) * double(expansions::flops::m2l(order()));
+    return detail::Tuning<ExecutionSpace>::far_field_flop_cost * far_flops < near_flops;
+  }
+
   /// Interaction counts, flop estimate, depth and memory, for Stats. The near field's and
   /// the treecode's pair counts are reductions into the deferred counts (one per list), and
   /// the grouped M2L's pairs outside its classes are recorded there from the grouping's
-  /// device count; stats() reads them: the build does not wait for them.
+  /// device count, on the side instance, which follows the grouping; stats() reads them: the
+  /// build does not wait for them.
   template <class ExecutionSpace>
-  void countWork(ExecutionSpace const &space)
+  void countWork(ExecutionSpace const &space, detail::SideInstance<ExecutionSpace> const &side)
   {
     auto const pairsOfLeafRows = [&](tree::CsrList<MemorySpace> const &list, bool leaves,
                                      typename Counts::Count count) {
@@ -929,8 +967,9 @@ private:
     {
       _stats.m2l_classes = static_cast<std::size_t>(_m2l_groups.num_classes);
       _stats.m2l_matrix_bytes = detail::bytesOf(_m2l_matrices);
-      // Left on the device by the grouping: read with the other deferred counts.
-      _counts.record(space, Counts::m2l_per_pair, _m2l_groups.per_pair_count);
+      // Left on the device by the grouping, on the side instance: read with the other
+      // deferred counts.
+      _counts.record(side.space(), Counts::m2l_per_pair, _m2l_groups.per_pair_count);
     }
     if (_m2l_variant == M2LVariant::rotation)
     {
@@ -1107,20 +1146,27 @@ private:
 
   /// Groups the M2L list, by the classes the lists' traversal counted where it did
   /// (`classes`, whose numbering goes back to the workspace here), and computes the class
-  /// matrices (tree/M2LGroups.hpp, kernels/M2LMatrices.hpp), the latter on the `side`
-  /// instance: only the M2L, which runs there too, reads them, and the rest of the build and
-  /// the near field go on meanwhile. An automatic choice whose matrices would exceed the
+  /// matrices (tree/M2LGroups.hpp, kernels/M2LMatrices.hpp), the matrices on the `side`
+  /// instance, and the grouping there too where `beside` (m2lBeside), once that instance has
+  /// followed the caller's `space` past the lists: only the M2L, which runs there too, reads
+  /// them, and the caller's instance goes on to the near field meanwhile (the grouping's
+  /// small kernels take about 0.2 ms at 1e6 particles). Else the grouping runs on `space`.
+  /// Without the classes' count from the lists (Tuning::m2l_classes_in_lists_read) the
+  /// grouping reads their number on the host. An automatic choice whose matrices would exceed the
   /// backend's budget takes the rotation M2L instead; an explicit request throws, its
   /// message naming the entry point `where`.
   template <class ExecutionSpace>
   void prepareGroupedM2L(ExecutionSpace const &space,
-                         detail::SideInstance<ExecutionSpace> const &side,
+                         detail::SideInstance<ExecutionSpace> const &side, bool beside,
                          std::string const &where,
                          tree::detail::M2LClassCount<MemorySpace> *classes)
   {
     using Tune = detail::Tuning<ExecutionSpace>;
     int const block_rows = Tune::m2lBlockRows(order());
-    auto groups = tree::detail::groupM2LIn(space, *_memory, _target_tree, _source_tree,
+    ExecutionSpace const grouping_space = beside ? side.space() : space;
+    if (beside)
+      side.follow();
+    auto groups = tree::detail::groupM2LIn(grouping_space, *_memory, _target_tree, _source_tree,
                                            _lists.m2l, block_rows,
                                            minClassEntries<ExecutionSpace>(),
                                            tree::detail::SortKeyWidth::fitted, classes);
@@ -1135,14 +1181,18 @@ private:
                           detail::formatNumber(Tune::m2l_matrix_budget_bytes >> 20) +
                           " MiB; lower 'order', raise 'theta' or choose m2l_variant "
                           "rotation or automatic");
+      // The groups' blocks go back to the workspace: the caller's instance waits for the
+      // grouping, so that no later take there can race it.
+      if (beside)
+        side.join();
       groups.giveTo(*_memory);
       prepareRotationM2L(space);
       return;
     }
     _m2l_groups = groups;
-    // The matrices read the classes' keys, which the grouping wrote on the caller's
-    // instance.
-    side.follow();
+    // The matrices read the classes' keys, which the grouping wrote.
+    if (!beside)
+      side.follow();
     _m2l_matrices = detail::buildM2LMatrices<Real>(side.space(), *_memory, _m2l_groups, order(),
                                                    Tune::expansionTeamSize(order()));
     _m2l_variant = M2LVariant::grouped;

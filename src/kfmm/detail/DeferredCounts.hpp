@@ -88,8 +88,8 @@ public:
       _values(c) = 0;
   }
 
-  /// Waits for every kernel on every instance (the reductions ran on the caller's, which the
-  /// solver does not keep): the counts are then final.
+  /// Waits for every kernel on every instance (the counts' kernels ran on the caller's, which
+  /// the solver does not keep, or on its side instance): the counts are then final.
   void wait() const { Kokkos::fence(); }
 
   /// Count `c` as the last reduction into it left it; after wait().

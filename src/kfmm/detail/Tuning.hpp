@@ -155,6 +155,12 @@ struct Tuning : HostLeafSizes
   /// perf/RESULTS.md).
   static constexpr bool m2l_classes_in_lists_read = false;
 
+  /// The cost of a far-field flop (the M2L's estimate, expansions::flops::m2l) in near-field
+  /// flops (20 per pair), by which kfmm::Fmm decides whether the grouped M2L's grouping runs
+  /// beside the near field (Fmm::m2lBeside). Consulted only where two instances run at once,
+  /// which the host's one instance never does.
+  static constexpr double far_field_flop_cost = 4;
+
   /// Threads per team of the positions' sort (kernels/Permutation.hpp, SortPositions), whose
   /// teams take 256 particles each: one thread here.
   static constexpr int sort_positions_team_size = 1;

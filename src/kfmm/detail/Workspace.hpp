@@ -25,7 +25,10 @@
 // Blocks given back during a build are reused by kernels queued later on the same execution
 // space instance, which runs them in order, so no synchronisation is needed. Blocks that
 // kernels of a second instance (detail/SideInstance.hpp) may still use are not given back
-// while they may (kfmm::Fmm's upward pass at its build, its M2L matrices). When the lease
+// while they may (kfmm::Fmm's upward pass at its build, its M2L matrices), unless from then
+// on only that instance takes blocks: kfmm::Fmm's grouping of its M2L list, where it runs on
+// the side instance, is the build's last work to take blocks but for the matrices, which
+// follow it there. When the lease
 // ends (the solver is destroyed), the workspace waits for the device (Kokkos::fence) and
 // returns to the process's pool, where the next lease finds its blocks, unless it holds more
 // than Tuning::workspace_cache_bytes: then its blocks are released. kfmm::releaseCachedMemory

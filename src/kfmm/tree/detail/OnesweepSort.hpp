@@ -689,8 +689,11 @@ void onesweepSort(ExecutionSpace const &space, KeyView const &keys, ValueView co
           .set_scratch_size(0, Kokkos::PerTeam(Histograms::scratchBytes(
                                    team_size, positions.count, max_radix))),
       Histograms{keys, counts, positions, max_radix});
+  // Its functor (the pass list) would otherwise launch from constant memory, and the host
+  // wait for the last such launch, on any instance, to end (kfmm/detail/ArgumentLaunch.hpp).
   Kokkos::parallel_for("kfmm::sort::digit_offsets",
-                       Kokkos::TeamPolicy<ExecutionSpace>(space, positions.count, Kokkos::AUTO),
+                       Kokkos::TeamPolicy<ExecutionSpace, kfmm::detail::ArgumentLaunch>(
+                           space, positions.count, Kokkos::AUTO),
                        DigitOffsetsKernel<ExecutionSpace, Counts>{
                            counts, workspace.pass_routes, workspace.begin_bit, positions, n,
                            max_radix});
