@@ -67,8 +67,8 @@ if has targets; then
     step "target-$name-one-instance" "$kfmm" "$@" --no-stage-times --no-concurrent-far-field \
       --quiet --json "$logs/target-$name-one-instance.json"
   }
-  target u1e6 --n 1000000 --precision float --distribution uniform --order 7 --theta 0.85 \
-    --leaf-size 256 --repeat 20 --check 2000
+  target u1e6 --n 1000000 --precision float --distribution uniform --order 7 --theta 0.84 \
+    --leaf-size 248 --repeat 20 --check 2000
   target p1e6 --n 1000000 --precision float --distribution plummer --repeat 20 --check 2000
   target d1e6 --n 1000000 --precision double --distribution uniform --order 24 --theta 0.7 \
     --leaf-size 512 --repeat 5 --check 2000
