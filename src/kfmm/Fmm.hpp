@@ -918,10 +918,13 @@ private:
   /// flops, the far field's times the backend's Tuning::far_field_flop_cost. The near field's
   /// pairs are estimated from its entries and the trees' mean leaf occupancies, which the
   /// host holds, so the choice waits for nothing (an exact count, reduced before the lists'
-  /// read, made the build slower where the grouping stays before). On 1e6 uniform particles
-  /// at order 7 the grouping beside the near field made the evaluation 1.8-4.3 % faster in
-  /// four A/B runs; on Plummer particles at the defaults, where the M2L takes twice the near
-  /// field's time, 14 % slower (perf/RESULTS.md, 2026-11-28).
+  /// read, was 1-3 % slower in one lease and level in another where the grouping stays
+  /// before). The estimate runs low where leaves sit at two depths: at order 7, theta 0.84,
+  /// leaf 248 on 1e6 uniform particles it is 45 % of the count and chooses "before", where
+  /// the count would choose "beside". On 1e6 uniform particles at order 7 the grouping
+  /// beside the near field made the evaluation 1.8-4.3 % faster in four A/B runs; on Plummer
+  /// particles at the defaults, where the M2L takes twice the near field's time, 14 % slower
+  /// (perf/RESULTS.md, 2026-11-28).
   template <class ExecutionSpace>
   bool m2lBeside(detail::SideInstance<ExecutionSpace> const &side) const
   {
