@@ -637,7 +637,7 @@ TEMPLATE_LIST_TEST_CASE("a count left in device memory reaches the host with the
   counts.record(space, Counts::m2l_per_pair, value);
   counts.wait();
   CHECK(counts[Counts::m2l_per_pair] == 1234567);
-  CHECK(counts[Counts::p2p_pairs] == 0);
+  CHECK(counts[Counts::m2p_pairs] == 0);
 }
 
 TEMPLATE_LIST_TEST_CASE("a solver's build reads the device at most twice, however deep its tree",

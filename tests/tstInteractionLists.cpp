@@ -61,7 +61,8 @@ auto hostList(List const &list, int rows)
 /// sources and of its far-field cells (M2L of the leaf and its ancestors in fmm mode, M2P of
 /// the leaf in treecode mode) tile [0, N) exactly: every particle once. Also: the acceptance
 /// test holds for every far pair and fails for every near pair, near sources are leaves,
-/// and each leaf is in its own P2P row.
+/// each leaf is in its own P2P row, and the lists' count of near pairs is that of their P2P
+/// rows.
 template <class Tree, class Lists>
 void checkLists(Tree const &tree, Lists const &lists)
 {
@@ -115,6 +116,7 @@ void checkLists(Tree const &tree, Lists const &lists)
   CHECK(bad_m2l == -1);
 
   int bad_near = -1, missing_self = -1, bad_far = -1, bad_cover = -1;
+  std::uint64_t near_pairs = 0;
   std::vector<std::pair<int, int>> ranges;
   for (int j = 0; j < num_leaves; ++j)
   {
@@ -128,6 +130,7 @@ void checkLists(Tree const &tree, Lists const &lists)
         bad_near = bad_near < 0 ? j : bad_near;
       self = self || s == leaf;
       ranges.emplace_back(begin(s), end(s));
+      near_pairs += std::uint64_t(end(leaf) - begin(leaf)) * std::uint64_t(end(s) - begin(s));
     }
     if (!self)
       missing_self = missing_self < 0 ? j : missing_self;
@@ -153,6 +156,7 @@ void checkLists(Tree const &tree, Lists const &lists)
   CHECK(missing_self == -1); // first leaf row without itself
   CHECK(bad_far == -1);      // first leaf row with an M2P source failing the test
   CHECK(bad_cover == -1);    // first leaf row whose particles do not see all once
+  CHECK(lists.near_pairs == near_pairs);
 }
 
 using kfmm::test::generated;

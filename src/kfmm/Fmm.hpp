@@ -915,42 +915,32 @@ private:
   /// the near field, rather than before it on the caller's `space`: where the instances run
   /// at once and the far field is the lighter part, so that the side's chain (grouping, M2L,
   /// L2L) still ends before the near field does. The parts are weighed by their estimated
-  /// flops, the far field's times the backend's Tuning::far_field_flop_cost. The near field's
-  /// pairs are estimated from its entries and the trees' mean leaf occupancies, which the
-  /// host holds, so the choice waits for nothing (an exact count, reduced before the lists'
-  /// read, was 1-3 % slower in one lease and level in another where the grouping stays
-  /// before). The estimate runs low where leaves sit at two depths: at order 7, theta 0.84,
-  /// leaf 248 on 1e6 uniform particles it is 45 % of the count and chooses "before", where
-  /// the count would choose "beside". On 1e6 uniform particles at order 7 the grouping
-  /// beside the near field made the evaluation 1.8-4.3 % faster in four A/B runs; on Plummer
+  /// flops, the far field's times the backend's Tuning::far_field_flop_cost; the near
+  /// field's pairs came back in the lists' read (InteractionLists::near_pairs), so the choice
+  /// waits for nothing. An estimate from the mean leaf occupancy instead chose "before" at
+  /// order 7, theta 0.84, leaf 248 on 1e6 uniform particles, where it was 45 % of the count
+  /// (leaves at two depths) and the count chooses "beside"; the count was level or faster in
+  /// all four cases of one A/B lease. On 1e6 uniform particles at order 7 the grouping beside
+  /// the near field made the evaluation 1.8-4.3 % faster in four A/B runs; on Plummer
   /// particles at the defaults, where the M2L takes twice the near field's time, 14 % slower
   /// (perf/RESULTS.md, 2026-11-28).
   template <class ExecutionSpace>
   bool m2lBeside(detail::SideInstance<ExecutionSpace> const &side) const
   {
-    if (!side.concurrent() || _target_tree.numLeaves() == 0)
+    if (!side.concurrent())
       return false;
-    double const near_pairs = double(_lists.p2p.size) *
-                              (double(numTargets()) / double(_target_tree.numLeaves())) *
-                              (double(size()) / double(_source_tree.numLeaves()));
-    double const near_flops = detail::flops_per_interaction * near_pairs;
+    double const near_flops = detail::flops_per_interaction * double(_lists.near_pairs);
     double const far_flops = double(_lists.m2l.size) * double(expansions::flops::m2l(order()));
     return detail::Tuning<ExecutionSpace>::far_field_flop_cost * far_flops < near_flops;
   }
 
-  /// Interaction counts, flop estimate, depth and memory, for Stats. The near field's and
-  /// the treecode's pair counts are reductions into the deferred counts (one per list), and
-  /// the grouped M2L's pairs outside its classes are recorded there from the grouping's
-  /// device count, on the side instance, which follows the grouping; stats() reads them: the
-  /// build does not wait for them.
+  /// Interaction counts, flop estimate, depth and memory, for Stats. The near field's pairs
+  /// came back with the lists' sizes; the treecode's pair count is a reduction into the
+  /// deferred counts, and the grouped M2L's pairs outside its classes are recorded there from
+  /// the grouping's device count; stats() reads them: the build does not wait for them.
   template <class ExecutionSpace>
   void countWork(ExecutionSpace const &space, detail::SideInstance<ExecutionSpace> const &side)
   {
-    auto const pairsOfLeafRows = [&](tree::CsrList<MemorySpace> const &list, bool leaves,
-                                     typename Counts::Count count) {
-      detail::countLeafRowPairs(space, targetCells(), sourceCells(), list.offsets, list.sources,
-                                leaves, _counts.slot(count));
-    };
     bool const two = separateTargets();
     _stats.order = order();
     _stats.theta = _options.theta;
@@ -960,9 +950,8 @@ private:
                    (two ? static_cast<std::size_t>(_target_tree.numCells()) : 0);
     _stats.leaves = static_cast<std::size_t>(_source_tree.numLeaves()) +
                     (two ? static_cast<std::size_t>(_target_tree.numLeaves()) : 0);
-    // All particles at one point: the evaluation skips every stage (the count stays 0).
-    if (_target_tree.numLeaves() > 0 && !allAtOnePoint())
-      pairsOfLeafRows(_lists.p2p, true, Counts::p2p_pairs);
+    // All particles at one point: the evaluation skips every stage.
+    _stats.p2p_interactions = allAtOnePoint() ? 0 : _lists.near_pairs;
     _stats.m2l_interactions = _options.method == Method::fmm ? _lists.m2l.size : 0;
     if (_options.method == Method::fmm)
       _stats.m2l_variant = m2lVariantName(_m2l_variant);
@@ -981,14 +970,16 @@ private:
       _stats.m2l_per_pair_interactions = static_cast<std::size_t>(_m2l_rotations.per_pair_entries);
     }
     if (_options.method == Method::treecode && _target_tree.numLeaves() > 0)
-      pairsOfLeafRows(_lists.m2p, false, Counts::m2p_pairs);
+      detail::countLeafRowPairs(space, targetCells(), sourceCells(), _lists.m2p.offsets,
+                                _lists.m2p.sources, false, _counts.slot(Counts::m2p_pairs));
     int const p = order();
     double const sources = static_cast<double>(size());
     double const targets = static_cast<double>(numTargets());
     double const source_cells = static_cast<double>(_source_tree.numCells());
     double const target_cells = static_cast<double>(_target_tree.numCells());
-    // Without the near field's and the M2P's flops, which readCounts adds.
-    _stats.flops = sources * double(expansions::flops::p2m(p)) +
+    // Without the M2P's flops, which readCounts adds.
+    _stats.flops = detail::flops_per_interaction * double(_stats.p2p_interactions) +
+                   sources * double(expansions::flops::p2m(p)) +
                    source_cells * double(expansions::flops::m2m(p)) + m2lFlops();
     if (_options.method == Method::fmm)
       _stats.flops += target_cells * double(expansions::flops::l2l(p)) +
@@ -1012,7 +1003,6 @@ private:
   {
     _counts.wait();
     _counts_pending = false;
-    _stats.p2p_interactions = _counts[Counts::p2p_pairs];
     _stats.m2p_interactions = _counts[Counts::m2p_pairs];
     _stats.unresolved_pairs =
         _counts[Counts::unresolved_sources] + _counts[Counts::unresolved_targets];
@@ -1020,9 +1010,7 @@ private:
       _stats.m2l_per_pair_interactions = _counts[Counts::m2l_per_pair];
     _stats.precision_limited = detail::precisionLimited(
         _stats.unresolved_pairs, size() + (separateTargets() ? numTargets() : 0));
-    _stats.flops +=
-        detail::flops_per_interaction * double(_stats.p2p_interactions) +
-        double(_stats.m2p_interactions) * double(expansions::flops::m2p(order()));
+    _stats.flops += double(_stats.m2p_interactions) * double(expansions::flops::m2p(order()));
   }
 
   /// Each target's flops in the evaluations (detail::TargetWork), into `work` (one entry per
@@ -1153,9 +1141,9 @@ private:
   /// instance, and the grouping there too where `beside` (m2lBeside), once that instance has
   /// followed the caller's `space` past the lists: only the M2L, which runs there too, reads
   /// them, and the caller's instance goes on to the near field meanwhile (the grouping's
-  /// small kernels take about 0.2 ms at 1e6 particles). Else the grouping runs on `space`.
-  /// Without the classes' count from the lists (Tuning::m2l_classes_in_lists_read) the
-  /// grouping reads their number on the host. An automatic choice whose matrices would exceed the
+  /// small kernels take about 0.2 ms at 1e6 particles). Else the grouping runs on `space`. Without
+  /// the classes' count from the lists (Tuning::m2l_classes_in_lists_read) the grouping
+  /// reads their number on the host. An automatic choice whose matrices would exceed the
   /// backend's budget takes the rotation M2L instead; an explicit request throws, its
   /// message naming the entry point `where`.
   template <class ExecutionSpace>

@@ -49,7 +49,6 @@ public:
 
   enum Count : int
   {
-    p2p_pairs,
     m2p_pairs,
     unresolved_sources,
     unresolved_targets,

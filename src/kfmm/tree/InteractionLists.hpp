@@ -94,6 +94,10 @@ struct InteractionLists
   CsrList<MemorySpace> m2p; ///< rows: leaves (positions in tree.leaves); treecode only
   CsrList<MemorySpace> p2p; ///< rows: leaves (positions in tree.leaves)
   int rounds = 0;           ///< frontier rounds the traversal took
+  /// Particle pairs of the p2p list: for each entry, its row leaf's particles times its
+  /// source leaf's (a particle and itself included), counted on the device before the
+  /// traversal's read, which brings it.
+  std::uint64_t near_pairs = 0;
 };
 
 namespace detail
@@ -325,6 +329,30 @@ struct TraversalCounters
   KOKKOS_FUNCTION int near(int round) const { return of(2, round); }
   KOKKOS_FUNCTION int claim(int round) const { return of(3, round); }
   KOKKOS_FUNCTION int size() const { return of(4, 0); }
+};
+
+/// The particle pairs of the traversal's near entries (InteractionLists::near_pairs): entry
+/// i < counters(near_count) adds its row leaf's particles times its source leaf's.
+template <class MemorySpace>
+struct NearEntryPairs
+{
+  using Count = TraversalCounters::Count;
+  Kokkos::View<int *, MemorySpace> target_leaves;
+  Kokkos::View<int *, MemorySpace> target_begin, target_end;
+  Kokkos::View<int *, MemorySpace> source_begin, source_end;
+  PairEntries<MemorySpace> near;
+  Kokkos::View<Count *, MemorySpace> counters;
+  int near_count;
+
+  KOKKOS_FUNCTION void operator()(int i, Count &sum) const
+  {
+    if (static_cast<Count>(i) >= counters(near_count))
+      return;
+    int const t = target_leaves(static_cast<int>(near.rows(i)));
+    int const s = static_cast<int>(near.sources(i));
+    sum += static_cast<Count>(target_end(t) - target_begin(t)) *
+           static_cast<Count>(source_end(s) - source_begin(s));
+  }
 };
 
 /// One round of the traversal. Teams claim tiles of team_size x items pairs of the frontier
@@ -761,11 +789,12 @@ buildInteractionListsIn(ExecutionSpace const &space, kfmm::detail::Workspace<Mem
   detail::TraversalCounters const slots{kfmm::detail::max(0, targets.depth()) +
                                         kfmm::detail::max(0, sources.depth())};
   using Count = detail::TraversalCounters::Count;
-  // The slots of the rounds, then one for the hook's count.
+  // The slots of the rounds, then one for the hook's count and one for the near pairs.
   int const hook_count = slots.size();
+  int const near_pairs_count = slots.size() + 1;
   Kokkos::View<Count *, MemorySpace> counters;
-  memory.take(space, counters, "kfmm::lists::counters", slots.size() + 1);
-  std::vector<Count> counted(slots.size() + 1, 0);
+  memory.take(space, counters, "kfmm::lists::counters", slots.size() + 2);
+  std::vector<Count> counted(slots.size() + 2, 0);
   int const all = slots.last_round + 1; // the slots of all rounds' entries
   Kokkos::View<std::uint64_t *, MemorySpace> status;
   detail::Frontier<MemorySpace> frontiers[2];
@@ -820,6 +849,16 @@ buildInteractionListsIn(ExecutionSpace const &space, kfmm::detail::Workspace<Mem
     }
     if (far_entries_hook != nullptr)
       far_entries_hook->queue(space, far, counters, slots.far(all), hook_count);
+    // Reduced into its counter on the device, so that the count comes back in the read.
+    Kokkos::parallel_reduce(
+        "kfmm::lists::near_pairs",
+        Kokkos::RangePolicy<ExecutionSpace, kfmm::detail::ArgumentLaunch>(space, 0,
+                                                                         near.rows.extent(0)),
+        detail::NearEntryPairs<MemorySpace>{targets.leaves, targets.particle_begin,
+                                            targets.particle_end, sources.particle_begin,
+                                            sources.particle_end, near, counters,
+                                            slots.near(all)},
+        Kokkos::subview(counters, near_pairs_count));
     Kokkos::deep_copy(space, Kokkos::View<Count *, Kokkos::HostSpace>(
                                  counted.data(), counted.size()),
                       counters);
@@ -838,6 +877,7 @@ buildInteractionListsIn(ExecutionSpace const &space, kfmm::detail::Workspace<Mem
   }
   if (far_entries_hook != nullptr)
     far_entries_hook->read(counted[hook_count]);
+  lists.near_pairs = counted[near_pairs_count];
   lists.rounds = 0;
   for (int round = 0; round <= slots.last_round; ++round)
     if (counted[slots.frontier(round)] > 0)
