@@ -1141,10 +1141,10 @@ private:
   /// instance, and the grouping there too where `beside` (m2lBeside), once that instance has
   /// followed the caller's `space` past the lists: only the M2L, which runs there too, reads
   /// them, and the caller's instance goes on to the near field meanwhile (the grouping's
-  /// small kernels take about 0.2 ms at 1e6 particles). Else the grouping runs on `space`. Without
-  /// the classes' count from the lists (Tuning::m2l_classes_in_lists_read) the grouping
-  /// reads their number on the host. An automatic choice whose matrices would exceed the
-  /// backend's budget takes the rotation M2L instead; an explicit request throws, its
+  /// small kernels take about 0.2 ms at 1e6 particles). Else the grouping runs on `space`.
+  /// Without the classes' count from the lists (Tuning::m2l_classes_in_lists_read) the
+  /// grouping reads their number on the host. An automatic choice whose matrices would exceed
+  /// the backend's budget takes the rotation M2L instead; an explicit request throws, its
   /// message naming the entry point `where`.
   template <class ExecutionSpace>
   void prepareGroupedM2L(ExecutionSpace const &space,
