@@ -100,39 +100,32 @@ KOKKOS_INLINE_FUNCTION std::size_t rowSourceParticles(CellView<MemorySpace> cons
   return particles;
 }
 
-/// Interactions of row `row` of a list whose rows are target leaves: for each target
-/// particle, the particles of its source leaves (`source_leaves`) or its source cells (else).
-template <class MemorySpace, class Offsets, class Sources>
-struct LeafRowPairs
+/// Interactions of row `row` of a list whose rows are target leaves and each of whose entries
+/// meets every target of the leaf once (the treecode's M2P list): targets times entries.
+template <class MemorySpace, class Offsets>
+struct LeafRowEntries
 {
   CellView<MemorySpace> target_cells;
-  CellView<MemorySpace> source_cells;
   Offsets offsets;
-  Sources sources;
-  bool source_leaves;
 
   KOKKOS_FUNCTION void operator()(int row, std::size_t &sum) const
   {
     int const leaf = target_cells.leaves(row);
     std::size_t const targets = target_cells.particle_end(leaf) - target_cells.particle_begin(leaf);
-    sum += targets * (source_leaves ? rowSourceParticles(source_cells, offsets, sources, row)
-                                    : static_cast<std::size_t>(offsets(row + 1) - offsets(row)));
+    sum += targets * static_cast<std::size_t>(offsets(row + 1) - offsets(row));
   }
 };
 
-/// The interactions of a list whose rows are target leaves (LeafRowPairs), reduced into
+/// The interactions of a list whose rows are target leaves (LeafRowEntries), reduced into
 /// `total` (a rank-0 View; DeferredCounts' slot: nothing waits for the device).
-template <class ExecutionSpace, class MemorySpace, class Offsets, class Sources, class Total>
-void countLeafRowPairs(ExecutionSpace const &space, CellView<MemorySpace> const &target_cells,
-                       CellView<MemorySpace> const &source_cells, Offsets const &offsets,
-                       Sources const &sources, bool source_leaves, Total const &total)
+template <class ExecutionSpace, class MemorySpace, class Offsets, class Total>
+void countLeafRowEntries(ExecutionSpace const &space, CellView<MemorySpace> const &target_cells,
+                         Offsets const &offsets, Total const &total)
 {
   Kokkos::parallel_reduce(
       "kfmm::Fmm::count_pairs",
       Kokkos::RangePolicy<ExecutionSpace, ArgumentLaunch>(space, 0, offsets.extent(0) - 1),
-      LeafRowPairs<MemorySpace, Offsets, Sources>{target_cells, source_cells, offsets, sources,
-                                                  source_leaves},
-      total);
+      LeafRowEntries<MemorySpace, Offsets>{target_cells, offsets}, total);
 }
 
 /// Bytes held by the given Views.
@@ -970,8 +963,8 @@ private:
       _stats.m2l_per_pair_interactions = static_cast<std::size_t>(_m2l_rotations.per_pair_entries);
     }
     if (_options.method == Method::treecode && _target_tree.numLeaves() > 0)
-      detail::countLeafRowPairs(space, targetCells(), sourceCells(), _lists.m2p.offsets,
-                                _lists.m2p.sources, false, _counts.slot(Counts::m2p_pairs));
+      detail::countLeafRowEntries(space, targetCells(), _lists.m2p.offsets,
+                                  _counts.slot(Counts::m2p_pairs));
     int const p = order();
     double const sources = static_cast<double>(size());
     double const targets = static_cast<double>(numTargets());
