@@ -14,6 +14,7 @@
 #include <functional>
 #include <limits>
 #include <map>
+#include <optional>
 #include <system_error>
 #include <utility>
 #include <vector>
@@ -107,6 +108,74 @@ void requireWritablePath(std::string const &option, std::string const &path)
   if (!folder.empty() && !std::filesystem::is_directory(folder, ec))
     throw UsageError("option '" + option + "': folder '" + folder.string() +
                      "' does not exist");
+  // An existing file (or the file a symbolic link names) is replaced by a complete new one:
+  // one that nobody may write is refused instead, for root too, who could replace it.
+  auto const status = std::filesystem::status(p, ec);
+  using std::filesystem::perms;
+  if (!ec && std::filesystem::is_regular_file(status) &&
+      (status.permissions() & (perms::owner_write | perms::group_write | perms::others_write)) ==
+          perms::none)
+    throw UsageError("option '" + option + "': '" + path + "' is read-only");
+}
+
+/// Whether `a` and `b` name one file: the same file where both exist (through links and
+/// different spellings of a path), else the same path once made absolute and normal.
+bool sameFile(std::string const &a, std::string const &b)
+{
+  std::error_code ec;
+  if (std::filesystem::exists(a, ec) && std::filesystem::exists(b, ec))
+    return std::filesystem::equivalent(a, b, ec);
+  auto const normal = [](std::string const &path) {
+    std::error_code error;
+    auto const absolute = std::filesystem::absolute(path, error).lexically_normal();
+    auto const canonical = std::filesystem::weakly_canonical(absolute, error);
+    return error ? absolute : canonical;
+  };
+  return normal(a) == normal(b);
+}
+
+/// The files a run reads (--input, --targets) and writes (--output, --json): no file written
+/// may be one that is read, nor both written files one.
+void requireSeparateFiles(Configuration const &c)
+{
+  for (auto const &[written, written_path] :
+       {std::pair{"--output", c.output}, std::pair{"--json", c.json}})
+  {
+    if (written_path.empty())
+      continue;
+    for (auto const &[read, read_path] :
+         {std::pair{"--input", c.input}, std::pair{"--targets", c.targets}})
+      if (!read_path.empty() && sameFile(read_path, written_path))
+        throw UsageError("options '" + std::string(read) + "' and '" + written +
+                         "' name the same file ('" + read_path + "', '" + written_path +
+                         "'): the run would overwrite what it reads");
+  }
+  if (!c.output.empty() && !c.json.empty() && sameFile(c.output, c.json))
+    throw UsageError("options '--output' and '--json' name the same file ('" + c.output +
+                     "', '" + c.json + "')");
+}
+
+/// A --kokkos-NAME=VALUE argument's value, or nothing when `argument` is not one for `name`.
+std::optional<std::string> kokkosValue(std::string const &argument, std::string const &name)
+{
+  std::string const prefix = "--kokkos-" + name;
+  if (argument.rfind(prefix, 0) != 0)
+    return std::nullopt;
+  if (argument.size() == prefix.size())
+    throw UsageError("option '" + prefix + "' needs a value: " + prefix + "=N");
+  if (argument[prefix.size()] != '=')
+    return std::nullopt; // a longer name
+  return argument.substr(prefix.size() + 1);
+}
+
+/// Digits only, at least `min`, within int.
+void requireKokkosInteger(std::string const &option, std::string const &value, int min)
+{
+  bool const digits = !value.empty() && value.find_first_not_of("0123456789") == std::string::npos;
+  if (!digits)
+    badValue(option, value, "an integer, " + std::to_string(min) + " or more");
+  if (value.size() > 9 || std::stoi(value) < min)
+    outOfRange(option, value, "expected " + std::to_string(min) + " to 999999999");
 }
 
 void requireKnownExtension(std::string const &option, std::string const &path)
@@ -144,6 +213,13 @@ std::size_t defaultParticleCount()
 Configuration parseCommandLine(std::vector<std::string> const &arguments)
 {
   Configuration c;
+  // --help and --version answer whatever else the command line holds, mistakes included.
+  for (auto const &argument : arguments)
+    if (argument == "--help" || argument == "--version")
+    {
+      (argument == "--help" ? c.help : c.version) = true;
+      return c;
+    }
   // The report's stage table; --no-stage-times runs the stages unfenced.
   c.options.time_stages = true;
   std::map<std::string, bool> given;
@@ -265,8 +341,9 @@ Configuration parseCommandLine(std::vector<std::string> const &arguments)
       option.resize(equals);
       has_value = true;
     }
-    if (option == "--help" || option == "--quiet" || option == "--no-stage-times" ||
-        option == "--no-concurrent-far-field")
+    if (option == "--help" || option == "--version" || option == "--quiet" ||
+        option == "--no-stage-times" || option == "--no-concurrent-far-field" ||
+        option == "--allow-unresolved")
     {
       if (has_value)
         throw UsageError("option '" + option + "' takes no value");
@@ -274,6 +351,10 @@ Configuration parseCommandLine(std::vector<std::string> const &arguments)
         c.options.time_stages = false;
       else if (option == "--no-concurrent-far-field")
         c.options.concurrent_far_field = false;
+      else if (option == "--allow-unresolved")
+        c.allow_unresolved = true;
+      else if (option == "--version")
+        c.version = true;
       else
         (option == "--help" ? c.help : c.quiet) = true;
       continue;
@@ -295,7 +376,7 @@ Configuration parseCommandLine(std::vector<std::string> const &arguments)
     handler->second(option, value);
     given[option] = true;
   }
-  if (c.help)
+  if (c.help || c.version)
     return c;
 
   if (!c.input.empty())
@@ -308,10 +389,7 @@ Configuration parseCommandLine(std::vector<std::string> const &arguments)
       if (given.count(option))
         throw UsageError("option '" + std::string(option) +
                          "' cannot be used with --tolerance (it chooses order and theta)");
-  if (!c.targets.empty() && (c.targets == c.output || c.targets == c.json))
-    throw UsageError("option '--targets' names a file that the run writes: '" + c.targets + "'");
-  if (!c.output.empty() && c.output == c.json)
-    throw UsageError("options '--output' and '--json' name the same file '" + c.output + "'");
+  requireSeparateFiles(c);
   if (c.input.empty() && c.n == 0)
     c.n = defaultParticleCount();
   try
@@ -352,7 +430,8 @@ std::string helpText()
          methodName(o.method) +
          ")\n"
          "  --tolerance T        the relative L2 field error to reach: order and theta are\n"
-         "                       chosen from the backend's measured table (docs/ACCURACY.md)\n"
+         "                       chosen from the backend's measured table (docs/ACCURACY.md);\n"
+         "                       not with --order, --theta or --acceptance\n"
          "  --order P            expansion order, 1 to " +
          std::to_string(max_order) + " (" + std::to_string(o.order) +
          ")\n"
@@ -371,6 +450,8 @@ std::string helpText()
          "  --precision P        float | double: of the charges, results and computation;\n"
          "                       positions are held in double (float)\n"
          "  --softening EPS      Plummer softening length, finite and >= 0 (0)\n"
+         "  --allow-unresolved   write the results even where the precision does not resolve\n"
+         "                       the particles (exit status 4 otherwise; docs/CLI.md)\n"
          "Measurement:\n"
          "  --check K            compare with the direct sum (in double) on K sampled\n"
          "                       particles (or targets); 0 turns the comparison off (1000)\n"
@@ -388,14 +469,40 @@ std::string helpText()
          "  --json FILE          write the report as JSON to FILE\n"
          "  --quiet              print nothing but errors and warnings\n"
          "  --help               print this text and exit\n"
+         "  --version            print kfmm's and Kokkos' versions and exit\n"
          "\n"
          "Values follow their option as the next argument or after '=' (--n=1e6). Arguments\n"
          "that start with --kokkos- go to Kokkos (--kokkos-help lists them). Files are\n"
-         "written under a temporary name and renamed when complete.\n"
+         "written under a temporary name and renamed when complete (also through a symbolic\n"
+         "link, which stays); a read-only file is not replaced; an interrupt removes the\n"
+         "temporary file.\n"
          "\n" +
          mpiText() +
          "Exit status: 0 success, 1 failure while running, 2 bad command line, 3 unusable\n"
-         "input file.\n";
+         "input file, 4 the precision does not resolve the particles (nothing written).\n";
+}
+
+void checkKokkosArguments(std::vector<std::string> const &arguments)
+{
+  for (auto const &argument : arguments)
+  {
+    for (char const *name : {"threads", "num-threads", "numa"})
+      if (auto const value = kokkosValue(argument, name))
+        requireKokkosInteger("--kokkos-" + std::string(name), *value, 1);
+    for (char const *name : {"device-id", "device"})
+      if (auto const value = kokkosValue(argument, name))
+        requireKokkosInteger("--kokkos-" + std::string(name), *value, 0);
+    for (char const *name : {"num-devices", "ndevices"})
+      if (auto const value = kokkosValue(argument, name))
+      {
+        // G, or G,S: G devices per node, the GPU S skipped.
+        std::string const option = "--kokkos-" + std::string(name);
+        auto const comma = value->find(',');
+        requireKokkosInteger(option, value->substr(0, comma), 1);
+        if (comma != std::string::npos)
+          requireKokkosInteger(option, value->substr(comma + 1), 0);
+      }
+  }
 }
 
 } // namespace kfmm::app

@@ -51,8 +51,12 @@ struct Configuration
   std::string targets;
   std::string output;
   std::string json;
+  /// --allow-unresolved: write results that the precision does not resolve (with a warning)
+  /// instead of stopping with exit_unresolved.
+  bool allow_unresolved = false;
   bool quiet = false;
   bool help = false;
+  bool version = false;
 };
 
 /// Parses the program's own arguments (without argv[0] and the --kokkos-* ones). Throws
@@ -63,6 +67,10 @@ Configuration parseCommandLine(std::vector<std::string> const &arguments);
 
 /// The --help text, with this build's defaults.
 std::string helpText();
+
+/// Checks the values of the --kokkos-* arguments that take a number, which Kokkos 3.4 would
+/// otherwise answer with an uncaught exception or an abort; throws UsageError.
+void checkKokkosArguments(std::vector<std::string> const &arguments);
 
 /// Particles of the default problem in this build: larger when the default execution space
 /// is a GPU.

@@ -371,7 +371,13 @@ void runIn(Configuration const &c, io::ParticleTable const *input)
   std::vector<RankRun> first{solveOnce(space, c.options, particles, results)};
   report.first_seconds = slowest(first.back().rank.wall_seconds);
   Stats const first_stats = reportedStats(first);
-  // Even with --quiet: a result that may be far less accurate than asked for is not noise.
+  // As in Run.cpp; the ranks agree on precision_limited (reportedStats), so all stop alike.
+  if (first_stats.precision_limited && !c.allow_unresolved)
+  {
+    if (root)
+      throw UnresolvedError(precisionMessage(c, n, first_stats));
+    throw OtherRankFailed(exit_unresolved);
+  }
   if (first_stats.precision_limited && root)
     std::fputs(precisionWarning(c, n, first_stats).c_str(), stderr);
   std::vector<RankRun> warm;

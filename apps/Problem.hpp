@@ -10,11 +10,13 @@
 // positions the user gave. Generated positions are rounded to the precision of the run, so
 // that a generated problem is the same problem for the solver and for the check.
 
+#include <kfmm/detail/FormatNumber.hpp>
 #include <kfmm/io/Generators.hpp>
 #include <kfmm/io/ParticleFile.hpp>
 
 #include <Kokkos_Core.hpp>
 
+#include <cmath>
 #include <cstddef>
 #include <cstdint>
 
@@ -91,6 +93,29 @@ Particles<Real> copyParticles(io::ParticleTable const &table)
   auto particles = allocateParticles<Real>(table.size());
   io::copyToViews(table, particles.positions, particles.charges);
   return particles;
+}
+
+/// Throws kfmm::io::FileError, naming the file, when the positions of `table` span more along
+/// an axis than a double can hold (x = -1e308 and 1e308, say): the solver could not place
+/// them in a cube.
+inline void requireRepresentableExtent(io::ParticleTable const &table)
+{
+  char const *const axes[] = {"x", "y", "z"};
+  for (int d = 0; d < 3; ++d)
+  {
+    double lo = 0, hi = 0;
+    for (std::size_t i = 0; i < table.size(); ++i)
+    {
+      double const v = table(i, d);
+      lo = i == 0 || v < lo ? v : lo;
+      hi = i == 0 || v > hi ? v : hi;
+    }
+    if (!std::isfinite(hi - lo))
+      throw io::FileError("'" + table.path + "': the positions span more than a double can hold "
+                          "along " + axes[d] + " (from " + detail::formatNumber(lo) + " to " +
+                          detail::formatNumber(hi) + "): scale or shift them into a smaller "
+                          "range");
+  }
 }
 
 } // namespace kfmm::app

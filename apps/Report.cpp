@@ -5,6 +5,7 @@
 #include "Solve.hpp"
 
 #include <kfmm/Config.hpp>
+#include <kfmm/detail/Resolution.hpp>
 
 #include <Kokkos_Core.hpp>
 
@@ -45,6 +46,12 @@ std::string versionString()
 {
   return std::to_string(KFMM_VERSION_MAJOR) + "." + std::to_string(KFMM_VERSION_MINOR) + "." +
          std::to_string(KFMM_VERSION_PATCH);
+}
+
+std::string kokkosVersion()
+{
+  return std::to_string(KOKKOS_VERSION / 10000) + "." +
+         std::to_string(KOKKOS_VERSION / 100 % 100) + "." + std::to_string(KOKKOS_VERSION % 100);
 }
 
 std::string algorithmName(Configuration const &c)
@@ -189,12 +196,16 @@ double nearFieldRate(Report const &r)
 
 } // namespace
 
+std::string versionText()
+{
+  return "kfmm " + versionString() + " (Kokkos " + kokkosVersion() + ", default execution space " +
+         Kokkos::DefaultExecutionSpace::name() + ")\n";
+}
+
 KokkosInfo kokkosInfo()
 {
   KokkosInfo k;
-  k.version = std::to_string(KOKKOS_VERSION / 10000) + "." +
-              std::to_string(KOKKOS_VERSION / 100 % 100) + "." +
-              std::to_string(KOKKOS_VERSION % 100);
+  k.version = kokkosVersion();
   // Names as the spaces' name() gives them, written out because some of these classes moved
   // between namespaces across Kokkos versions.
 #if defined(KOKKOS_ENABLE_SERIAL)
@@ -250,11 +261,15 @@ void printReport(std::FILE *out, Report const &r)
   std::fprintf(out, "  precision     %s\n", precisionName(c.precision));
   std::fprintf(out, "  particles     %s\n", problemText(r).c_str());
   // The order and theta the solver used: with --tolerance, those it chose.
+  // The classic rule has no theta.
+  std::string const acceptance =
+      c.options.acceptance == Acceptance::classic
+          ? std::string("classic")
+          : "theta, theta " + detail::formatNumber(r.stats.theta);
   std::fprintf(out,
-               "  options       method %s, order %d, acceptance %s, theta %g, leaf size %d, "
-               "softening %g\n",
-               methodName(c.options.method), r.stats.order, acceptanceName(c.options.acceptance),
-               r.stats.theta, r.stats.leaf_size, c.options.softening);
+               "  options       method %s, order %d, acceptance %s, leaf size %d, softening %g\n",
+               methodName(c.options.method), r.stats.order, acceptance.c_str(),
+               r.stats.leaf_size, c.options.softening);
   if (c.options.leaf_size == 0)
     std::fprintf(out, "  leaf size     %d: the backend's tuned one for order %d in %s\n",
                  r.stats.leaf_size, r.stats.order, precisionName(c.precision));
@@ -328,18 +343,25 @@ void printReport(std::FILE *out, Report const &r)
   std::fflush(out);
 }
 
+std::string precisionMessage(Configuration const &c, std::size_t n, Stats const &stats)
+{
+  return detail::unresolvedText(precisionName(c.precision), stats.unresolved_pairs, n) +
+         (c.precision == Precision::single ? "; use --precision double" : "") +
+         " (--allow-unresolved writes such results anyway); nothing was written";
+}
+
 std::string precisionWarning(Configuration const &c, std::size_t n, Stats const &stats)
 {
-  char const *const precision = precisionName(c.precision);
-  char line[512];
-  std::snprintf(line, sizeof line,
-                "kfmm: warning: %s does not resolve these particles: %zu pairs of the %zu "
-                "particles are so close, for their coordinates, that rounding them to %s "
-                "changes their distance by more than 1/1024; their results may be far less "
-                "accurate than the options give%s\n",
-                precision, stats.unresolved_pairs, n, precision,
-                c.precision == Precision::single ? " (use --precision double)" : "");
-  return line;
+  return "kfmm: warning: " +
+         detail::unresolvedText(precisionName(c.precision), stats.unresolved_pairs, n) +
+         " (--allow-unresolved)\n";
+}
+
+std::string runLabel(int run, int repeat)
+{
+  if (repeat == 0)
+    return "solving";
+  return "solving (run " + std::to_string(run + 1) + " of " + std::to_string(repeat + 1) + ")";
 }
 
 std::string jsonReport(Report const &r)
@@ -384,7 +406,11 @@ std::string jsonReport(Report const &r)
   else
     j.null("tolerance");
   j.integer("order", static_cast<std::uint64_t>(r.stats.order));
-  j.number("theta", r.stats.theta);
+  // The classic rule has no theta.
+  if (c.options.acceptance == Acceptance::classic)
+    j.null("theta");
+  else
+    j.number("theta", r.stats.theta);
   j.string("acceptance", acceptanceName(c.options.acceptance));
   j.integer("leaf_size", static_cast<std::uint64_t>(r.stats.leaf_size));
   j.boolean("leaf_size_tuned", c.options.leaf_size == 0);

@@ -88,15 +88,26 @@ double median(std::vector<double> values);
 /// them.
 Stats medianStats(std::vector<Stats> const &runs);
 
+/// The --version text: kfmm's version, and the Kokkos it was built with (before Kokkos
+/// starts).
+std::string versionText();
+
 /// The peak resident memory of this process, or 0 where unknown.
 std::size_t hostPeakBytes();
 
 void printReport(std::FILE *out, Report const &report);
 
-/// The warning line (with its line end) for a solve whose precision does not resolve the
-/// particles (Stats::precision_limited).
+/// The error message (no "kfmm: error:", no line end) for a solve whose precision does not
+/// resolve the particles (Stats::precision_limited), without --allow-unresolved.
+std::string precisionMessage(Configuration const &configuration, std::size_t n,
+                             Stats const &stats);
+
+/// The warning line (with its line end) for such a solve with --allow-unresolved.
 std::string precisionWarning(Configuration const &configuration, std::size_t n,
                              Stats const &stats);
+
+/// What the elapsed-time line says during run `run` (0: the first) of 1 + `repeat`.
+std::string runLabel(int run, int repeat);
 
 /// The report as a JSON document (non-finite numbers as null).
 std::string jsonReport(Report const &report);

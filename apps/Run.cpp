@@ -2,6 +2,7 @@
 #include "Run.hpp"
 
 #include "Check.hpp"
+#include "ElapsedLine.hpp"
 #include "Problem.hpp"
 #include "Report.hpp"
 #include "Solve.hpp"
@@ -60,16 +61,23 @@ void runIn(Configuration const &c, io::ParticleTable const *input,
   // The first run pays for first touches and allocations; --repeat runs after it are warm.
   space.fence();
   Kokkos::Timer timer;
-  Stats const first = solve(space, c.options, particles, at, results);
+  Stats const first = [&] {
+    ElapsedLine const line(runLabel(0, c.repeat), !c.quiet);
+    return solve(space, c.options, particles, at, results);
+  }();
   space.fence();
   report.first_seconds = timer.seconds();
-  // Even with --quiet: a result that may be far less accurate than asked for is not noise.
+  // Results the precision cannot give are an error unless asked for; then a warning, even
+  // with --quiet: a result that may be far less accurate than asked for is not noise.
+  if (first.precision_limited && !c.allow_unresolved)
+    throw UnresolvedError(precisionMessage(c, n, first));
   if (first.precision_limited)
     std::fputs(precisionWarning(c, n, first).c_str(), stderr);
   std::vector<Stats> warm;
   std::vector<double> walls;
   for (int r = 0; r < c.repeat; ++r)
   {
+    ElapsedLine const line(runLabel(r + 1, c.repeat), !c.quiet);
     timer.reset();
     warm.push_back(solve(space, c.options, particles, at, results));
     space.fence();

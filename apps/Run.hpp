@@ -19,11 +19,20 @@ enum ExitStatus : int
   exit_success = 0,
   exit_failure = 1, ///< something failed while running (solver, memory, writing a file)
   exit_usage = 2,   ///< bad command line; nothing was run or written
-  exit_input = 3    ///< the --input or --targets file cannot be used; nothing was run or written
+  exit_input = 3,   ///< the --input or --targets file cannot be used; nothing was run or written
+  exit_unresolved = 4 ///< the precision does not resolve the particles; nothing was written
 };
 
 /// The --input or --targets file's contents cannot be used (exit_input).
 class InputError : public std::runtime_error
+{
+public:
+  using std::runtime_error::runtime_error;
+};
+
+/// The precision does not resolve the particles and --allow-unresolved was not given
+/// (exit_unresolved): the results would not be as accurate as asked, so none are written.
+class UnresolvedError : public std::runtime_error
 {
 public:
   using std::runtime_error::runtime_error;

@@ -9,9 +9,12 @@ namespace kfmm::app
 {
 
 template <class Real>
-Stats solve(Space const &space, Options const &options, Particles<Real> const &particles,
+Stats solve(Space const &space, Options const &given, Particles<Real> const &particles,
             Positions const &targets, Results<Real> const &results)
 {
+  // The program decides itself, in its own words, what unresolved particles mean (Stats).
+  Options options = given;
+  options.allow_unresolved = true;
   // kfmm::evaluate returns when its kernels have ended, so the results are complete.
   if (targets.data() == particles.positions.data())
     return kfmm::evaluate(space, particles.positions, particles.charges, results.potential,

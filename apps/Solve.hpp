@@ -23,7 +23,8 @@ constexpr std::size_t default_particles_gpu = 10000000;
 /// Potential and field of `particles` at `targets`, into `results` (the targets' order kept),
 /// with `options`; `targets` is particles.positions itself for the particles on each other.
 /// Fenced before it returns. The stages it reports in Stats::stage_seconds form the report's
-/// time table.
+/// time table. Particles that the precision does not resolve are not an error here: Stats
+/// says so (precision_limited), and the caller decides.
 template <class Real>
 Stats solve(Space const &space, Options const &options, Particles<Real> const &particles,
             Positions const &targets, Results<Real> const &results);

@@ -13,6 +13,9 @@
 // status. Only rank 0 prints otherwise.
 #include "CommandLine.hpp"
 #include "Distributed.hpp"
+#include "Problem.hpp"
+#include "Process.hpp"
+#include "Report.hpp"
 #include "Run.hpp"
 
 #include <kfmm/Config.hpp>
@@ -63,11 +66,22 @@ int main(int argc, char *argv[])
       std::fprintf(stderr, "kfmm: error: %s\n", e.what());
     return exit_usage;
   }
-  if (configuration.help)
+  if (configuration.help || configuration.version)
   {
     if (root)
-      std::fputs(helpText().c_str(), stdout);
+      std::fputs((configuration.help ? helpText() : versionText()).c_str(), stdout);
     return exit_success;
+  }
+  try
+  {
+    checkKokkosArguments(std::vector<std::string>(kokkos_arguments.begin() + 1,
+                                                  kokkos_arguments.end()));
+  }
+  catch (UsageError const &e)
+  {
+    if (root)
+      std::fprintf(stderr, "kfmm: error: %s\n", e.what());
+    return exit_usage;
   }
   if (ranks > 1 && !configuration.targets.empty())
   {
@@ -90,6 +104,7 @@ int main(int argc, char *argv[])
       auto table = kfmm::io::readParticles(path, options);
       if (table.size() == 0)
         throw kfmm::io::FileError("'" + path + "' holds no " + what);
+      requireRepresentableExtent(table);
       return table;
     };
     if (!configuration.input.empty())
@@ -121,9 +136,26 @@ int main(int argc, char *argv[])
     kokkos_help = kokkos_help || std::string(kokkos_arguments[i]) == "--kokkos-help";
   int kokkos_argc = static_cast<int>(kokkos_arguments.size());
   kokkos_arguments.push_back(nullptr);
-  Kokkos::ScopeGuard guard(kokkos_argc, kokkos_arguments.data());
+  std::optional<Kokkos::ScopeGuard> guard;
+  try
+  {
+    if (kokkos_help)
+      guard.emplace(kokkos_argc, kokkos_arguments.data());
+    else
+      // Kokkos' start-up notes (OMP_PROC_BIND unset, say) go to stderr, so that stdout holds
+      // the report alone.
+      withStdoutOnStderr([&] { guard.emplace(kokkos_argc, kokkos_arguments.data()); });
+  }
+  catch (std::exception const &e)
+  {
+    // Every rank passes the same arguments to Kokkos and fails alike.
+    if (root)
+      std::fprintf(stderr, "kfmm: error: Kokkos did not start: %s\n", e.what());
+    return exit_usage;
+  }
   if (kokkos_help)
     return exit_success;
+  removeTemporaryFilesOnSignal();
   try
   {
 #if defined(KFMM_ENABLE_MPI)
@@ -143,6 +175,11 @@ int main(int argc, char *argv[])
   {
     std::fprintf(stderr, "kfmm: error: %s\n", e.what());
     return exit_input;
+  }
+  catch (UnresolvedError const &e)
+  {
+    std::fprintf(stderr, "kfmm: error: %s\n", e.what());
+    return exit_unresolved;
   }
   catch (std::exception const &e)
   {

@@ -150,7 +150,7 @@ TEMPLATE_LIST_TEST_CASE("unresolved pairs are counted across the sort's chunks o
   }
   Kokkos::deep_copy(x, x_h);
   Kokkos::deep_copy(permutation, permutation_h);
-  auto const frame = kfmm::detail::unitFrame(kfmm::tree::boundingCube(space, x));
+  auto const frame = kfmm::detail::unitFrame(kfmm::tree::boundingCube(space, x), "test");
   Kokkos::View<Real *[3], Memory> sorted("kfmm::test::sorted", n);
   // The count into host memory (the sort then waits for it), and into device memory.
   Kokkos::View<std::size_t, Kokkos::HostSpace> unresolved("kfmm::test::unresolved");
@@ -199,16 +199,30 @@ TEMPLATE_LIST_TEST_CASE("sets in double are accurate where the precision resolve
     for (int d = 0; d < 3; ++d)
       x_mirror(i, d) = h.x(i, d);
   Kokkos::deep_copy(x, x_mirror);
-  kfmm::Fmm<Real, Memory> fmm(space, x, accurateOptions<Real>());
-  fmm.evaluate(space, p.q, p.phi, p.field);
-  auto const &stats = fmm.stats();
-  CAPTURE(stats.unresolved_pairs);
-  CHECK(stats.results_checked);
   // Float does not resolve 1e-12 at 1, 1e-6 at 1e8, nor a line 1e6 long whose neighbours are
   // 1000 apart on average, many far closer; double resolves them all.
   bool const unresolvable = isFloat<Real> && (set == Adversarial::two_clusters ||
                                               set == Adversarial::multiscale ||
                                               set == Adversarial::line);
+  // By default such results are an error the caller cannot miss; asked for, they come back
+  // with Stats saying what they are.
+  kfmm::Fmm<Real, Memory> strict(space, x, accurateOptions<Real>());
+  if (unresolvable)
+  {
+    CHECK_THROWS_AS(strict.evaluate(space, p.q, p.phi, p.field), kfmm::PrecisionError);
+    CHECK_THROWS_WITH(strict.evaluate(space, p.q, p.phi, p.field),
+                      Catch::Matchers::ContainsSubstring("float does not resolve these "
+                                                         "particles"));
+  }
+  else
+    CHECK_NOTHROW(strict.evaluate(space, p.q, p.phi, p.field));
+  auto options = accurateOptions<Real>();
+  options.allow_unresolved = true;
+  kfmm::Fmm<Real, Memory> fmm(space, x, options);
+  fmm.evaluate(space, p.q, p.phi, p.field);
+  auto const &stats = fmm.stats();
+  CAPTURE(stats.unresolved_pairs);
+  CHECK(stats.results_checked);
   CHECK(stats.precision_limited == unresolvable);
   if (!unresolvable)
   {
@@ -407,7 +421,7 @@ TEST_CASE("the unit frame moves positions exactly and scales without overflow",
           x(i, d) = static_cast<float>(size *
                                        (offset * (d == 0 ? 1 : -0.5) + uniform01(set, i, d)));
       auto const frame = kfmm::detail::unitFrame(
-          kfmm::tree::boundingCube(Kokkos::DefaultHostExecutionSpace{}, x));
+          kfmm::tree::boundingCube(Kokkos::DefaultHostExecutionSpace{}, x), "test");
       bool exact = true;
       for (std::size_t i = 0; i < x.extent(0); ++i)
         for (int d = 0; d < 3; ++d)
@@ -431,8 +445,8 @@ TEST_CASE("the unit frame moves positions exactly and scales without overflow",
         y(i, d) = std::ldexp(x(i, d), 70);
       }
     Kokkos::DefaultHostExecutionSpace host;
-    auto const fx = kfmm::detail::unitFrame(kfmm::tree::boundingCube(host, x));
-    auto const fy = kfmm::detail::unitFrame(kfmm::tree::boundingCube(host, y));
+    auto const fx = kfmm::detail::unitFrame(kfmm::tree::boundingCube(host, x), "test");
+    auto const fy = kfmm::detail::unitFrame(kfmm::tree::boundingCube(host, y), "test");
     CHECK(fy.length_exponent == fx.length_exponent + 70);
     bool same = true;
     for (std::size_t i = 0; i < x.extent(0); ++i)
@@ -475,6 +489,31 @@ struct UnitExponents
 };
 
 } // namespace
+
+TEMPLATE_LIST_TEST_CASE("positions whose extent overflows a double are an error, not a hang",
+                        "[fmm][direct][adversarial][edge]", kfmm::test::Configs)
+{
+  // Finite coordinates, but the cube around them has an infinite side, which no frame of
+  // powers of two can scale (detail/UnitFrame.hpp). ctest's time limit catches a hang.
+  using Catch::Matchers::ContainsSubstring;
+  using Memory = typename TestType::memory_space;
+  typename TestType::execution_space space;
+  Particles<TestType> p(2);
+  Kokkos::View<double *[3], Memory> x("kfmm::test::x64", 2);
+  auto x_h = Kokkos::create_mirror_view(x);
+  Kokkos::deep_copy(x_h, 0.0);
+  x_h(0, 0) = -1e308;
+  x_h(1, 0) = 1e308;
+  Kokkos::deep_copy(x, x_h);
+  Kokkos::deep_copy(p.q, 1);
+  auto const overflows = ContainsSubstring("the positions span more than a double can hold");
+  CHECK_THROWS_AS(kfmm::evaluate(space, x, p.q, p.phi, p.field), kfmm::Exception);
+  CHECK_THROWS_WITH(kfmm::evaluate(space, x, p.q, p.phi, p.field),
+                    ContainsSubstring("kfmm::evaluate: ") && overflows);
+  CHECK_THROWS_WITH((kfmm::Fmm<typename TestType::real_type, Memory>(space, x)), overflows);
+  CHECK_THROWS_WITH(kfmm::directSum(space, x, p.q, p.phi, p.field),
+                    ContainsSubstring("kfmm::directSum: ") && overflows);
+}
 
 TEMPLATE_LIST_TEST_CASE("the units' exponents and powers of two are frexp's and ldexp's",
                         "[adversarial][units]", kfmm::test::Spaces)

@@ -458,7 +458,7 @@ TEMPLATE_LIST_TEST_CASE("leaf radii from particles sorted into the frame equal t
   auto const x = generated<TestType>(distribution, n, 5);
   auto const tree = kfmm::tree::buildOctree(space, x, 16);
   auto const gathered = onHost(tree.radius);
-  auto const frame = kfmm::detail::unitFrame(tree.cube);
+  auto const frame = kfmm::detail::unitFrame(tree.cube, "test");
   Kokkos::View<Real *[3], Memory> sorted("kfmm::test::sorted", n);
   Kokkos::View<std::size_t, Memory> unresolved("kfmm::test::unresolved");
   kfmm::detail::sortPositions(space, kfmm::detail::Workspace<Memory>::direct(), tree.permutation,

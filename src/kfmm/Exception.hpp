@@ -17,6 +17,16 @@ public:
   using std::invalid_argument::invalid_argument;
 };
 
+/// Thrown by kfmm::evaluate and kfmm::Fmm::evaluate when the solver's precision does not
+/// resolve the particles (Stats::precision_limited): their results may be far less accurate
+/// than the options give, so they are not handed back as if they were. The results Views
+/// then hold what was computed; Options::allow_unresolved turns the error off.
+class PrecisionError : public Exception
+{
+public:
+  using Exception::Exception;
+};
+
 } // namespace kfmm
 
 #endif

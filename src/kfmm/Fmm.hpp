@@ -22,6 +22,7 @@
 // largest, so that the accuracy does not depend on the scale of either. The results are
 // checked for NaN and infinity at the end (Options::check_results).
 
+#include <kfmm/Exception.hpp>
 #include <kfmm/Options.hpp>
 #include <kfmm/Stats.hpp>
 #include <kfmm/detail/ArgumentLaunch.hpp>
@@ -275,7 +276,7 @@ public:
     stage(space, "tree", _build_stages, [&] {
       _source_tree = source_tree;
       _target_tree = target_tree;
-      moveTreesToFrame(space, true);
+      moveTreesToFrame(space, caller.name, true);
     });
     // The distributed solver runs the far field on the caller's instance: the M2L
     // matrices are made there too.
@@ -309,6 +310,9 @@ private:
   {
     detail::ScopedRegion region("kfmm::Fmm::build");
     std::string const where = caller.name;
+    _rounds_positions =
+        detail::roundsPositions<Real, typename Sources::non_const_value_type>() ||
+        (targets && detail::roundsPositions<Real, typename Targets::non_const_value_type>());
     detail::validate(_options, where);
     _options = detail::withTunedParameters<detail::Tuning<ExecutionSpace>, Real>(_options, where);
     Options const &options = _options;
@@ -336,12 +340,12 @@ private:
       auto const reads = tree::detail::LevelReads::tuned;
       auto const order = tree::detail::KeyOrder::cell_levels;
       auto const source_radii = sortingLeafRadii<ExecutionSpace>(
-          _x, "kfmm::Fmm::sorted_positions", Counts::unresolved_sources);
+          where, _x, "kfmm::Fmm::sorted_positions", Counts::unresolved_sources);
       if (targets)
         // Both trees' levels are read together, where they are counted.
         std::tie(_source_tree, _target_tree) = tree::detail::buildTwoOctreesOfValidInput(
             space, *_memory, sources, *targets, cube, rule, source_radii,
-            sortingLeafRadii<ExecutionSpace>(_target_x, "kfmm::Fmm::sorted_targets",
+            sortingLeafRadii<ExecutionSpace>(where, _target_x, "kfmm::Fmm::sorted_targets",
                                              Counts::unresolved_targets),
             reads, order);
       else
@@ -350,7 +354,7 @@ private:
                                                              rule, source_radii, reads, order);
         _target_x = _x;
       }
-      moveTreesToFrame(space, targets != nullptr);
+      moveTreesToFrame(space, where, targets != nullptr);
     });
     if (charges)
       upwardAtBuild(space, where, *charges);
@@ -388,14 +392,14 @@ private:
   /// permutation a second time, the radii had taken 9.9 ms at 1e8 particles on an H200
   /// (perf/RESULTS.md, 2026-11-25).
   template <class ExecutionSpace>
-  auto sortingLeafRadii(Kokkos::View<Real *[3], MemorySpace> &sorted, char const *label,
-                        typename Counts::Count unresolved)
+  auto sortingLeafRadii(std::string const &where, Kokkos::View<Real *[3], MemorySpace> &sorted,
+                        char const *label, typename Counts::Count unresolved)
   {
-    return [this, &sorted, label, unresolved](ExecutionSpace const &space,
-                                              tree::Octree<MemorySpace> const &tree,
-                                              auto const &positions) {
+    return [this, where, &sorted, label, unresolved](ExecutionSpace const &space,
+                                                     tree::Octree<MemorySpace> const &tree,
+                                                     auto const &positions) {
       // The frame, as soon as the host knows the cube (both trees share it).
-      _frame = detail::unitFrame(tree.cube);
+      _frame = detail::unitFrame(tree.cube, where);
       _memory->take(space, sorted, label, tree.numParticles());
       detail::sortPositions(space, *_memory, tree.permutation, positions, _frame, sorted,
                             _counts.slot(unresolved));
@@ -407,9 +411,9 @@ private:
   /// The trees into the solver's frame (detail/UnitFrame.hpp); one tree serves as both when
   /// the targets are not a set of their own.
   template <class ExecutionSpace>
-  void moveTreesToFrame(ExecutionSpace const &space, bool two_trees)
+  void moveTreesToFrame(ExecutionSpace const &space, std::string const &where, bool two_trees)
   {
-    _frame = detail::unitFrame(_source_tree.cube);
+    _frame = detail::unitFrame(_source_tree.cube, where);
     tree::moveToFrame(space, _source_tree, _frame);
     if (two_trees)
       tree::moveToFrame(space, _target_tree, _frame);
@@ -552,6 +556,23 @@ public:
       });
       _stats.results_checked = true;
     }
+    requireResolved(where);
+  }
+
+  /// Throws kfmm::PrecisionError, naming `where`, when the build found that the precision
+  /// does not resolve the particles (Stats::precision_limited), unless
+  /// Options::allow_unresolved. Waits for the build's counts where it rounded positions.
+  void requireResolved(std::string const &where) const
+  {
+    if (!_rounds_positions || _options.allow_unresolved || !stats().precision_limited)
+      return;
+    char const *const precision = std::is_same<Real, float>::value ? "float" : "double";
+    throw PrecisionError(
+        where + ": " +
+        detail::unresolvedText(precision, _stats.unresolved_pairs,
+                               size() + (separateTargets() ? numTargets() : 0)) +
+        ": compute in double with the positions in double, or set Options::allow_unresolved "
+        "to accept such results");
   }
 
   /// Times, counts and sizes of the build and of the last evaluation. The first call after
@@ -1355,6 +1376,10 @@ private:
   Counts _counts;
   mutable bool _counts_pending = false;
   mutable Stats _stats;
+  /// Whether the build rounded positions to Real (detail::roundsPositions), so that it may
+  /// have found pairs the precision does not resolve: only then does an evaluation wait for
+  /// the build's counts to check (requireResolved).
+  bool _rounds_positions = false;
 };
 
 namespace detail
@@ -1420,6 +1445,8 @@ Stats evaluate(ExecutionSpace const &space, Positions const &positions, Charges 
                 detail::holdsWritableReal<Potential>() && detail::holdsWritableReal<Field>())
   {
     using Views = detail::PrecompiledViews<ExecutionSpace, typename Potential::value_type>;
+    detail::noteSolverCompilation<ExecutionSpace, typename Potential::value_type, Positions,
+                                  Charges, Potential, Field>();
     return detail::evaluateOnce(space, detail::precompiledForm<typename Views::Positions>(positions),
                                 detail::precompiledForm<typename Views::Charges>(charges),
                                 detail::precompiledForm<typename Views::Potential>(potential),
@@ -1462,6 +1489,8 @@ Stats evaluate(ExecutionSpace const &space, Sources const &sources, Charges cons
                 detail::holdsWritableReal<Potential>() && detail::holdsWritableReal<Field>())
   {
     using Views = detail::PrecompiledViews<ExecutionSpace, typename Potential::value_type>;
+    detail::noteSolverCompilation<ExecutionSpace, typename Potential::value_type, Sources,
+                                  Charges, Potential, Field, Targets>();
     return detail::evaluateAtTargets(
         space, detail::precompiledForm<typename Views::Positions>(sources),
         detail::precompiledForm<typename Views::Charges>(charges),

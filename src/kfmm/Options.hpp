@@ -35,6 +35,7 @@ enum class M2LVariant
              ///< per pair, with rotations precomputed per direction
 };
 
+/// The variant's name as the program's --m2l option spells it.
 inline char const *m2lVariantName(M2LVariant v)
 {
   switch (v)
@@ -42,7 +43,7 @@ inline char const *m2lVariantName(M2LVariant v)
   case M2LVariant::per_pair: return "per-pair";
   case M2LVariant::grouped: return "grouped";
   case M2LVariant::rotation: return "rotation";
-  default: return "automatic";
+  default: return "auto";
   }
 }
 
@@ -115,6 +116,11 @@ struct Options
   /// results are the same bit for bit either way. Off, or with time_stages, or on the host
   /// spaces, every kernel runs on the caller's instance, one after another.
   bool concurrent_far_field = true;
+  /// Hand back results that the precision cannot give accurately: where positions given in
+  /// double are so close together, for their coordinates, that rounding them to float moves
+  /// a sizeable part of them (Stats::precision_limited), evaluate() throws
+  /// kfmm::PrecisionError unless this is on (then Stats says so and nothing throws).
+  bool allow_unresolved = false;
 };
 
 /// The largest expansion order kfmm supports.

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // Calls that pass a wrong View to a public entry point, one per KFMM_CASE_* macro. None may
 // compile, and the first error of each must be kfmm's static_assert in the caller's terms
-// (tests/compile/ExpectError.cmake; the expected messages are in tests/CMakeLists.txt).
+// (tests/compile/ExpectError.cmake; the expected messages are in tests/CMakeLists.txt); one
+// case is a warning that the test turns into an error.
 #include <kfmm/kfmm.hpp>
 #if defined(KFMM_CASE_DISTRIBUTED_POSITIONS_RANK) || defined(KFMM_CASE_DISTRIBUTED_HOST_VIEW)
 #include <kfmm/distributed/DirectSum.hpp>
@@ -51,6 +52,12 @@ void wrongCall(kfmm::Fmm<double, Memory> &fmm, Positions const &x, Scalars const
   kfmm::directSum(space, x_host, q, phi, g);
 #elif defined(KFMM_CASE_DISTRIBUTED_HOST_VIEW)
   kfmm::distributed::directSum(MPI_COMM_WORLD, space, x_host, q, phi, g);
+// Double positions for a float solver: not kfmm::precompiled's Views, so with the library
+// linked the call compiles the solver here, and says so (a warning, an error in this case).
+#elif defined(KFMM_CASE_HEADER_ONLY_FALLBACK)
+  Kokkos::View<float *, Memory> const q_float("kfmm::test::q_float", q.extent(0));
+  Kokkos::View<float *[3], Memory> const g_float("kfmm::test::g_float", q.extent(0));
+  kfmm::evaluate(space, x, q_float, q_float, g_float);
 #else
 #error "tests/compile/WrongArguments.cpp: no KFMM_CASE_* given"
 #endif

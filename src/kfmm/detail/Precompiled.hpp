@@ -22,6 +22,7 @@
 #include <Kokkos_Core.hpp>
 
 #include <type_traits>
+#include <utility>
 
 namespace kfmm::detail
 {
@@ -63,6 +64,74 @@ auto precompiledForm(View const &view)
     return Precompiled(view);
   else
     return view;
+}
+
+/// Whether kfmm::precompiled holds instances for ExecutionSpace (the list at the end of this
+/// file).
+template <class ExecutionSpace>
+constexpr bool precompiledSpace()
+{
+  return false
+#if defined(KOKKOS_ENABLE_SERIAL)
+         || std::is_same<ExecutionSpace, Kokkos::Serial>::value
+#endif
+#if defined(KOKKOS_ENABLE_OPENMP)
+         || std::is_same<ExecutionSpace, Kokkos::OpenMP>::value
+#endif
+#if defined(KOKKOS_ENABLE_CUDA)
+         || std::is_same<ExecutionSpace, Kokkos::Cuda>::value
+#endif
+      ;
+}
+
+/// Whether `View`, as precompiledForm passes it on, is the library's type `Precompiled`.
+template <class Precompiled, class View>
+constexpr bool precompiledType()
+{
+  return std::is_same<decltype(precompiledForm<Precompiled>(std::declval<View const &>())),
+                      Precompiled>::value;
+}
+
+/// Names itself in a compiler warning, through [[deprecated]], the one portable way to warn
+/// from a template instantiation: the warning's trace leads to the call of kfmm::evaluate
+/// that compiles the solver in the caller's file although kfmm::precompiled is linked (tens
+/// of seconds instead of a few). KFMM_NO_HEADER_ONLY_WARNING silences it.
+template <bool UsesLibrary>
+struct SolverCompilation
+{
+  static constexpr void note() {}
+};
+
+#if defined(KFMM_PRECOMPILED) && !defined(KFMM_NO_HEADER_ONLY_WARNING)
+template <>
+struct SolverCompilation<false>
+{
+  [[deprecated("kfmm::evaluate: this call's Views are not those of kfmm::precompiled (the "
+               "execution space's memory space and default layout, all of one precision; "
+               "kfmm/detail/Precompiled.hpp), so it compiles the solver in this file; define "
+               "KFMM_NO_HEADER_ONLY_WARNING to accept that")]] static constexpr void
+  note()
+  {
+  }
+};
+#endif
+
+/// SolverCompilation's note for a call of kfmm::evaluate in ExecutionSpace with these Views
+/// (Targets: void for a call without targets).
+template <class ExecutionSpace, class Real, class Positions, class Charges, class Potential,
+          class Field, class Targets = void>
+constexpr void noteSolverCompilation()
+{
+  using Views = PrecompiledViews<ExecutionSpace, Real>;
+  constexpr bool targets_fit =
+      std::is_void<Targets>::value ||
+      precompiledType<typename Views::Positions,
+                      std::conditional_t<std::is_void<Targets>::value, Positions, Targets>>();
+  SolverCompilation<precompiledSpace<ExecutionSpace>() &&
+                    precompiledType<typename Views::Positions, Positions>() &&
+                    precompiledType<typename Views::Charges, Charges>() &&
+                    precompiledType<typename Views::Potential, Potential>() &&
+                    precompiledType<typename Views::Field, Field>() && targets_fit>::note();
 }
 
 } // namespace kfmm::detail

@@ -17,6 +17,7 @@
 #include <Kokkos_Core.hpp>
 
 #include <cstddef>
+#include <string>
 
 namespace kfmm::detail
 {
@@ -60,6 +61,17 @@ inline bool precisionLimited(std::size_t unresolved, std::size_t n)
 {
   return unresolved > 0 &&
          static_cast<double>(2 * unresolved) >= limiting_fraction * static_cast<double>(n);
+}
+
+/// What a precision-limited solve says: `unresolved` pairs among `n` particles, for a solver
+/// of precision `precision` ("float").
+inline std::string unresolvedText(char const *precision, std::size_t unresolved, std::size_t n)
+{
+  return std::string(precision) + " does not resolve these particles: " +
+         std::to_string(unresolved) + " pairs of the " + std::to_string(n) +
+         " particles are so close, for their coordinates, that rounding them to " + precision +
+         " changes their distance by more than 1/1024; their results may be far less accurate "
+         "than the options give";
 }
 
 } // namespace kfmm::detail

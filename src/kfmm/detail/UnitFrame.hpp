@@ -83,13 +83,16 @@ struct PowerOfTwo
   KOKKOS_INLINE_FUNCTION T operator()(T v) const { return v * factor[0] * factor[1] * factor[2]; }
 };
 
-/// The exponent j of the smallest power of two above |v|, v finite: 2^(j-1) <= |v| < 2^j (0
-/// for v = 0), frexp's exponent, by exact scalings by powers of two (host and device).
+/// The exponent j of the smallest power of two above |v|: 2^(j-1) <= |v| < 2^j (0 for v = 0),
+/// frexp's exponent, by exact scalings by powers of two (host and device). An infinite v gives
+/// one more than the largest finite exponent (and never a loop without end).
 KOKKOS_INLINE_FUNCTION int exponentAbove(double v)
 {
   v = v < 0 ? -v : v;
   if (v == 0)
     return 0;
+  if (v > std::numeric_limits<double>::max())
+    return std::numeric_limits<double>::max_exponent + 1;
   int j = 0;
   for (; v >= 0x1p32; v *= 0x1p-32)
     j += 32;
@@ -125,8 +128,16 @@ struct UnitFrame
 
 /// The frame of the particles inside `cube`: 2^k is the smallest power of two above its side,
 /// the shift along each axis 0, or its centre rounded to a multiple of 2^k of at least 2.
-inline UnitFrame unitFrame(tree::Cube const &cube)
+/// Throws kfmm::Exception, naming `where`, when the cube is not finite: finite positions whose
+/// extent overflows a double (two points at x = -1e308 and 1e308, say) have no frame.
+inline UnitFrame unitFrame(tree::Cube const &cube, std::string const &where)
 {
+  bool finite = std::isfinite(cube.side);
+  for (int d = 0; d < 3; ++d)
+    finite = finite && std::isfinite(cube.origin[d]);
+  require(finite, where,
+          "the positions span more than a double can hold (the side of the cube around them, "
+          "with a margin of 1e-6, overflows): scale or shift them into a smaller range");
   UnitFrame frame;
   frame.length_exponent = exponentAbove(cube.side);
   frame.to_unit = PowerOfTwo<double>::of(-frame.length_exponent);

@@ -19,6 +19,7 @@
 #include <kfmm/Exception.hpp>
 #include <kfmm/detail/Validation.hpp>
 #include <kfmm/io/Progress.hpp>
+#include <kfmm/io/TemporaryFiles.hpp>
 
 #include <Kokkos_Core.hpp>
 
@@ -561,12 +562,34 @@ inline void readBinary(std::FILE *file, std::int64_t size, std::string const &wh
   progress.finish();
 }
 
+/// The file that writing `path` replaces: `path` itself, or the file a symbolic link there
+/// names (the link stays and shows the new contents).
+inline std::string writtenThrough(std::string const &path)
+{
+  std::error_code ec;
+  std::filesystem::path const p(path);
+  if (!std::filesystem::is_symlink(std::filesystem::symlink_status(p, ec)))
+    return path;
+  if (std::filesystem::exists(p, ec))
+    return std::filesystem::canonical(p, ec).string();
+  // A link to a file not yet there: the file it names, relative to the link's folder.
+  auto target = std::filesystem::read_symlink(p, ec);
+  if (ec)
+    return path;
+  if (target.is_relative())
+    target = p.parent_path() / target;
+  return target.string();
+}
+
 /// An output file written under a temporary name next to it and renamed over `path` only when
-/// complete, so that a failed run never leaves a partial or stale-looking file behind.
+/// complete, so that a failed run never leaves a partial or stale-looking file behind. Through
+/// a symbolic link, the file it names is replaced. The temporary file is removed on every
+/// failure, and by removeTemporaryFiles() on a signal (io/TemporaryFiles.hpp).
 class OutputFile
 {
 public:
-  OutputFile(std::string const &path, std::string const &where) : path_(path), where_(where)
+  OutputFile(std::string const &path, std::string const &where)
+      : path_(path), where_(where), target_(writtenThrough(path))
   {
     // Unique enough for concurrent runs writing next to each other; the name is removed on
     // every failure path.
@@ -576,10 +599,15 @@ public:
     std::snprintf(suffix, sizeof suffix, ".tmp%08llx",
                   static_cast<unsigned long long>(
                       (stamp ^ reinterpret_cast<std::uintptr_t>(this)) & 0xffffffffULL));
-    temporary_ = path + suffix;
+    temporary_ = target_ + suffix;
+    detail::rememberTemporaryFile(temporary_.c_str());
     file_.reset(std::fopen(temporary_.c_str(), "wb"));
     if (!file_)
-      throw FileError(where_ + ": cannot create '" + path_ + "': " + errnoText(errno));
+    {
+      int const error = errno;
+      detail::forgetTemporaryFile(temporary_.c_str());
+      throw FileError(where_ + ": cannot create '" + path_ + "': " + errnoText(error));
+    }
   }
 
   OutputFile(OutputFile const &) = delete;
@@ -592,6 +620,7 @@ public:
       file_.reset();
       std::remove(temporary_.c_str());
     }
+    detail::forgetTemporaryFile(temporary_.c_str());
   }
 
   void write(void const *data, std::size_t bytes)
@@ -611,7 +640,7 @@ public:
       throw FileError(where_ + ": cannot write '" + path_ + "': " + errnoText(error));
     }
     std::error_code ec;
-    std::filesystem::rename(temporary_, path_, ec);
+    std::filesystem::rename(temporary_, target_, ec);
     if (ec)
     {
       std::remove(temporary_.c_str());
@@ -622,6 +651,7 @@ public:
 private:
   std::string path_;
   std::string where_;
+  std::string target_; ///< path_, or the file a symbolic link there names
   std::string temporary_;
   FilePointer file_;
 };

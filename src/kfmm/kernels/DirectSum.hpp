@@ -224,7 +224,8 @@ void launchDirectSum(ExecutionSpace const &space, Targets const &targets, Source
   // The units of the targets and sources together.
   auto const frame = detail::unitFrame(
       sources_are_targets ? tree::boundingCube(space, targets)
-                          : tree::boundingCube(space, targets, sources));
+                          : tree::boundingCube(space, targets, sources),
+      "kfmm::directSum");
   double const unit_softening = frame.length(softening);
 
   using Tune = detail::Tuning<ExecutionSpace>;
