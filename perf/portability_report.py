@@ -4,11 +4,15 @@
 
     python3 perf/portability_report.py A.json B.json --out DIR
 
-writes DIR/report.md and beside it time_vs_n.png, stages.png, ceilings.png and speedup.png;
-with --leaf-tuning A-TUNE.json B-TUNE.json (perf/tune_leaf_size.py of the same builds) also
-leaf_size.png, the time against the leaf size per order. Typically A is a CUDA build on a GPU
-machine and B an OpenMP build on a CPU. What a sweep did not measure is written "not
-measured", never estimated.
+writes DIR/report.md and beside it time_vs_n.png (total time against N, with the direct sum),
+stages.png (each stage's time, the backends side by side), ceilings.png (the P2P rate as a
+fraction of the backend's best measured pairwise rate, at most 1) and speedup.png; with
+--leaf-tuning A-TUNE.json B-TUNE.json (perf/tune_leaf_size.py of the same builds) also
+leaf_size.png, the time against the leaf size per order. An axis is logarithmic where its
+values span more than a decade. Typically A is a CUDA build on a GPU machine and B an OpenMP
+build on a CPU; perf/make_portability_report.sh writes the committed report, perf/portability/.
+What a sweep did not measure is written "not measured", never estimated; a rate of a stage
+that had no work in a run is written "none", not 0.
 """
 
 import argparse
@@ -21,8 +25,11 @@ from tune_leaf_size import TUNE_FORMAT, leaf_times
 
 SWEEP_FORMAT = "kfmm-sweep"
 NOT_MEASURED = "not measured"
-# The stages drawn as their own part of a stacked bar, in pipeline order; the rest of the
-# solver's stages (setup, sorting, checks, M2P of the treecode) are summed as "others".
+# What a rate is when its stage had no work in the run (e.g. every pair near at a small N).
+NO_M2L = "none: no M2L translation"
+NO_P2P = "none: no near pair"
+# The stages drawn as bars of their own, in pipeline order; the rest of the solver's stages
+# (setup, sorting, checks, M2P of the treecode) are summed as "others".
 BAR_STAGES = ("tree", "lists", "M2L matrices", "M2L rotations", "P2M", "M2M", "M2L", "L2L", "L2P",
               "P2P")
 
@@ -79,19 +86,27 @@ class Backend:
         self.space = require(self.kokkos, ["default_space"], f"{path}: kokkos")
         self.direct = read_direct_sum(require(sweep, ["direct_sum"], path), self.space, path)
         self.direct_reason = sweep["direct_sum"].get("reason", "")
-        gemm = sweep.get("gemm") or {}
-        self.gemm_rate = gemm.get("flops_per_second") if gemm.get("measured") else None
-        self.gemm_reason = gemm.get("reason", "no GEMM rate in the sweep file")
 
     @property
     def label(self):
         return backend_label(self.name, self.kokkos, self.machine.get("gpus"))
 
-    def direct_ceiling(self, precision):
+    def direct_at_largest_n(self, precision):
         """The direct sum's rate at its largest measured N: (N, interactions/s), or None."""
         measured = sorted((n, rate) for (p, n), (_, rate) in self.direct.items()
                           if p == precision)
         return measured[-1] if measured else None
+
+    def pairwise_peak(self, precision):
+        """The best pairwise rate measured on this backend in a precision, over the direct sum
+        at every N and the FMM's P2P stage in every run: (interactions/s, what reached it), or
+        None. Each of those rates is at most this one, so its fraction of it is at most 1."""
+        rates = [(rate, f"direct sum, N={short_count(n)}")
+                 for (p, n), (_, rate) in self.direct.items() if p == precision]
+        rates += [(p2p_rate(run), f"FMM P2P, {d}, N={short_count(n)}")
+                  for (d, p, n), run in self.runs.items()
+                  if p == precision and is_number(p2p_rate(run))]
+        return max(rates, default=None)
 
 
 def read_runs(runs, path):
@@ -140,6 +155,7 @@ class LeafTuning:
 
     def __init__(self, name, path, data):
         self.name = name
+        self.file = os.path.basename(path)
         self.n = require_number(data, ["tune", "n"], path)
         self.distributions = require(data, ["tune", "distributions"], path)
         self.kokkos = require(data, ["kokkos"], path)
@@ -205,37 +221,52 @@ def field_error(report):
 
 
 def stage_parts(report):
-    """Seconds per bar stage, then 'others' for every other stage."""
+    """Seconds per bar stage (None: not timed in this run), then 'others' for every other
+    stage."""
     stages = report["timing"]["stage_seconds"]
-    parts = {stage: stages.get(stage, 0.0) for stage in BAR_STAGES}
+    parts = {stage: stages.get(stage) for stage in BAR_STAGES}
     parts["others"] = sum(s for stage, s in stages.items() if stage not in BAR_STAGES)
     return parts
 
 
+def kernel_rate(work, seconds, no_work):
+    """work / seconds of one stage. A run without such work says so (`no_work`): its stage then
+    times only a launch, and 0 / that time is no rate. A stage not timed is "not measured"."""
+    if not work:
+        return no_work
+    return work / seconds if seconds else NOT_MEASURED
+
+
 def p2p_rate(report):
-    seconds = report["timing"]["stage_seconds"].get("P2P")
-    return report["interactions"]["p2p"] / seconds if seconds else None
+    """Near-field interactions per second of the P2P stage."""
+    return kernel_rate(report["interactions"]["p2p"],
+                       report["timing"]["stage_seconds"].get("P2P"), NO_P2P)
 
 
-def grouped_m2l_flop_rate(report):
-    """The dense-equivalent rate of the grouped M2L, counted as perf/benchM2L.cpp counts it:
-    2 n^2 flops per translation, n = (p+1)(p+2) reals per expansion. None for other variants."""
-    if (report.get("m2l") or {}).get("variant") != "grouped":
-        return None
-    seconds = report["timing"]["stage_seconds"].get("M2L")
+def m2l_flop_rate(report):
+    """The M2L stage's dense-equivalent rate, counted as perf/benchM2L.cpp counts it: 2 n^2
+    flops per translation, n = (p+1)(p+2) reals per expansion, whatever the variant."""
     order = report["configuration"]["order"]
     n = (order + 1) * (order + 2)
-    return 2.0 * n * n * report["interactions"]["m2l"] / seconds if seconds else None
+    return kernel_rate(2.0 * n * n * report["interactions"]["m2l"],
+                       report["timing"]["stage_seconds"].get("M2L"), NO_M2L)
 
 
-# Formatting: 3 significant digits, and "not measured" for what is missing.
+# Formatting: 3 significant digits; what is missing or has no work, said in words.
+
+def is_number(value):
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
 
 def fmt(value, spec=".3g", unit=""):
-    return NOT_MEASURED if value is None else f"{value:{spec}}{unit}"
+    if value is None:
+        return NOT_MEASURED
+    return f"{value:{spec}}{unit}" if is_number(value) else value
 
 
 def ratio(numerator, denominator):
-    return numerator / denominator if numerator is not None and denominator else None
+    return numerator / denominator if is_number(numerator) and is_number(denominator) \
+        and denominator else None
 
 
 def panels(backends):
@@ -252,133 +283,235 @@ def run_of(backend, panel, n):
     return backend.runs.get(panel + (n,))
 
 
-# The plots.
+# The plots. Each function returns a figure (None where there is nothing to draw), which main
+# saves; the test inspects them. Reference lines that are no data (the ceiling at 1, equal
+# time) have gid "reference".
 
-def figure_grid(pyplot, count, width=4.8, height=3.6):
-    columns = min(count, 2)
+REFERENCE = "reference"
+# One colour per backend wherever both are drawn; one per (distribution, precision) panel in
+# the plots that draw panels as lines, none of them a backend's or the red of a ceiling.
+BACKEND_COLOURS = ("C0", "C1")
+PANEL_COLOURS = ("C2", "C4", "C8", "C9", "C5", "C6", "C7")
+
+
+def axis_scale(values):
+    """'log' where the positive values span more than a decade, so that the small ones keep a
+    readable size (on a linear axis 0.03 beside 6 is a flat line), else 'linear'."""
+    positive = [v for v in values if is_number(v) and v > 0]
+    return "log" if positive and max(positive) > 10 * min(positive) else "linear"
+
+
+def panel_colour(number):
+    return PANEL_COLOURS[number % len(PANEL_COLOURS)]
+
+
+def figure_grid(pyplot, count, columns=2, width=4.8, height=3.6, **options):
+    columns = min(count, columns)
     rows = (count + columns - 1) // columns
     figure, axes = pyplot.subplots(rows, columns, figsize=(width * columns, height * rows),
-                                   squeeze=False)
+                                   squeeze=False, **options)
     for extra in axes.flat[count:]:
         extra.set_visible(False)
     return figure, list(axes.flat)
 
 
-def save(figure, out, name):
+def legend_beside(figure, handles, labels, title=None):
+    """One legend for the whole figure, right of all its axes, where it hides no data."""
     figure.tight_layout()
-    # "tight" keeps legends placed outside the axes inside the image.
+    figure.legend(handles, labels, loc="upper left", bbox_to_anchor=(1.0, 1.0),
+                  fontsize="small", title=title, title_fontsize="small", frameon=False)
+
+
+def unique_legend_entries(axes):
+    """The labelled artists of all axes, each label once, in drawing order."""
+    entries = {}
+    for ax in axes:
+        for handle, label in zip(*ax.get_legend_handles_labels()):
+            entries.setdefault(label, handle)
+    return list(entries.values()), list(entries)
+
+
+def save(figure, out, name):
+    # "tight" widens the image to the legends placed outside the axes.
     figure.savefig(os.path.join(out, name), dpi=110, bbox_inches="tight")
     return name
 
 
-def plot_time_vs_n(pyplot, backends, out):
+def time_vs_n_figure(pyplot, backends):
     figure, axes = figure_grid(pyplot, len(panels(backends)))
     for ax, panel in zip(axes, panels(backends)):
+        drawn = []
         # One colour per backend: its FMM solid, its direct sum dashed.
-        for backend, marker, colour in zip(backends, "os", ("C0", "C1")):
+        for backend, marker, colour in zip(backends, "os", BACKEND_COLOURS):
             points = [(n, total_seconds(run_of(backend, panel, n)))
                       for n in sizes([backend], panel)]
             if points:
                 ax.plot(*zip(*points), marker=marker, color=colour,
-                        label=f"{backend.label} FMM")
+                        label=f"{backend.label}: FMM")
             direct = sorted((n, s) for (p, n), (s, _) in backend.direct.items()
                             if p == panel[1])
             if direct:
                 ax.plot(*zip(*direct), marker=marker, color=colour, linestyle="--",
-                        label=f"{backend.name}: direct sum")
-        ax.set(xscale="log", yscale="log", xlabel="N", ylabel="seconds",
-               title=f"{panel[0]}, {panel[1]}")
+                        label=f"{backend.label}: all-pairs direct sum")
+            drawn += [seconds for _, seconds in points + direct]
+        ax.set(xscale="log", yscale=axis_scale(drawn), xlabel="N (particles)",
+               ylabel="seconds (median)", title=f"{panel[0]}, {panel[1]}")
         ax.grid(True, which="both", alpha=0.3)
-        ax.legend(fontsize="small")
-    return save(figure, out, "time_vs_n.png")
+    figure.suptitle("Total time against N (lower is faster)")
+    legend_beside(figure, *unique_legend_entries(axes))
+    return figure
 
 
-def plot_stages(pyplot, backends, out):
-    """Stacked stage bars of both backends side by side at the largest common N per panel."""
+def stages_figure(pyplot, backends):
+    """Per panel, at the largest N both backends ran: each stage's seconds, the backends' bars
+    side by side, on a log axis where they span decades (a GPU's milliseconds beside a CPU's
+    seconds); the total first."""
     shown = [(panel, sizes(backends, panel, common=True)) for panel in panels(backends)]
     shown = [(panel, ns[-1]) for panel, ns in shown if ns]
     if not shown:
         return None
-    figure, axes = figure_grid(pyplot, len(shown))
-    colours = pyplot.get_cmap("tab10").colors
+    figure, axes = figure_grid(pyplot, len(shown), width=6.4, height=3.8)
+    width = 0.8 / len(backends)
     for ax, (panel, n) in zip(axes, shown):
-        bottoms = [0.0] * len(backends)
-        for index, stage in enumerate(BAR_STAGES + ("others",)):
-            heights = [stage_parts(run_of(b, panel, n))[stage] for b in backends]
-            ax.bar([b.name for b in backends], heights, bottom=bottoms, label=stage,
-                   color=colours[index % len(colours)])
-            bottoms = [bottom + height for bottom, height in zip(bottoms, heights)]
-        ax.set(ylabel="seconds", title=f"{panel[0]}, {panel[1]}, N={n}")
-    # Beside the bars, which it would hide.
-    axes[0].legend(fontsize="small", loc="upper left", bbox_to_anchor=(1.02, 1.0))
-    return save(figure, out, "stages.png")
+        runs = [run_of(b, panel, n) for b in backends]
+        parts = [stage_parts(run) for run in runs]
+        # The stages that either backend ran; a stage that one did not run shows no bar there.
+        stages = [stage for stage in BAR_STAGES + ("others",)
+                  if any(is_number(p[stage]) and p[stage] > 0 for p in parts)]
+        groups = ["total"] + stages
+        heights = [[total_seconds(run)] + [p[stage] or 0.0 for stage in stages]
+                   for run, p in zip(runs, parts)]
+        ax.set_yscale(axis_scale([h for row in heights for h in row]))
+        for index, (backend, row) in enumerate(zip(backends, heights)):
+            offset = (index - (len(backends) - 1) / 2) * width
+            ax.bar([g + offset for g in range(len(groups))], row, width,
+                   color=BACKEND_COLOURS[index], label=backend.label)
+        ax.set_xticks(range(len(groups)))
+        ax.set_xticklabels(groups, rotation=45, ha="right")
+        ax.set(ylabel="seconds (median)", title=f"{panel[0]}, {panel[1]}, N={short_count(n)}")
+        ax.grid(True, axis="y", which="both", alpha=0.3)
+        ax.set_axisbelow(True)
+    figure.suptitle("Time per stage at the largest N that both ran (lower is faster)")
+    legend_beside(figure, *unique_legend_entries(axes))
+    return figure
 
 
-def plot_ceilings(pyplot, backends, out):
-    """P2P (and, where a GEMM rate exists, grouped M2L) as a fraction of the ceiling, vs N."""
-    figure, axes = pyplot.subplots(figsize=(6.4, 4.2))
-    drawn = False
-    for backend, marker in zip(backends, "os"):
-        for panel in panels(backends):
-            rows = ceiling_rows(backend, panel)
-            for column, kernel in ((2, "P2P"), (4, "M2L")):
-                points = [(row[0], row[column]) for row in rows if row[column] is not None]
-                if points:
-                    label = f"{backend.name} {kernel}: {panel[0]}, {panel[1]}"
-                    axes.plot(*zip(*points), marker=marker, label=label)
-                    drawn = True
-    if not drawn:
-        pyplot.close(figure)
+def ceilings_figure(pyplot, backends):
+    """Per backend, the P2P stage's rate against N as a fraction of the backend's own best
+    measured pairwise rate (pairwise_peak), with the direct sum's rates dashed: every point is
+    at most 1 by construction, and the one that set the peak lies on the line at 1."""
+    series = []  # (backend index, label, style, points)
+    for index, backend in enumerate(backends):
+        for number, panel in enumerate(panels(backends)):
+            points = [(n, fraction) for n, _, fraction, _, _ in ceiling_rows(backend, panel)
+                      if is_number(fraction)]
+            if points:
+                series.append((index, f"FMM P2P: {panel[0]}, {panel[1]}",
+                               {"color": panel_colour(number), "marker": "o"}, points))
+        for precision, marker in (("float", "^"), ("double", "v")):
+            peak = backend.pairwise_peak(precision)
+            points = sorted((n, rate / peak[0]) for (p, n), (_, rate) in backend.direct.items()
+                            if p == precision and peak)
+            if points:
+                series.append((index, f"all-pairs direct sum: {precision}",
+                               {"color": "black" if precision == "double" else "darkgrey",
+                                "marker": marker, "linestyle": "--"}, points))
+    if not series:
         return None
-    axes.set(xscale="log", xlabel="N", ylabel="fraction of the ceiling",
-             title="hot kernels against their backend's measured ceiling")
-    axes.grid(True, which="both", alpha=0.3)
-    axes.legend(fontsize="small")
-    return save(figure, out, "ceilings.png")
-
-
-def plot_speedup(pyplot, backends, out):
-    figure, axes = pyplot.subplots(figsize=(6.4, 4.2))
-    for panel in panels(backends):
-        points = [(n, speedup(backends, panel, n)) for n in sizes(backends, panel, common=True)]
-        if points:
-            axes.plot(*zip(*points), marker="o", label=f"{panel[0]}, {panel[1]}")
-    axes.axhline(1.0, color="grey", linewidth=0.8)
-    axes.set(xscale="log", yscale="log", xlabel="N",
-             ylabel=f"total time {backends[1].name} / total time {backends[0].name}",
-             title=f"speedup of {backends[0].label} over {backends[1].label}")
-    axes.grid(True, which="both", alpha=0.3)
-    axes.legend(fontsize="small")
-    return save(figure, out, "speedup.png")
-
-
-def plot_leaf_sizes(pyplot, tunings, out):
-    """Per tuning and precision, each order's time against the leaf size, relative to that
-    order's fastest (ringed), so that all orders share one axis."""
-    shown = [(t, p) for t in tunings for p in ("float", "double")
-             if any(key[0] == p for key in t.curves)]
-    figure, axes = figure_grid(pyplot, len(shown))
-    for ax, (tuning, precision) in zip(axes, shown):
-        orders = sorted(o for p, o in tuning.curves if p == precision)
-        colours = pyplot.get_cmap("viridis")
-        for index, order in enumerate(orders):
-            curve = tuning.curves[(precision, order)]
-            fastest = min(curve, key=curve.get)
-            colour = colours(index / max(1, len(orders) - 1))
-            ax.plot(list(curve), [t / curve[fastest] for t in curve.values()], marker="o",
-                    markersize=3, color=colour, label=f"order {order}")
-            ax.plot([fastest], [1.0], marker="o", markersize=8, markerfacecolor="none",
-                    color="black")
-        leaf_sizes = sorted({leaf for (p, _), curve in tuning.curves.items() if p == precision
-                             for leaf in curve})
-        ax.set(xscale="log", xlabel="leaf size", ylabel="time / the order's fastest",
-               title=f"{tuning.label}, {precision}, N={short_count(tuning.n)}")
-        ax.set_xticks(leaf_sizes)
-        ax.set_xticklabels([str(leaf) for leaf in leaf_sizes])
-        ax.minorticks_off()
+    figure, axes = figure_grid(pyplot, len(backends), width=5.2, height=4.0, sharey=True)
+    # One scale for both backends, so that their fractions compare by eye.
+    scale = axis_scale([y for *_, points in series for _, y in points])
+    for index, label, style, points in series:
+        axes[index].plot(*zip(*points), label=label, **style)
+    for ax, backend in zip(axes, backends):
+        ax.axhline(1.0, color="red", linewidth=1.0, gid=REFERENCE,
+                   label="1 = the backend's best measured rate")
+        ax.set(xscale="log", yscale=scale, xlabel="N (particles)", title=backend.label)
         ax.grid(True, which="both", alpha=0.3)
-        ax.legend(fontsize="x-small", ncol=2)
-    return save(figure, out, "leaf_size.png")
+    top = 1.4 if scale == "log" else 1.1
+    axes[0].set_ylim(top=top, **({} if scale == "log" else {"bottom": 0.0}))
+    axes[0].set_ylabel("rate / the best measured rate")
+    figure.suptitle("P2P interactions/s against each backend's best measured pairwise rate "
+                    "(higher is better, 1 at most)")
+    legend_beside(figure, *unique_legend_entries(axes))
+    return figure
+
+
+def speedup_figure(pyplot, backends):
+    figure, axes = pyplot.subplots(figsize=(6.4, 4.2))
+    values = []
+    for number, panel in enumerate(panels(backends)):
+        points = [(n, speedup(backends, panel, n)) for n in sizes(backends, panel, common=True)
+                  if speedup(backends, panel, n) is not None]
+        if points:
+            axes.plot(*zip(*points), marker="o", color=panel_colour(number),
+                      label=f"{panel[0]}, {panel[1]}")
+            values += [s for _, s in points]
+    a, b = (backend.name for backend in backends)
+    axes.axhline(1.0, color="grey", linewidth=1.0, gid=REFERENCE,
+                 label=f"1: equal time; above: {a} faster")
+    axes.set(xscale="log", yscale=axis_scale(values + [1.0]), xlabel="N (particles)",
+             ylabel=f"total time {b} / total time {a}",
+             title=f"How many times faster {a} is than {b}\n"
+                   f"{a}: {backends[0].label.split(': ', 1)[1]}; "
+                   f"{b}: {backends[1].label.split(': ', 1)[1]}")
+    axes.grid(True, which="both", alpha=0.3)
+    legend_beside(figure, *axes.get_legend_handles_labels())
+    return figure
+
+
+FASTEST = "the order's fastest"
+
+
+def leaf_sizes_figure(pyplot, tunings):
+    """A row per tuning, a column per precision: each order's time against the leaf size,
+    relative to that order's fastest (ringed), so that all orders share one axis; under each
+    column the legend of its orders, coloured alike in both rows."""
+    precisions = [p for p in ("float", "double")
+                  if any(key[0] == p for t in tunings for key in t.curves)]
+    figure, grid = pyplot.subplots(len(tunings), len(precisions), squeeze=False,
+                                   figsize=(5.6 * len(precisions), 3.6 * len(tunings)))
+    colours = pyplot.get_cmap("viridis")
+    for column, precision in enumerate(precisions):
+        orders = sorted({o for t in tunings for p, o in t.curves if p == precision})
+        for row, tuning in enumerate(tunings):
+            ax = grid[row][column]
+            curves = {o: c for (p, o), c in tuning.curves.items() if p == precision}
+            if not curves:
+                ax.set_visible(False)
+                continue
+            values = []
+            for order, curve in sorted(curves.items()):
+                fastest = min(curve, key=curve.get)
+                relative = [t / curve[fastest] for t in curve.values()]
+                colour = colours(orders.index(order) / max(1, len(orders) - 1))
+                ax.plot(list(curve), relative, marker="o", markersize=3, color=colour,
+                        label=f"order {order}")
+                ax.plot([fastest], [1.0], marker="o", markersize=8, markerfacecolor="none",
+                        color="black", linestyle="none", label=FASTEST)
+                values += relative
+            leaf_sizes = sorted({leaf for curve in curves.values() for leaf in curve})
+            ax.set(xscale="log", yscale=axis_scale(values), xlabel="leaf size",
+                   ylabel="time / the order's fastest",
+                   title=f"{tuning.label}, {precision}, N={short_count(tuning.n)}")
+            ax.set_xticks(leaf_sizes)
+            ax.set_xticklabels([str(leaf) for leaf in leaf_sizes])
+            ax.minorticks_off()
+            ax.grid(True, which="both", alpha=0.3)
+    figure.suptitle("Time against the leaf size, per order (1 = the order's fastest, ringed)")
+    figure.tight_layout()
+    for column in range(len(precisions)):
+        visible = [row[column] for row in grid if row[column].get_visible()]
+        # Below the column's lowest axes and its axis labels, where it hides no curve.
+        handles, labels = unique_legend_entries(visible)
+        # The ring's entry last, after the orders.
+        ring = labels.index(FASTEST)
+        handles.append(handles.pop(ring))
+        labels.append(labels.pop(ring))
+        visible[-1].legend(handles, labels, loc="upper center",
+                           bbox_to_anchor=(0.5, -0.22), ncol=4, fontsize="x-small",
+                           frameon=False)
+    return figure
 
 
 def speedup(backends, panel, n):
@@ -388,18 +521,34 @@ def speedup(backends, panel, n):
 
 
 def ceiling_rows(backend, panel):
-    """Per N: (N, P2P rate, fraction of the direct sum, grouped M2L flop rate, of GEMM)."""
-    ceiling = backend.direct_ceiling(panel[1])
+    """Per N: (N, P2P rate, its fraction of the backend's best measured pairwise rate, its
+    ratio to the direct sum at its largest N, M2L dense-equivalent flop rate)."""
+    peak = backend.pairwise_peak(panel[1])
+    direct = backend.direct_at_largest_n(panel[1])
     rows = []
     for n in sizes([backend], panel):
         run = run_of(backend, panel, n)
-        rate, m2l = p2p_rate(run), grouped_m2l_flop_rate(run)
-        rows.append((n, rate, ratio(rate, ceiling[1] if ceiling else None),
-                     m2l, ratio(m2l, backend.gemm_rate)))
+        rate = p2p_rate(run)
+        rows.append((n, rate, ratio(rate, peak and peak[0]), ratio(rate, direct and direct[1]),
+                     m2l_flop_rate(run)))
     return rows
 
 
+def figures(pyplot, backends, tunings):
+    """{file name: figure or None} of every plot."""
+    made = {"time_vs_n.png": time_vs_n_figure(pyplot, backends),
+            "stages.png": stages_figure(pyplot, backends),
+            "ceilings.png": ceilings_figure(pyplot, backends),
+            "speedup.png": speedup_figure(pyplot, backends)}
+    if tunings:
+        made["leaf_size.png"] = leaf_sizes_figure(pyplot, tunings)
+    return made
+
+
 # The Markdown.
+
+LOG_AXES = ("An axis is logarithmic where its values span more than a decade (each labelled "
+            "step then is 10x), linear otherwise.")
 
 def header_table(backends):
     def gpus(b):
@@ -440,34 +589,49 @@ def time_table(backends, panel):
 
 
 def ceiling_section(backends):
-    lines = ["## Hot kernels against their ceilings", "",
-             "P2P: interactions.p2p / P2P stage seconds, against the all-pairs direct sum's "
-             "rate (kfmm_bench_direct, the backend's default space, the same precision, its "
-             "largest measured N). Grouped M2L: 2 n^2 flops per translation, n = (p+1)(p+2), "
-             "over the M2L stage seconds, against a GEMM rate.", ""]
+    lines = ["## P2P and M2L rates", "",
+             "P2P: interactions.p2p / the P2P stage's seconds. Its ceiling is the backend's "
+             "best measured pairwise rate in the same precision: the highest of the all-pairs "
+             "direct sum's rates (kfmm_bench_direct, the backend's default space, every N it "
+             "ran) and the P2P rates of this sweep, so that no fraction exceeds 100 % and the "
+             "point that set the peak reads 100 %. The direct sum alone is no ceiling: the near "
+             "field can run faster than it (\"x the direct sum\" above 1, against its rate at "
+             "its largest N).", "",
+             "M2L: dense-equivalent flop/s, 2 n^2 flops per translation with n = (p+1)(p+2) "
+             "reals per expansion, over the M2L stage's seconds (as perf/benchM2L.cpp counts "
+             "them). It is shown without a ceiling: kfmm has no GEMM benchmark, and "
+             "kfmm_bench_m2l times the M2L itself, so it cannot be the M2L's ceiling. "
+             f"\"{NO_M2L}\": every cell pair of the run was near (a small N with large "
+             "leaves), so its M2L stage timed only a launch and has no rate; \"-\": no rate "
+             "to compare.", ""]
     for backend in backends:
         lines.append(f"- {backend.label}: " + ceiling_summary(backend))
     lines += ["", "| backend | distribution | precision | N | P2P interactions/s "
-              "| of the direct sum | grouped M2L flop/s | of GEMM |",
+              "| of the best measured | x the direct sum | M2L flop/s (dense-equivalent) |",
               "| --- | --- | --- | ---: | ---: | ---: | ---: | ---: |"]
     for backend in backends:
         for panel in panels([backend]):
-            for n, rate, fraction, m2l, of_gemm in ceiling_rows(backend, panel):
+            for n, rate, fraction, of_direct, m2l in ceiling_rows(backend, panel):
+                derived = (fmt(ratio(fraction, 0.01), ".0f", " %"), fmt(of_direct, ".2f")) \
+                    if is_number(rate) else ("-", "-")
                 lines.append(f"| {backend.name} | {panel[0]} | {panel[1]} | {n} | {fmt(rate)} "
-                             f"| {fmt(fraction and 100 * fraction, '.0f', ' %')} | {fmt(m2l)} "
-                             f"| {fmt(of_gemm and 100 * of_gemm, '.0f', ' %')} |")
+                             f"| {derived[0]} | {derived[1]} | {fmt(m2l)} |")
     return lines + [""]
 
 
 def ceiling_summary(backend):
     parts = []
     for precision in sorted({panel[1] for panel in panels([backend])}):
-        ceiling = backend.direct_ceiling(precision)
-        parts.append(f"direct sum in {precision} {fmt(ceiling and ceiling[1])} interactions/s"
-                     + (f" (N={ceiling[0]})" if ceiling else f" ({backend.direct_reason})"))
-    gemm = (f"GEMM {fmt(backend.gemm_rate)} flop/s" if backend.gemm_rate is not None
-            else f"GEMM rate {NOT_MEASURED} ({backend.gemm_reason})")
-    return "; ".join(parts + [gemm])
+        peak = backend.pairwise_peak(precision)
+        direct = backend.direct_at_largest_n(precision)
+        text = f"{precision}: best measured {fmt(peak and peak[0])} interactions/s"
+        text += f" ({peak[1]})" if peak else ""
+        if not direct:
+            text += f", direct sum {NOT_MEASURED} ({backend.direct_reason})"
+        elif peak[0] != direct[1]:
+            text += f", direct sum {fmt(direct[1])} interactions/s at N={short_count(direct[0])}"
+        parts.append(text)
+    return "; ".join(parts)
 
 
 def image(title, name):
@@ -497,7 +661,7 @@ def leaf_size_section(tunings, image_name):
               "to the fastest.", ""]
     for tuning in tunings:
         lines += [f"### {tuning.label}, N={short_count(tuning.n)} "
-                  f"({', '.join(tuning.distributions)})", "",
+                  f"({', '.join(tuning.distributions)})", "", f"Tuning file: `{tuning.file}`.", "",
                   "| precision | order | fastest leaf size | seconds | leaf size: relative time |",
                   "| --- | --- | --- | --- | --- |"]
         for (precision, order), curve in tuning.curves.items():
@@ -519,13 +683,23 @@ def report_markdown(backends, images, tunings):
               ""]
     for panel in panels(backends):
         lines += time_table(backends, panel)
-    lines += image("time against N, with the direct sum", images["time"])
+    lines += image("time against N, with the direct sum", images["time_vs_n.png"])
+    lines += ["One panel per distribution and precision; colour: the backend; solid: the FMM, "
+              "dashed: the all-pairs direct sum. " + LOG_AXES, ""]
     lines += ["## Stages at the largest common N", ""]
-    lines += image("stage breakdown", images["stages"])
+    lines += image("time per stage", images["stages.png"])
+    lines += ["At the largest N that both sweeps ran: the total, then each stage's median "
+              "seconds, the two backends' bars side by side (others: setup, sorting, checks). "
+              + LOG_AXES + " A GPU's milliseconds stay visible beside a CPU's seconds.", ""]
     lines += ceiling_section(backends)
-    lines += image("fraction of the ceiling", images["ceilings"])
-    lines += ["## Speedup", ""] + image("speedup against N", images["speedup"])
-    lines += leaf_size_section(tunings, images.get("leaf_size"))
+    lines += image("P2P against the best measured rate", images["ceilings.png"])
+    lines += ["A panel per backend: each P2P rate and each direct-sum rate as a fraction of "
+              "that backend's best measured pairwise rate in its precision; the red line at 1 is "
+              "that rate, which no point exceeds. " + LOG_AXES, ""]
+    lines += ["## Speedup", ""] + image("speedup against N", images["speedup.png"])
+    lines += [f"{b.name}'s total time over {a.name}'s at each N both ran; above the grey line "
+              f"at 1 {a.name} is faster. " + LOG_AXES, ""]
+    lines += leaf_size_section(tunings, images.get("leaf_size.png"))
     lines += commands_section(backends)
     return "\n".join(lines)
 
@@ -571,12 +745,8 @@ def main(argv):
         return 2
     pyplot = import_pyplot()
     os.makedirs(args.out, exist_ok=True)
-    images = {"time": plot_time_vs_n(pyplot, backends, args.out),
-              "stages": plot_stages(pyplot, backends, args.out),
-              "ceilings": plot_ceilings(pyplot, backends, args.out),
-              "speedup": plot_speedup(pyplot, backends, args.out)}
-    if tunings:
-        images["leaf_size"] = plot_leaf_sizes(pyplot, tunings, args.out)
+    images = {name: figure and save(figure, args.out, name)
+              for name, figure in figures(pyplot, backends, tunings).items()}
     with open(os.path.join(args.out, "report.md"), "w", encoding="utf-8") as report:
         report.write(report_markdown(backends, images, tunings) + "\n")
     return 0

@@ -312,8 +312,6 @@ def sweep_header(args):
         # Filled from the first report that the program wrote.
         "kfmm_version": None,
         "kokkos": None,
-        # No GEMM benchmark exists yet: the grouped M2L's ceiling is reported as not measured.
-        "gemm": {"measured": False, "reason": "kfmm has no GEMM benchmark to measure it"},
     }
 
 

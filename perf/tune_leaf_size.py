@@ -31,6 +31,9 @@ from sweep import (DISTRIBUTIONS, PRECISIONS, Progress, choice_list, parse_count
 
 TUNE_FORMAT = "kfmm-leaf-size-tuning"
 TUNE_FORMAT_VERSION = 1
+# The checkout this script belongs to (it sits in its perf/ folder): --header's include guard
+# is spelt from the header's path inside it.
+CHECKOUT = os.path.dirname(os.path.dirname(os.path.realpath(__file__)))
 
 
 def int_list(text):
@@ -114,12 +117,21 @@ def header_struct(path):
     return stem if extension == ".hpp" and re.fullmatch(r"[A-Za-z_]\w*", stem) else None
 
 
-def include_guard(path):
-    """.../include/kfmm/backend/CudaLeafSizes.hpp -> KFMM_BACKEND_CUDA_LEAF_SIZES_HPP: the path
-    after its last 'kfmm' folder, as the project's other headers spell their guards."""
-    parts = os.path.normpath(path).split(os.sep)
-    after = parts[len(parts) - 1 - parts[::-1].index("kfmm") + 1:] if "kfmm" in parts[:-1] \
-        else parts[-1:]
+def include_guard(path, checkout=CHECKOUT):
+    """The header's include guard as the project's headers spell theirs: KFMM_ and the path
+    after the kfmm folder of an include root (src/kfmm, .../include/kfmm) inside the checkout:
+    src/kfmm/detail/HostLeafSizes.hpp -> KFMM_DETAIL_HOST_LEAF_SIZES_HPP,
+    backends/cuda/include/kfmm/backend/CudaLeafSizes.hpp -> KFMM_BACKEND_CUDA_LEAF_SIZES_HPP.
+    The folders above the checkout are never read, so that a checkout named kfmm (what git
+    clone gives) or one under a src folder does not change the guard; a header elsewhere (a
+    build tree, outside the checkout) is guarded by its file name alone:
+    TestLeafSizes.hpp -> KFMM_TEST_LEAF_SIZES_HPP."""
+    inside = os.path.relpath(os.path.realpath(path), os.path.realpath(checkout))
+    parts = os.path.normpath(inside).split(os.sep)
+    roots = [] if parts[0] == os.pardir else [
+        i for i in range(1, len(parts) - 1)
+        if parts[i] == "kfmm" and parts[i - 1] in ("src", "include")]
+    after = parts[roots[-1] + 1:] if roots else parts[-1:]
     words = [re.sub(r"(?<=[a-z0-9])(?=[A-Z])", "_", os.path.splitext(p)[0]) for p in after]
     return "KFMM_" + "_".join(words).upper() + "_HPP"
 

@@ -4,7 +4,8 @@
 documented file, whose table holds the fastest leaf size of every order as recomputed here from
 its runs, found by a walk that timed both neighbours of the fastest; the C++ header holds that
 table; --exhaustive times every leaf size; a failing program is recorded, reported and leaves
-the header alone; a header needs both precisions."""
+the header alone; a header needs both precisions; the header's include guard comes from its
+path inside the checkout, whatever the folders above the checkout are called."""
 
 import argparse
 import json
@@ -15,6 +16,7 @@ import shutil
 import stat
 import subprocess
 import sys
+import tempfile
 
 LEAF_SIZES = [8, 16, 32, 64, 128]
 
@@ -90,9 +92,61 @@ def check_header(path, tuning):
             fail(f"header rows of {precision} {rows}, table {expected}")
 
 
+def copy_checkout(scripts, work):
+    """The scripts copied into WORK/kfmm/perf: a checkout folder named kfmm, as git clone names
+    it, whose build tree (WORK/kfmm/build) gets the header of the real tuning."""
+    copied = os.path.join(work, "kfmm", "perf")
+    os.makedirs(copied)
+    for name in ("sweep.py", "tune_leaf_size.py"):
+        shutil.copy(os.path.join(scripts, name), copied)
+    return copied
+
+
+def guard_of(scripts, header):
+    """The include guard that the tune_leaf_size.py in SCRIPTS gives a header at HEADER."""
+    code = ("import sys; sys.path.insert(0, sys.argv[1]); import tune_leaf_size; "
+            "print(tune_leaf_size.include_guard(sys.argv[2]))")
+    result = subprocess.run([sys.executable, "-c", code, scripts, header],
+                            capture_output=True, text=True)
+    if result.returncode != 0:
+        fail(f"include_guard({header}): {result.stderr}")
+    return result.stdout.strip()
+
+
+def check_include_guards(scripts, copied, outside):
+    """The project's tuned headers keep their guards; in a checkout folder named kfmm a header
+    of its build tree is guarded by its file name and one of src/kfmm by its path below
+    src/kfmm; a header outside the checkout, under src/kfmm (a clone in ~/src), by its file
+    name."""
+    checkout = os.path.dirname(os.path.abspath(scripts))
+    for header in ("backends/cuda/include/kfmm/backend/CudaLeafSizes.hpp",
+                   "src/kfmm/detail/HostLeafSizes.hpp"):
+        path = os.path.join(checkout, header)
+        with open(path, encoding="utf-8") as file:
+            written = re.search(r"^#ifndef (\w+)$", file.read(), re.M)
+        guard = guard_of(scripts, path)
+        if not written or guard != written.group(1):
+            fail(f"{header}: include guard {guard}, the file has "
+                 f"{written.group(1) if written else 'none'}")
+    clone = os.path.dirname(copied)
+    cases = ((copied, os.path.join(clone, "build", "cuda", "TestLeafSizes.hpp"),
+              "KFMM_TEST_LEAF_SIZES_HPP"),
+             (copied, os.path.join(clone, "src", "kfmm", "detail", "HostLeafSizes.hpp"),
+              "KFMM_DETAIL_HOST_LEAF_SIZES_HPP"),
+             (scripts, os.path.join(outside, "src", "kfmm", "build", "TestLeafSizes.hpp"),
+              "KFMM_TEST_LEAF_SIZES_HPP"))
+    for where, header, expected in cases:
+        guard = guard_of(where, header)
+        if guard != expected:
+            fail(f"a header at {header}, scripts in {where}: include guard {guard}, "
+                 f"expected {expected}")
+
+
 def check_real_tuning(scripts, program, work):
+    """Run from a checkout folder named kfmm (copy_checkout), the header in its build tree."""
     out = os.path.join(work, "tune.json")
-    header = os.path.join(work, "TestLeafSizes.hpp")
+    header = os.path.join(os.path.dirname(scripts), "build", "TestLeafSizes.hpp")
+    os.makedirs(os.path.dirname(header))
     result = run_tune(scripts, program, out, "--header", header)
     if result.returncode != 0 or result.stdout or result.stderr:
         fail(f"tune_leaf_size.py --quiet: exit status {result.returncode}, printed "
@@ -157,7 +211,11 @@ def main():
     args = parser.parse_args()
     shutil.rmtree(args.work, ignore_errors=True)
     os.makedirs(args.work)
-    check_real_tuning(args.scripts, args.program, args.work)
+    copied = copy_checkout(args.scripts, args.work)
+    # A folder outside every checkout: the scratch folder may lie in this one's build tree.
+    with tempfile.TemporaryDirectory(prefix="kfmm-guard-") as outside:
+        check_include_guards(args.scripts, copied, outside)
+    check_real_tuning(copied, args.program, args.work)
     check_failing_program(args.scripts, args.work)
     print("CheckTune: the tuning file, its table and header as documented; failures recorded")
 

@@ -1,0 +1,53 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
+# Writes the committed portability report, perf/portability/ (report.md and its PNGs), from two
+# sweeps (perf/sweep.py) and, when given, the same two builds' leaf-size tunings
+# (perf/tune_leaf_size.py):
+#
+#   perf/make_portability_report.sh SWEEP-A.json SWEEP-B.json [TUNE-A.json TUNE-B.json]
+#
+# A is the GPU build's (CUDA on the H200), B the CPU build's (OpenMP on the 2-core machine).
+# The report is written into a new folder first and replaces the old report.md and PNGs only
+# when it is complete, so that a bad input file leaves the committed report as it was and no
+# plot of an earlier report stays beside the new one. The Python is $KFMM_PYTHON, else the
+# first python3 on PATH that imports matplotlib (a pyenv or virtual environment's python3 may
+# come before the system's one that has it).
+set -euo pipefail
+
+usage="usage: $0 SWEEP-A.json SWEEP-B.json [TUNE-A.json TUNE-B.json]"
+if [[ $# -ne 2 && $# -ne 4 ]]; then
+  echo "$usage" >&2
+  exit 2
+fi
+
+perf=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+out="$perf/portability"
+
+python=${KFMM_PYTHON:-}
+if [[ -z $python ]]; then
+  IFS=: read -r -a folders <<< "$PATH"
+  for folder in "${folders[@]}"; do
+    if [[ -x $folder/python3 ]] && "$folder/python3" -c "import matplotlib" 2> /dev/null; then
+      python=$folder/python3
+      break
+    fi
+  done
+fi
+if [[ -z $python ]]; then
+  echo "$0: no python3 on PATH imports matplotlib (Debian: apt-get install" \
+       "python3-matplotlib; or set KFMM_PYTHON)" >&2
+  exit 2
+fi
+
+tunings=()
+if [[ $# -eq 4 ]]; then
+  tunings=(--leaf-tuning "$3" "$4")
+fi
+
+new=$(mktemp -d "$perf/portability.new.XXXXXX")
+trap 'rm -rf "$new"' EXIT
+"$python" "$perf/portability_report.py" "$1" "$2" --out "$new" ${tunings[@]+"${tunings[@]}"}
+mkdir -p "$out"
+rm -f "$out"/report.md "$out"/*.png
+mv "$new"/report.md "$new"/*.png "$out"/
+echo "wrote $out/report.md"
