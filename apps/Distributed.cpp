@@ -265,10 +265,13 @@ RankRun solveOnce(Space const &space, Options const &options, Particles<Real> co
   RankRun run;
   space.fence();
   MPI_Barrier(MPI_COMM_WORLD);
+  // As Solve.cpp: the program decides itself what unresolved particles mean.
+  Options allowed = options;
+  allowed.allow_unresolved = true;
   onEveryRank([&] {
     Kokkos::Timer timer;
     kfmm::distributed::DistributedFmm<Real, Memory> solver(MPI_COMM_WORLD, space,
-                                                           particles.positions, options);
+                                                           particles.positions, allowed);
     solver.evaluate(space, particles.charges, results.potential, results.field);
     space.fence();
     run.rank.wall_seconds = timer.seconds();

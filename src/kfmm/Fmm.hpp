@@ -266,7 +266,7 @@ public:
       tree::Octree<MemorySpace> const &source_tree, Sources const &sources,
       tree::Octree<MemorySpace> const &target_tree, Targets const &targets,
       Options const &options)
-      : _options(options)
+      : _options(options), _other_ranks_sources(true)
   {
     checkSpace<ExecutionSpace>();
     detail::ScopedRegion region("kfmm::Fmm::build");
@@ -1018,12 +1018,16 @@ private:
     _counts.wait();
     _counts_pending = false;
     _stats.m2p_interactions = _counts[Counts::m2p_pairs];
-    _stats.unresolved_pairs =
-        _counts[Counts::unresolved_sources] + _counts[Counts::unresolved_targets];
+    // The distributed solver's sources hold other ranks' particles too, whose pairs those
+    // ranks count: there each rank counts its own particles (the targets) alone, so that the
+    // ranks' counts add up to about one rank's.
+    _stats.unresolved_pairs = _counts[Counts::unresolved_targets] +
+                              (_other_ranks_sources ? 0 : _counts[Counts::unresolved_sources]);
     if (_m2l_variant == M2LVariant::grouped)
       _stats.m2l_per_pair_interactions = _counts[Counts::m2l_per_pair];
     _stats.precision_limited = detail::precisionLimited(
-        _stats.unresolved_pairs, size() + (separateTargets() ? numTargets() : 0));
+        _stats.unresolved_pairs,
+        _other_ranks_sources ? numTargets() : size() + (separateTargets() ? numTargets() : 0));
     _stats.flops += double(_stats.m2p_interactions) * double(expansions::flops::m2p(order()));
   }
 
@@ -1380,6 +1384,8 @@ private:
   /// have found pairs the precision does not resolve: only then does an evaluation wait for
   /// the build's counts to check (requireResolved).
   bool _rounds_positions = false;
+  /// Whether the sources include other ranks' particles (the distributed solver's trees).
+  bool _other_ranks_sources = false;
 };
 
 namespace detail

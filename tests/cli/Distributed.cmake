@@ -11,7 +11,10 @@
 #                       distributed solver equals the single-rank one up to rounding), and a
 #                       JSON report with "ranks": 3 and three "per_rank" entries;
 #                       targets: --targets on 2 ranks is a usage error (exit status 2, one
-#                       "kfmm: error:" line, no file written).
+#                       "kfmm: error:" line, no file written);
+#                       unresolved: INPUT, a set float does not resolve, stops every rank
+#                       (exit status 4), and its count of unresolved pairs does not depend on
+#                       the number of ranks (see below).
 include(${CMAKE_CURRENT_LIST_DIR}/Common.cmake)
 
 string(REPLACE "|" ";" mpiexec "${MPIEXEC}")
@@ -226,6 +229,41 @@ elseif(MODE STREQUAL "targets")
   if(NOT run_OUT STREQUAL "" OR EXISTS ${WORK_DIR}/out.csv)
     kfmm_fail("--targets on 2 ranks printed on stdout or wrote out.csv")
   endif()
+elseif(MODE STREQUAL "unresolved")
+  # A set that float does not resolve (INPUT): on 1, 2 and 3 ranks every rank stops with exit
+  # status 4 and one error line; with --allow-unresolved the reported count of unresolved
+  # pairs is about one rank's on any number of ranks (each rank counts its own particles;
+  # pairs across ranks are not counted: at most a few per rank boundary, here 10).
+  set(problem --input ${INPUT} --precision float --check 0 --quiet)
+  kfmm_run(run ${problem} --allow-unresolved --json one.json)
+  if(NOT run_EXIT EQUAL 0)
+    kfmm_fail("one rank, --allow-unresolved: exit status ${run_EXIT}")
+  endif()
+  file(READ ${WORK_DIR}/one.json json)
+  string(JSON one GET "${json}" resolution unresolved_pairs)
+  foreach(ranks 2 3)
+    kfmm_mpirun(run ${ranks} ${problem} --output out.csv)
+    # The message holds ';', which CMake's lists would split on.
+    string(REPLACE ";" "," stderr "${run_ERR}")
+    string(REGEX MATCHALL "kfmm: error: [^\n]*" errors "${stderr}")
+    list(LENGTH errors count)
+    if(NOT run_EXIT EQUAL 4 OR NOT count EQUAL 1 OR NOT errors MATCHES "float does not resolve"
+       OR EXISTS ${WORK_DIR}/out.csv)
+      kfmm_fail("${ranks} ranks: expected exit status 4 (got ${run_EXIT}), one error line "
+                "(got ${count}) and no out.csv")
+    endif()
+    kfmm_mpirun(run ${ranks} ${problem} --allow-unresolved --json np${ranks}.json)
+    if(NOT run_EXIT EQUAL 0 OR NOT run_ERR MATCHES "kfmm: warning: float does not resolve")
+      kfmm_fail("${ranks} ranks, --allow-unresolved: exit status ${run_EXIT}, or no warning")
+    endif()
+    file(READ ${WORK_DIR}/np${ranks}.json json)
+    string(JSON many GET "${json}" resolution unresolved_pairs)
+    math(EXPR difference "${many} - ${one}")
+    if(difference GREATER 10 OR difference LESS -10)
+      kfmm_fail("unresolved pairs: ${one} on one rank, ${many} on ${ranks}")
+    endif()
+    message(STATUS "unresolved pairs: ${one} on one rank, ${many} on ${ranks}")
+  endforeach()
 else()
-  message(FATAL_ERROR "Distributed.cmake: MODE must be compare or targets")
+  message(FATAL_ERROR "Distributed.cmake: MODE must be compare, targets or unresolved")
 endif()

@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: BSD-3-Clause
 # An interrupt while the program writes its output leaves no temporary file behind (ctest):
-# the program is started, SIGINT is sent as soon as its temporary file appears, and then the
-# folder must hold nothing. Usage: Interrupt.sh PROGRAM WORK_DIR
+# the program is started, SIGTERM is sent as soon as its temporary file appears, and then the
+# folder must hold nothing. (SIGTERM, not SIGINT: a shell without job control starts its
+# background commands with SIGINT ignored, and the program leaves an ignored signal ignored.
+# The program handles SIGINT, SIGTERM and SIGHUP alike.) Usage: Interrupt.sh PROGRAM WORK_DIR
 set -euo pipefail
 program=$1
 work=$2
@@ -16,7 +18,7 @@ seen=
 for _ in $(seq 1 6000); do # 60 s at most
   if compgen -G 'out.csv.tmp*' >/dev/null; then
     seen=yes
-    kill -INT "$pid"
+    kill -TERM "$pid"
     break
   fi
   kill -0 "$pid" 2>/dev/null || break
@@ -33,9 +35,9 @@ if [ -n "$left" ]; then
   echo "Interrupt.sh: the interrupted run left: $left" >&2
   exit 1
 fi
-# 128 + SIGINT (2): ended by the signal, as without the handler.
-if [ "$status" -ne 130 ]; then
-  echo "Interrupt.sh: exit status $status, expected 130 (ended by SIGINT)" >&2
+# 128 + SIGTERM (15): ended by the signal, as without the handler.
+if [ "$status" -ne 143 ]; then
+  echo "Interrupt.sh: exit status $status, expected 143 (ended by SIGTERM)" >&2
   exit 1
 fi
 echo "Interrupt.sh: interrupted while writing; nothing left behind"

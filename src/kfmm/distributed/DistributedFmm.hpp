@@ -496,8 +496,28 @@ private:
       fmm._stats.results_checked = true;
     }
     _stats.solver = fmm.stats();
+    requireResolved(comm, where);
     space.fence();
     _stats.evaluate_seconds = timer.seconds();
+  }
+
+  /// Whether the precision resolves the particles, decided once for all ranks from the sum of
+  /// their counts (each rank counts its own particles' pairs, Fmm in prebuilt mode): every
+  /// rank's Stats::precision_limited is that decision, and unless Options::allow_unresolved
+  /// every rank throws kfmm::PrecisionError when it is (collective).
+  void requireResolved(MPI_Comm comm, std::string const &where)
+  {
+    std::uint64_t counts[2] = {_stats.solver.unresolved_pairs, _stats.particles};
+    MPI_Allreduce(MPI_IN_PLACE, counts, 2, MPI_UINT64_T, MPI_SUM, comm);
+    _stats.solver.precision_limited = kfmm::detail::precisionLimited(counts[0], counts[1]);
+    if (!_stats.solver.precision_limited || _options.allow_unresolved)
+      return;
+    throw PrecisionError(
+        where + ": " +
+        kfmm::detail::unresolvedText(std::is_same<Real, float>::value ? "float" : "double",
+                                     counts[0], counts[1]) +
+        ": compute in double with the positions in double, or set Options::allow_unresolved "
+        "to accept such results");
   }
 
   using Partition = MortonPartition<double, MemorySpace>;
