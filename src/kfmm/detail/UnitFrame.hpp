@@ -27,6 +27,7 @@
 
 #include <Kokkos_Core.hpp>
 
+#include <cfloat>
 #include <cmath>
 #include <cstdint>
 #include <limits>
@@ -91,8 +92,8 @@ KOKKOS_INLINE_FUNCTION int exponentAbove(double v)
   v = v < 0 ? -v : v;
   if (v == 0)
     return 0;
-  if (v > std::numeric_limits<double>::max())
-    return std::numeric_limits<double>::max_exponent + 1;
+  if (v > DBL_MAX)
+    return DBL_MAX_EXP + 1;
   int j = 0;
   for (; v >= 0x1p32; v *= 0x1p-32)
     j += 32;
