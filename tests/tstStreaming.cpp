@@ -34,7 +34,7 @@ struct CountVisit
 
   KOKKOS_INLINE_FUNCTION void operator()(std::size_t i) const
   {
-    Kokkos::atomic_increment(&counts(i));
+    Kokkos::atomic_add(&counts(i), 1);
   }
 };
 

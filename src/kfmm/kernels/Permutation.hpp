@@ -79,7 +79,7 @@ struct SortPositions
           Kokkos::TeamThreadRange(team, begin > 0 ? begin : std::int64_t(1), end),
           [&](std::int64_t i) {
             if (unresolvedPair<Real>(&units(i - begin, 0), &units(i - begin + 1, 0)))
-              Kokkos::atomic_increment(&count(0));
+              Kokkos::atomic_add(&count(0), 1);
           });
       team.team_barrier();
       Kokkos::single(Kokkos::PerTeam(team),
@@ -272,7 +272,7 @@ struct UnsortResults
     }
     // Rare (a result beyond the precision's range), so an atomic costs nothing.
     if (!finite)
-      Kokkos::atomic_increment(&not_finite());
+      Kokkos::atomic_add(&not_finite(), typename Count::value_type(1));
   }
 };
 

@@ -249,7 +249,7 @@ KOKKOS_INLINE_FUNCTION void countClassEntry(Kokkos::View<int *, MemorySpace> con
 {
   int *const count = &key_counts(key);
   if (*static_cast<int volatile *>(count) < min_entries)
-    Kokkos::atomic_increment(count);
+    Kokkos::atomic_add(count, 1);
 }
 
 /// Row league rank of the M2L list: each entry's class key times 2^image_bits plus its image

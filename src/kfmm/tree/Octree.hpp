@@ -723,12 +723,12 @@ struct CountLevels
     for (;; ++level)
     {
       if (level > 0)
-        Kokkos::atomic_increment(&sizes(level, 0));
+        Kokkos::atomic_add(&sizes(level, 0), 1);
       bool const splits = level < max_level && last < std::int64_t(keys.extent(0)) &&
                           sameCell(keys(last), key, level);
       if (!splits)
         return;
-      Kokkos::atomic_increment(&sizes(level, 1));
+      Kokkos::atomic_add(&sizes(level, 1), 1);
     }
   }
 };
