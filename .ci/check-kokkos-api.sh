@@ -52,6 +52,16 @@ rule 'KOKKOS_ACTIVE_EXECUTION_MEMORY_SPACE_' \
      'KOKKOS_IF_ON_HOST / KOKKOS_IF_ON_DEVICE (4.x) or __CUDA_ARCH__' \
      'Kokkos 4.3 (KOKKOS_ACTIVE_EXECUTION_MEMORY_SPACE_*, kokkos#6523)' '' \
      '#if defined(KOKKOS_ACTIVE_EXECUTION_MEMORY_SPACE_HOST)'
+# The atomics atomic_increment, atomic_decrement, atomic_assign, atomic_compare_exchange_strong
+# and atomic_query_version: deprecated in 4.5 (kokkos#7458), so absent with deprecated code 4
+# off, which is Kokkos 5.0's default (kokkos#8378). Their 4.x replacements atomic_inc,
+# atomic_dec (since 4.0) and atomic_store are not in 3.4 (whose atomic_store is in
+# Kokkos::Impl), so kfmm uses atomics that both have. std::'s free functions of the same names
+# are not caught.
+rule '(^|[^:A-Za-z0-9_]|Kokkos::)atomic_(increment|decrement|assign|compare_exchange_strong|query_version)\b' \
+     'Kokkos::atomic_add(p, T(1)), atomic_sub(p, T(1)), atomic_exchange(p, v) or atomic_compare_exchange(p, e, d) == e, which 3.4 has too' \
+     'Kokkos 4.5 with deprecated code off, the default from 5.0 (atomic_increment, atomic_decrement, atomic_assign, atomic_compare_exchange_strong, atomic_query_version, kokkos#7458)' '' \
+     'Kokkos::atomic_increment(&count(0));'
 # Kokkos::Impl is Kokkos' internal namespace and changes without deprecation from one release
 # to the next (Kokkos::Impl::is_view, for one, gave way to Kokkos::is_view).
 rule 'Kokkos::Impl::' \
@@ -100,7 +110,10 @@ self_test() {
     fi
   done
   printf '%s\n' 'int n = Kokkos::OpenMP().concurrency() + space.concurrency();' \
-                'double r = Kokkos::sqrt(x) + kfmm::detail::sqrt(y);' >"$work/src/sample.cpp"
+                'double r = Kokkos::sqrt(x) + kfmm::detail::sqrt(y);' \
+                'Kokkos::atomic_add(&count(0), 1);' \
+                'bool swapped = std::atomic_compare_exchange_strong(&flag, &expected, true);' \
+                >"$work/src/sample.cpp"
   if ! check "$work/src"; then
     echo "check-kokkos-api: self-test: code that is fine was refused" >&2
     status=1
