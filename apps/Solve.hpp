@@ -15,7 +15,7 @@
 namespace kfmm::app
 {
 
-/// Particles of the default problem (no --n, no --input): about ten seconds on a 2-core CPU
+/// Particles of the default problem (no --n, no --input): seconds on a 2-core CPU
 /// build, and the GPU figure for a GPU build.
 constexpr std::size_t default_particles_cpu = 2000000;
 constexpr std::size_t default_particles_gpu = 10000000;
