@@ -37,6 +37,13 @@ endif()
 foreach(key method order theta softening seed)
   kfmm_json(ignored configuration ${key})
 endforeach()
+# The classic rule has no theta; the M2L variant is spelled as --m2l takes it.
+string(JSON theta_type TYPE "${json}" configuration theta)
+kfmm_json(m2l configuration m2l)
+if(NOT theta_type STREQUAL "NULL" OR NOT m2l STREQUAL "auto")
+  kfmm_bad("configuration: theta is ${theta_type} (expected null with --acceptance classic), "
+           "m2l '${m2l}' (expected 'auto')")
+endif()
 # No --leaf-size: the backend's tuned one, which is a positive count.
 kfmm_json(leaf_size configuration leaf_size)
 kfmm_json(leaf_size_tuned configuration leaf_size_tuned)
