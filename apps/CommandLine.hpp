@@ -54,6 +54,9 @@ struct Configuration
   /// --allow-unresolved: write results that the precision does not resolve (with a warning)
   /// instead of stopping with exit_unresolved.
   bool allow_unresolved = false;
+  /// --allow-missed-tolerance: exit status 0 where --check measures a field error above
+  /// --tolerance (the warning is still printed) instead of exit_tolerance_missed.
+  bool allow_missed_tolerance = false;
   bool quiet = false;
   bool help = false;
   bool version = false;

@@ -346,7 +346,7 @@ double slowest(double seconds)
 }
 
 template <class Real>
-void runIn(Configuration const &c, io::ParticleTable const *input)
+int runIn(Configuration const &c, io::ParticleTable const *input)
 {
   Space space;
   int const rank = worldRank(), ranks = worldSize();
@@ -442,16 +442,19 @@ void runIn(Configuration const &c, io::ParticleTable const *input)
     if (!c.quiet)
       std::printf("  report        %s\n", c.json.c_str());
   });
+  // Rank 0 checked; every rank exits with its status.
+  int status = root ? checkedStatus(report) : exit_success;
+  MPI_Bcast(&status, 1, MPI_INT, 0, MPI_COMM_WORLD);
+  return status;
 }
 
 } // namespace
 
-void runDistributed(Configuration const &configuration, io::ParticleTable const *input)
+int runDistributed(Configuration const &configuration, io::ParticleTable const *input)
 {
   if (configuration.precision == Precision::single)
-    runIn<float>(configuration, input);
-  else
-    runIn<double>(configuration, input);
+    return runIn<float>(configuration, input);
+  return runIn<double>(configuration, input);
 }
 
 } // namespace kfmm::app

@@ -69,7 +69,7 @@ public:
 /// null to generate the particles. Collective. Throws on every rank when it fails on any: on
 /// the rank that reports, InputError or another std::exception as run() does; elsewhere
 /// OtherRankFailed.
-void runDistributed(Configuration const &configuration, io::ParticleTable const *input);
+int runDistributed(Configuration const &configuration, io::ParticleTable const *input);
 
 } // namespace kfmm::app
 

@@ -2,6 +2,7 @@
 #include "Report.hpp"
 
 #include "Problem.hpp"
+#include "Run.hpp"
 #include "Solve.hpp"
 
 #include <kfmm/Config.hpp>
@@ -355,6 +356,26 @@ std::string precisionWarning(Configuration const &c, std::size_t n, Stats const 
   return "kfmm: warning: " +
          detail::unresolvedText(precisionName(c.precision), stats.unresolved_pairs, n) +
          " (--allow-unresolved)\n";
+}
+
+int checkedStatus(Report const &r)
+{
+  Configuration const &c = r.configuration;
+  double const tolerance = c.options.tolerance;
+  if (tolerance <= 0 || !r.check)
+    return exit_success;
+  double const error = r.check->field_error;
+  // NaN compares false: a field error that could not be measured misses too.
+  if (error <= tolerance)
+    return exit_success;
+  std::fprintf(stderr,
+               "kfmm: warning: the field error measured on %zu sampled %s, %.3g, is above "
+               "--tolerance %g: %s\n",
+               r.check->targets, r.targets > 0 ? "targets" : "particles", error, tolerance,
+               c.allow_missed_tolerance
+                   ? "the results are written (--allow-missed-tolerance)"
+                   : "the results are written; exit status 5 (--allow-missed-tolerance: 0)");
+  return c.allow_missed_tolerance ? exit_success : exit_tolerance_missed;
 }
 
 std::string runLabel(int run, int repeat)

@@ -106,6 +106,11 @@ std::string precisionMessage(Configuration const &configuration, std::size_t n,
 std::string precisionWarning(Configuration const &configuration, std::size_t n,
                              Stats const &stats);
 
+/// The run's exit status once its report is written: exit_tolerance_missed, after a warning
+/// on stderr (even with --quiet), where --check measured a field error above --tolerance
+/// (or none it could measure) and --allow-missed-tolerance was not given; else exit_success.
+int checkedStatus(Report const &report);
+
 /// What the elapsed-time line says during run `run` (0: the first) of 1 + `repeat`.
 std::string runLabel(int run, int repeat);
 

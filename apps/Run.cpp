@@ -40,8 +40,8 @@ Particles<Real> setUp(Space const &space, Configuration const &c, io::ParticleTa
 }
 
 template <class Real>
-void runIn(Configuration const &c, io::ParticleTable const *input,
-           io::ParticleTable const *targets_table)
+int runIn(Configuration const &c, io::ParticleTable const *input,
+          io::ParticleTable const *targets_table)
 {
   Space space;
   auto const particles = setUp<Real>(space, c, input);
@@ -133,17 +133,17 @@ void runIn(Configuration const &c, io::ParticleTable const *input,
     if (!c.quiet)
       std::printf("  report        %s\n", c.json.c_str());
   }
+  return checkedStatus(report);
 }
 
 } // namespace
 
-void run(Configuration const &configuration, io::ParticleTable const *input,
-         io::ParticleTable const *targets)
+int run(Configuration const &configuration, io::ParticleTable const *input,
+        io::ParticleTable const *targets)
 {
   if (configuration.precision == Precision::single)
-    runIn<float>(configuration, input, targets);
-  else
-    runIn<double>(configuration, input, targets);
+    return runIn<float>(configuration, input, targets);
+  return runIn<double>(configuration, input, targets);
 }
 
 } // namespace kfmm::app

@@ -20,7 +20,8 @@ enum ExitStatus : int
   exit_failure = 1, ///< something failed while running (solver, memory, writing a file)
   exit_usage = 2,   ///< bad command line; nothing was run or written
   exit_input = 3,   ///< the --input or --targets file cannot be used; nothing was run or written
-  exit_unresolved = 4 ///< the precision does not resolve the particles; nothing was written
+  exit_unresolved = 4, ///< the precision does not resolve the particles; nothing was written
+  exit_tolerance_missed = 5 ///< --check measured an error above --tolerance; all was written
 };
 
 /// The --input or --targets file's contents cannot be used (exit_input).
@@ -40,8 +41,9 @@ public:
 
 /// Runs `configuration` on the default execution space (Kokkos initialised); `input` holds
 /// the --input file's records, or is null to generate the particles; `targets` holds the
-/// --targets file's records, or is null to compute at the particles.
-void run(Configuration const &configuration, io::ParticleTable const *input,
+/// --targets file's records, or is null to compute at the particles. Returns exit_success, or
+/// exit_tolerance_missed (checkedStatus).
+int run(Configuration const &configuration, io::ParticleTable const *input,
          io::ParticleTable const *targets);
 
 } // namespace kfmm::app

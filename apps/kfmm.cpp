@@ -160,10 +160,9 @@ int main(int argc, char *argv[])
   {
 #if defined(KFMM_ENABLE_MPI)
     if (ranks > 1)
-      runDistributed(configuration, input ? &*input : nullptr);
-    else
+      return runDistributed(configuration, input ? &*input : nullptr);
 #endif
-      run(configuration, input ? &*input : nullptr, targets ? &*targets : nullptr);
+    return run(configuration, input ? &*input : nullptr, targets ? &*targets : nullptr);
   }
 #if defined(KFMM_ENABLE_MPI)
   catch (OtherRankFailed const &e)
@@ -186,5 +185,4 @@ int main(int argc, char *argv[])
     std::fprintf(stderr, "kfmm: error: %s\n", e.what());
     return exit_failure;
   }
-  return exit_success;
 }

@@ -2,6 +2,7 @@
 // Bad input gives a kfmm::Exception whose message is in the caller's terms: the function they
 // called, the argument as their overload names it, and numbers as they wrote them. The
 // messages are checked word for word.
+#include <kfmm/Accuracy.hpp>
 #include <kfmm/Options.hpp>
 #include <kfmm/detail/Validation.hpp>
 #include <kfmm/kernels/DirectSum.hpp>
@@ -13,6 +14,7 @@
 #include <catch2/generators/catch_generators.hpp>
 #include <catch2/matchers/catch_matchers_string.hpp>
 
+#include <cmath>
 #include <limits>
 #include <string>
 
@@ -39,6 +41,41 @@ TEST_CASE("numbers in messages read as the caller wrote them", "[validation]")
   CHECK(formatNumber(std::numeric_limits<double>::quiet_NaN()) == "nan");
   CHECK(formatNumber(std::numeric_limits<double>::infinity()) == "inf");
   CHECK(formatNumber(-std::numeric_limits<double>::infinity()) == "-inf");
+}
+
+TEST_CASE("the relative L2 error neither overflows nor underflows", "[validation][accuracy]")
+{
+  // The same errors at any scale in double's range: charges of 1e200 or 1e-200 give results
+  // whose squares are beyond it.
+  Kokkos::View<double *, Kokkos::HostSpace> approx("kfmm::test::approx", 3);
+  Kokkos::View<double *, Kokkos::HostSpace> exact("kfmm::test::exact", 3);
+  double const a[3] = {1.0, -2.0, 3.001};
+  double const e[3] = {1.001, -2.0, 3.0};
+  auto const at = [&](double scale) {
+    for (int i = 0; i < 3; ++i)
+    {
+      approx(i) = a[i] * scale;
+      exact(i) = e[i] * scale;
+    }
+    return kfmm::relativeL2Error(approx, exact);
+  };
+  double const unit = at(1.0);
+  CHECK(unit > 2e-4);
+  CHECK(unit < 6e-4);
+  for (double scale : {0x1p600, 0x1p-600, 0x1p1000, 0x1p-1000})
+  {
+    CAPTURE(scale);
+    CHECK(at(scale) == unit);
+  }
+  CHECK(std::abs(at(1e200) / unit - 1) < 1e-12);
+  CHECK(std::abs(at(1e-200) / unit - 1) < 1e-12);
+  CHECK(at(0.0) == 0.0);
+  Kokkos::View<double *[3], Kokkos::HostSpace> field_approx("kfmm::test::field_approx", 2);
+  Kokkos::View<double *[3], Kokkos::HostSpace> field_exact("kfmm::test::field_exact", 2);
+  Kokkos::deep_copy(field_exact, 1e250);
+  Kokkos::deep_copy(field_approx, 1e250);
+  field_approx(1, 2) = 2e250;
+  CHECK(std::abs(kfmm::relativeL2Error(field_approx, field_exact) - std::sqrt(1.0 / 6)) < 1e-12);
 }
 
 TEST_CASE("solver options are rejected with the value as given", "[validation][options]")
