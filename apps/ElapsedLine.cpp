@@ -8,12 +8,10 @@
 namespace kfmm::app
 {
 
-bool ElapsedLine::wanted(bool show) { return show && io::Progress::stderrIsTerminal(); }
-
 ElapsedLine::ElapsedLine(std::string label, bool show)
     : _label(std::move(label)), _start(std::chrono::steady_clock::now())
 {
-  if (wanted(show))
+  if (show && io::Progress::stderrIsTerminal())
     _thread = std::thread([this] { tick(); });
 }
 

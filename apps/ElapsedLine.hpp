@@ -27,9 +27,6 @@ public:
   ElapsedLine(ElapsedLine const &) = delete;
   ElapsedLine &operator=(ElapsedLine const &) = delete;
 
-  /// Whether a line would be shown: `show`, and stderr a terminal.
-  static bool wanted(bool show);
-
 private:
   void tick();
 

@@ -559,22 +559,6 @@ public:
     requireResolved(where);
   }
 
-  /// Throws kfmm::PrecisionError, naming `where`, when the build found that the precision
-  /// does not resolve the particles (Stats::precision_limited), unless
-  /// Options::allow_unresolved. Waits for the build's counts where it rounded positions.
-  void requireResolved(std::string const &where) const
-  {
-    if (!_rounds_positions || _options.allow_unresolved || !stats().precision_limited)
-      return;
-    char const *const precision = std::is_same<Real, float>::value ? "float" : "double";
-    throw PrecisionError(
-        where + ": " +
-        detail::unresolvedText(precision, _stats.unresolved_pairs,
-                               size() + (separateTargets() ? numTargets() : 0)) +
-        ": compute in double with the positions in double, or set Options::allow_unresolved "
-        "to accept such results");
-  }
-
   /// Times, counts and sizes of the build and of the last evaluation. The first call after
   /// the build waits for the device: the build's counts are reductions it did not wait for
   /// (detail/DeferredCounts.hpp).
@@ -1012,6 +996,24 @@ private:
                    _m2l_groups.bytes() + _stats.m2l_matrix_bytes + detail::bytesOf(_shift_matrices);
   }
 
+  /// Throws kfmm::PrecisionError, naming `where`, when the build found that the precision
+  /// does not resolve the particles (Stats::precision_limited), unless
+  /// Options::allow_unresolved. Waits for the build's counts where it rounded positions.
+  void requireResolved(std::string const &where) const
+  {
+    if (!_rounds_positions || _options.allow_unresolved || !stats().precision_limited)
+      return;
+    throw detail::unresolvedError<Real>(where, _stats.unresolved_pairs, countedParticles());
+  }
+
+  /// The particles whose pairs Stats::unresolved_pairs counts: the sources and the targets,
+  /// or in the distributed solver's trees this rank's own particles (the targets) alone.
+  std::size_t countedParticles() const
+  {
+    return _other_ranks_sources ? numTargets()
+                                : size() + (separateTargets() ? numTargets() : 0);
+  }
+
   /// The build's deferred counts into Stats, with the flops that depend on them.
   void readCounts() const
   {
@@ -1025,9 +1027,8 @@ private:
                               (_other_ranks_sources ? 0 : _counts[Counts::unresolved_sources]);
     if (_m2l_variant == M2LVariant::grouped)
       _stats.m2l_per_pair_interactions = _counts[Counts::m2l_per_pair];
-    _stats.precision_limited = detail::precisionLimited(
-        _stats.unresolved_pairs,
-        _other_ranks_sources ? numTargets() : size() + (separateTargets() ? numTargets() : 0));
+    _stats.precision_limited =
+        detail::precisionLimited(_stats.unresolved_pairs, countedParticles());
     _stats.flops += double(_stats.m2p_interactions) * double(expansions::flops::m2p(order()));
   }
 

@@ -117,21 +117,18 @@ struct SolverCompilation<false>
 #endif
 
 /// SolverCompilation's note for a call of kfmm::evaluate in ExecutionSpace with these Views
-/// (Targets: void for a call without targets).
+/// (a call without targets: Targets is Positions).
 template <class ExecutionSpace, class Real, class Positions, class Charges, class Potential,
-          class Field, class Targets = void>
+          class Field, class Targets = Positions>
 constexpr void noteSolverCompilation()
 {
   using Views = PrecompiledViews<ExecutionSpace, Real>;
-  constexpr bool targets_fit =
-      std::is_void<Targets>::value ||
-      precompiledType<typename Views::Positions,
-                      std::conditional_t<std::is_void<Targets>::value, Positions, Targets>>();
   SolverCompilation<precompiledSpace<ExecutionSpace>() &&
                     precompiledType<typename Views::Positions, Positions>() &&
                     precompiledType<typename Views::Charges, Charges>() &&
                     precompiledType<typename Views::Potential, Potential>() &&
-                    precompiledType<typename Views::Field, Field>() && targets_fit>::note();
+                    precompiledType<typename Views::Field, Field>() &&
+                    precompiledType<typename Views::Positions, Targets>()>::note();
 }
 
 } // namespace kfmm::detail

@@ -12,12 +12,14 @@
 // where nearly coincident particles almost always end up next to each other: the pairs are
 // counted as the positions are sorted (kernels/Permutation.hpp), no search.
 
+#include <kfmm/Exception.hpp>
 #include <kfmm/detail/Math.hpp>
 
 #include <Kokkos_Core.hpp>
 
 #include <cstddef>
 #include <string>
+#include <type_traits>
 
 namespace kfmm::detail
 {
@@ -72,6 +74,18 @@ inline std::string unresolvedText(char const *precision, std::size_t unresolved,
          " particles are so close, for their coordinates, that rounding them to " + precision +
          " changes their distance by more than 1/1024; their results may be far less accurate "
          "than the options give";
+}
+
+/// The error of a solver of precision Real, entered at `where`, that does not resolve its
+/// particles (unless Options::allow_unresolved).
+template <class Real>
+PrecisionError unresolvedError(std::string const &where, std::size_t unresolved, std::size_t n)
+{
+  return PrecisionError(
+      where + ": " +
+      unresolvedText(std::is_same<Real, float>::value ? "float" : "double", unresolved, n) +
+      ": compute in double with the positions in double, or set Options::allow_unresolved to "
+      "accept such results");
 }
 
 } // namespace kfmm::detail

@@ -512,12 +512,7 @@ private:
     _stats.solver.precision_limited = kfmm::detail::precisionLimited(counts[0], counts[1]);
     if (!_stats.solver.precision_limited || _options.allow_unresolved)
       return;
-    throw PrecisionError(
-        where + ": " +
-        kfmm::detail::unresolvedText(std::is_same<Real, float>::value ? "float" : "double",
-                                     counts[0], counts[1]) +
-        ": compute in double with the positions in double, or set Options::allow_unresolved "
-        "to accept such results");
+    throw kfmm::detail::unresolvedError<Real>(where, counts[0], counts[1]);
   }
 
   using Partition = MortonPartition<double, MemorySpace>;
