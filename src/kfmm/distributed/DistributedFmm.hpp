@@ -13,10 +13,11 @@
 //  2. the owner's trees (LocalEssentialTree.hpp): its own tree (targets) and its local
 //     essential tree (sources: its particles, other ranks' ghost particles and pruned cells),
 //     both cells of the tree of all particles with that tree's radii;
-//  3. a kfmm::Fmm on the two trees: interaction lists, M2L operators.
+//  3. the solver's build stages on the two trees (solver/Build.hpp): interaction lists, the
+//     far field's plan.
 // Evaluation: the charges to their owners; the ghosts' charges to the ranks that hold them;
 // P2M and M2M; the pruned cells' multipoles to the ranks that hold them, then M2M again; M2L,
-// L2L, L2P, P2P on the own tree; the results back to the caller's order. Every rank uses the
+// L2L, L2P, P2P on the own tree (the solver's stages, solver/, composed in this order); the results back to the caller's order. Every rank uses the
 // largest charge of all ranks as the unit (one MPI_Allreduce), as the single-rank solver uses
 // the largest of its charges.
 //
@@ -44,7 +45,6 @@
 #if defined(KFMM_ENABLE_MPI)
 
 #include <kfmm/Exception.hpp>
-#include <kfmm/Fmm.hpp>
 #include <kfmm/Options.hpp>
 #include <kfmm/Stats.hpp>
 #include <kfmm/detail/ScopedRegion.hpp>
@@ -55,6 +55,14 @@
 #include <kfmm/distributed/MortonPartition.hpp>
 #include <kfmm/distributed/detail/Collectives.hpp>
 #include <kfmm/distributed/detail/StagedExchange.hpp>
+#include <kfmm/solver/Build.hpp>
+#include <kfmm/solver/Downward.hpp>
+#include <kfmm/solver/NearField.hpp>
+#include <kfmm/solver/Results.hpp>
+#include <kfmm/solver/Stage.hpp>
+#include <kfmm/solver/State.hpp>
+#include <kfmm/solver/Upward.hpp>
+#include <kfmm/solver/WorkCount.hpp>
 
 #include <Kokkos_Core.hpp>
 
@@ -277,7 +285,7 @@ public:
         Kokkos::view_alloc(space, std::string("kfmm::distributed::owned_work")),
         _partition->ownedCount());
     if (!_trivial && _trees.plan.own > 0)
-      _fmm->targetWork(space, owned);
+      solver::targetWork(space, *_solver, owned);
     _partition->toCallers(space, owned, work);
   }
 
@@ -345,11 +353,16 @@ private:
       // comes with the default order and theta).
       Options chosen = _options;
       chosen.tolerance = 0;
-      _fmm = std::make_unique<Fmm<Real, MemorySpace>>(
-          kfmm::detail::PrebuiltTrees{},
-          kfmm::detail::EntryPoint{"kfmm::distributed::DistributedFmm"}, space, _trees.essential,
-          _trees.entries, _trees.own, _partition->positions(), chosen);
-      _stats.solver = _fmm->stats();
+      {
+        kfmm::detail::ScopedRegion build_region("kfmm::Fmm::build");
+        _solver = std::make_unique<solver::State<Real, MemorySpace>>();
+        solver::adoptTrees(space, *_solver, where, _trees.essential, _trees.own, chosen);
+        // The far field runs on the caller's instance (evaluateChecked): the M2L matrices are
+        // made there too.
+        solver::buildOnTrees(space, kfmm::detail::SideInstance<ExecutionSpace>(space, false),
+                             *_solver, where, _trees.entries, &_partition->positions(), false);
+      }
+      _stats.solver = solver::currentStats(*_solver);
       _stats.ghosts = static_cast<std::size_t>(_trees.plan.ghosts);
       _stats.pruned_cells = _trees.plan.pruned_targets.extent(0);
       _stats.build_communication_seconds = _trees.exchange_seconds;
@@ -392,15 +405,19 @@ private:
       return Kokkos::view_alloc(space, Kokkos::WithoutInitializing, std::string(label));
     };
     detail::ExchangePlan<MemorySpace> const &plan = _trees.plan;
-    Fmm<Real, MemorySpace> &fmm = *_fmm;
-    fmm._stats.stage_seconds = fmm._build_stages;
-    fmm._stats.results_checked = false;
+    auto &state = *_solver;
+    auto &stages = state.stats.stage_seconds;
+    stages = state.build_stages;
+    state.stats.results_checked = false;
+    auto const stage = [&](std::string const &name, auto &&work) {
+      solver::runStage(space, state.options, name, stages, work);
+    };
 
     // The essential tree's charges: the rank's, the ghosts', and zero for the pruned cells.
     std::int64_t const entries = static_cast<std::int64_t>(_trees.entries.extent(0));
     Kokkos::View<double *, MemorySpace> q(alloc("kfmm::distributed::entry_charges"), entries);
     int charge_exponent = 0;
-    fmm.stage(space, "exchange charges", fmm._stats.stage_seconds, [&] {
+    stage("exchange charges", [&] {
       Kokkos::deep_copy(space, q, 0.0);
       auto const own_q = Kokkos::subview(q, Kokkos::make_pair(std::int64_t(0), plan.own));
       communicate([&] { _partition->toOwners(space, charges, own_q); });
@@ -424,20 +441,24 @@ private:
       });
     });
 
-    if (fmm.size() > 0)
-      fmm.upward(space, q, charge_exponent);
+    if (state.size() > 0)
+    {
+      stage("charge unit", [&] { solver::setChargeUnit(space, state, charge_exponent); });
+      solver::sortChargesStage(space, state, q, stages);
+      solver::upwardStages(space, state, stages);
+    }
     // The pruned cells' multipoles travel while the near field, which needs none of them, runs
     // (seed 002: communication overlapped with local work).
-    int const width = 2 * static_cast<int>(fmm._multipoles.extent(1));
+    int const width = 2 * static_cast<int>(state.multipoles.extent(1));
     int const sent_cells = static_cast<int>(plan.pruned_sources.extent(0));
     int const received_cells = static_cast<int>(plan.pruned_targets.extent(0));
     Kokkos::View<Real **, Kokkos::LayoutRight, MemorySpace> rows(
         alloc("kfmm::distributed::sent_multipoles"), sent_cells, width);
     Kokkos::View<Real **, Kokkos::LayoutRight, MemorySpace> received(
         alloc("kfmm::distributed::received_multipoles"), received_cells, width);
-    fmm.stage(space, "send multipoles", fmm._stats.stage_seconds, [&] {
+    stage("send multipoles", [&] {
       Kokkos::parallel_for("kfmm::distributed::pack_multipoles", Policy(space, 0, sent_cells),
-                           detail::MoveMultipoles<Real, MemorySpace>{fmm._multipoles, rows,
+                           detail::MoveMultipoles<Real, MemorySpace>{state.multipoles, rows,
                                                                      plan.pruned_sources, false});
       std::vector<std::int64_t> send(plan.pruned_send), recv(plan.pruned_recv);
       for (auto *counts : {&send, &recv})
@@ -446,24 +467,24 @@ private:
       communicate([&] { _exchange.start(comm, space, rows.data(), send, received.data(), recv); });
     });
     if (plan.own > 0)
-      fmm.nearFieldStage(space);
-    fmm.stage(space, "receive multipoles", fmm._stats.stage_seconds, [&] {
+      solver::nearFieldStage(space, state);
+    stage("receive multipoles", [&] {
       // No fence before the wait: the host waits in MPI, and so moves the messages along,
       // while the device computes the near field.
       _stats.evaluate_communication_seconds += _exchange.finish(space);
       Kokkos::parallel_for("kfmm::distributed::unpack_multipoles",
                            Policy(space, 0, received_cells),
-                           detail::MoveMultipoles<Real, MemorySpace>{fmm._multipoles, received,
+                           detail::MoveMultipoles<Real, MemorySpace>{state.multipoles, received,
                                                                      plan.pruned_targets, true});
     });
     // Every leaf of the essential tree now has its multipole: the inner cells' again.
-    if (fmm.size() > 0)
-      fmm.stage(space, "M2M of all ranks", fmm._stats.stage_seconds, [&] {
+    if (state.size() > 0)
+      stage("M2M of all ranks", [&] {
         Kokkos::parallel_for("kfmm::distributed::clear_inner_multipoles",
-                             Policy(space, 0, fmm._source_tree.numCells()),
+                             Policy(space, 0, state.source_tree.numCells()),
                              detail::ClearInnerMultipoles<Real, MemorySpace>{
-                                 fmm._multipoles, fmm._source_tree.child_count});
-        fmm.upwardM2M(space);
+                                 state.multipoles, state.source_tree.child_count});
+        solver::m2m(space, state);
       });
 
     Kokkos::View<Real *, MemorySpace> own_phi(alloc("kfmm::distributed::own_potential"),
@@ -472,10 +493,11 @@ private:
                                                    plan.own);
     if (plan.own > 0)
     {
-      fmm.farFieldStages(space);
-      fmm.returnResults(space, own_phi, own_field);
+      solver::farFieldTranslations(space, state);
+      solver::farFieldToTargets(space, state);
+      solver::returnResults(space, state, own_phi, own_field);
     }
-    fmm.stage(space, "return results", fmm._stats.stage_seconds, [&] {
+    stage("return results", [&] {
       communicate([&] {
         _partition->toCallers(space, own_phi, potential);
         _partition->toCallers(space, own_field, field);
@@ -493,9 +515,9 @@ private:
                                                   : "double; choose") +
                 " units or charges that bring the results into range");
       });
-      fmm._stats.results_checked = true;
+      state.stats.results_checked = true;
     }
-    _stats.solver = fmm.stats();
+    _stats.solver = solver::currentStats(state);
     requireResolved(comm, where);
     space.fence();
     _stats.evaluate_seconds = timer.seconds();
@@ -522,7 +544,8 @@ private:
   std::unique_ptr<Partition> _partition;
   bool _trivial = true;
   detail::EssentialTrees<MemorySpace> _trees;
-  std::unique_ptr<Fmm<Real, MemorySpace>> _fmm;
+  /// The solver's state on this rank's trees (null when there is nothing to compute).
+  std::unique_ptr<solver::State<Real, MemorySpace>> _solver;
   /// The evaluations' exchanges (ghost charges, multipoles).
   detail::StagedExchange<MemorySpace> _exchange;
   RankStats _stats;
