@@ -278,10 +278,10 @@ def main():
     held = Path(args.results_md).read_text()
     missing = [title for title, t in tables if t not in held]
     for title in missing:
-        print(f"rebuild_tables: a table of section '{title}' differs from {args.results_md}",
+        print(f"rebuild_tables: a table of section '{title}' differs from perf/RESULTS.md",
               file=sys.stderr)
     if not missing:
-        print(f"rebuild_tables: {len(tables)} tables of {args.results_md} match their reports")
+        print(f"rebuild_tables: {len(tables)} tables of perf/RESULTS.md match their reports")
     return 1 if missing else 0
 
 
