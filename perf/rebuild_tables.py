@@ -111,7 +111,8 @@ def one_gpu():
     a = Archive("2026-11-28-h200-one-gpu")
     cases = [
         ("1e6 uniform float, order 7, theta 0.84, leaf 248", "*-targets-c54d99f-u248-*.json"),
-        ("the same, another lease", "*-u248-ten-lease1-c54d99f-*.json"),
+        ("the same, measured again on another start of the machine",
+         "*-u248-ten-lease1-c54d99f-*.json"),
         ("1e6 uniform float, defaults", "*-p2p-staging-v-u1-*.json"),
         ("1e6 Plummer float, defaults", "*-targets-c54d99f-plummer-*.json"),
         ("1e6 uniform double, order 24, theta 0.7, leaf 512", "*-targets-c54d99f-fp64-o24.json"),
