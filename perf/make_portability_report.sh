@@ -5,7 +5,11 @@
 # (perf/tune_leaf_size.py):
 #
 #   perf/make_portability_report.sh SWEEP-A.json SWEEP-B.json [TUNE-A.json TUNE-B.json]
+#   perf/make_portability_report.sh     # the committed report, from the archives below
 #
+# Without arguments it takes the sweeps and tunings that perf/RESULTS.md cites, from
+# perf/results/2026-11-28-portability-sweeps.tar.gz and
+# perf/results/2026-11-22-leaf-size-tunings.tar.gz (read into a temporary folder).
 # A is the GPU build's (CUDA on the H200), B the CPU build's (OpenMP on the 2-core machine).
 # The report is written into a new folder first and replaces the old report.md and PNGs only
 # when it is complete, so that a bad input file leaves the committed report as it was and no
@@ -14,14 +18,25 @@
 # come before the system's one that has it).
 set -euo pipefail
 
-usage="usage: $0 SWEEP-A.json SWEEP-B.json [TUNE-A.json TUNE-B.json]"
-if [[ $# -ne 2 && $# -ne 4 ]]; then
+usage="usage: $0 [SWEEP-A.json SWEEP-B.json [TUNE-A.json TUNE-B.json]]"
+if [[ $# -ne 0 && $# -ne 2 && $# -ne 4 ]]; then
   echo "$usage" >&2
   exit 2
 fi
 
 perf=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 out="$perf/portability"
+
+if [[ $# -eq 0 ]]; then
+  inputs=$(mktemp -d)
+  trap 'rm -rf "$inputs"' EXIT
+  tar xzf "$perf/results/2026-11-28-portability-sweeps.tar.gz" -C "$inputs"
+  tar xzf "$perf/results/2026-11-22-leaf-size-tunings.tar.gz" -C "$inputs"
+  set -- "$inputs/2026-11-28-portability/h200-sweep-cuda.json" \
+    "$inputs/2026-11-28-portability/2core-sweep-openmp.json" \
+    "$inputs/2026-11-22-leaf-size-tunings/2026-11-22-h200-tune-leaf-size-cuda.json" \
+    "$inputs/2026-11-22-leaf-size-tunings/2026-11-22-2core-tune-leaf-size-openmp.json"
+fi
 
 python=${KFMM_PYTHON:-}
 if [[ -z $python ]]; then
@@ -45,7 +60,7 @@ if [[ $# -eq 4 ]]; then
 fi
 
 new=$(mktemp -d "$perf/portability.new.XXXXXX")
-trap 'rm -rf "$new"' EXIT
+trap 'rm -rf "$new" ${inputs:+"$inputs"}' EXIT
 "$python" "$perf/portability_report.py" "$1" "$2" --out "$new" ${tunings[@]+"${tunings[@]}"}
 mkdir -p "$out"
 rm -f "$out"/report.md "$out"/*.png

@@ -1,0 +1,290 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-3-Clause
+"""Rebuild the tables of perf/RESULTS.md from the compressed reports in perf/results/.
+
+Each campaign's reports are kept as one archive, perf/results/CAMPAIGN.tar.gz, holding a folder
+CAMPAIGN/ of the program's JSON reports (`kfmm --json`), sweeps (perf/sweep.py) and text
+outputs. This script reads them in place (no extraction) and prints, as Markdown, the tables
+of RESULTS.md's sections "One GPU", "Memory", "Accuracy", "Several GPUs", "CPU",
+"Portability" and "Kernels": every time, error and rate of those tables, with the command,
+machine, date and commit that the reports record. Python 3, standard library only.
+
+  python3 perf/rebuild_tables.py              # print every table
+  python3 perf/rebuild_tables.py --check      # exit 1 unless RESULTS.md holds each table as printed
+
+A row's time is the median over the reports it names (each report's time is itself the
+median of its warm runs). The portability sweeps do not record their commit; the campaign
+list below gives it, from the record of that day.
+"""
+
+import argparse
+import fnmatch
+import json
+import re
+import statistics
+import sys
+import tarfile
+from pathlib import Path
+
+PERF = Path(__file__).resolve().parent
+RESULTS = PERF / "results"
+
+H200 = "H200"
+MACHINES = [  # substring of a report's machine -> the short name the tables use
+    ("2 x NVIDIA H200", "2 x H200"),
+    ("H100", "H100, 2 ranks on one GPU"),
+    ("H200", H200),
+    ("2-core", "2-core CPU"),
+]
+
+
+class Archive:
+    def __init__(self, name):
+        self.name = name
+        self.tar = tarfile.open(RESULTS / f"{name}.tar.gz")
+        self.members = {Path(m.name).name: m for m in self.tar.getmembers() if m.isfile()}
+
+    def names(self, pattern):
+        found = sorted(n for n in self.members if fnmatch.fnmatch(n, pattern))
+        if not found:
+            sys.exit(f"rebuild_tables: no {pattern} in {self.name}.tar.gz")
+        return found
+
+    def text(self, name):
+        return self.tar.extractfile(self.members[name]).read().decode()
+
+    def json(self, name):
+        return json.loads(self.text(name))
+
+    def reports(self, pattern):
+        return [self.json(n) for n in self.names(pattern)]
+
+
+def machine(report):
+    text = report.get("machine", "")
+    for key, short in MACHINES:
+        if key in text:
+            return short
+    return text
+
+
+def commit(report):
+    build = str(report.get("build", ""))
+    return build.split()[0] + ("+" if " " in build else "")
+
+
+def command(report):
+    text = report["command"].replace("--json REPORT", "--json FILE")
+    return f"`{text}`"
+
+
+def seconds(value):
+    """A time as the tables print it: ms below a second, s above."""
+    if value < 1:
+        return f"{value * 1e3:.3f} ms" if value < 0.1 else f"{value * 1e3:.1f} ms"
+    return f"{value:.2f} s" if value < 100 else f"{value:.0f} s"
+
+
+def error(value):
+    return "-" if value is None else f"{value:.2e}"
+
+
+def median_total(reports):
+    return statistics.median(r["timing"]["total_seconds"] for r in reports)
+
+
+def table(header, rows):
+    lines = ["| " + " | ".join(header) + " |", "|" + " --- |" * len(header)]
+    lines += ["| " + " | ".join(str(c) for c in row) + " |" for row in rows]
+    return "\n".join(lines)
+
+
+def provenance(report, runs):
+    return [command(report) + (f", {runs} runs" if runs > 1 else ""), machine(report),
+            report["date"], commit(report)]
+
+
+PROVENANCE = ["command", "machine", "date", "commit"]
+
+
+def one_gpu():
+    a = Archive("2026-11-28-h200-one-gpu")
+    cases = [
+        ("1e6 uniform float, order 7, theta 0.84, leaf 248", "*-targets-c54d99f-u248-*.json"),
+        ("the same, measured again on another start of the machine",
+         "*-u248-ten-lease1-c54d99f-*.json"),
+        ("1e6 uniform float, defaults", "*-p2p-staging-v-u1-*.json"),
+        ("1e6 Plummer float, defaults", "*-targets-c54d99f-plummer-*.json"),
+        ("1e6 uniform double, order 24, theta 0.7, leaf 512", "*-targets-c54d99f-fp64-o24.json"),
+        ("1e6 uniform double, `--tolerance 1e-10` (order 23, theta 0.5, leaf 512)",
+         "*-p2p-team-size-d-t128-*.json"),
+        ("1e8 uniform float, order 7, theta 0.85", "*-targets-c54d99f-u1e8.json"),
+        ("1e8 Plummer float, order 8, theta 0.85", "*-targets-c54d99f-p1e8.json"),
+    ]
+    rows = []
+    for case, pattern in cases:
+        reports = a.reports(pattern)
+        first = reports[0]
+        rows.append([case, seconds(median_total(reports)), error(first["errors"]["field"])]
+                    + provenance(first, len(reports)))
+    out = [table(["case", "time", "field error"] + PROVENANCE, rows)]
+
+    rows = []
+    for case, name in [("1e6 uniform float, order 7, theta 0.84, leaf 248",
+                        "2026-11-28-h200-targets-c54d99f-staged-u248.json"),
+                       ("1e6 Plummer float, defaults",
+                        "2026-11-28-h200-targets-c54d99f-staged-plummer.json")]:
+        r = a.json(name)
+        rows.append([case, f"{r['timing']['p2p_pairs_per_second']:.3e}",
+                     seconds(r["timing"]["stage_seconds"]["P2P"])] + provenance(r, 1))
+    out.append(table(["near field, stage-timed", "P2P pairs/s", "P2P time"] + PROVENANCE, rows))
+    return out
+
+
+def memory():
+    a = Archive("2026-11-28-h200-one-gpu")
+    rows = []
+    for case, name in [("1e8 uniform float, order 7, theta 0.85", "*-targets-c54d99f-u1e8.json"),
+                       ("1e8 Plummer float, order 8, theta 0.85", "*-targets-c54d99f-p1e8.json"),
+                       ("1e6 uniform float, order 7, theta 0.84, leaf 248",
+                        "*-targets-c54d99f-u248-1.json"),
+                       ("1e6 uniform double, order 24, theta 0.7, leaf 512",
+                        "*-targets-c54d99f-fp64-o24.json")]:
+        r = a.reports(name)[0]
+        n = r["configuration"]["n"]
+        rows.append([case, f"{r['memory']['solver_bytes'] / n:.1f}",
+                     f"{r['memory']['particle_bytes'] / n:.0f}"] + provenance(r, 1))
+    return [table(["case", "solver bytes per particle", "particle bytes per particle"]
+                  + PROVENANCE, rows)]
+
+
+def accuracy():
+    a = Archive("2026-11-27-accuracy-tables")
+    rows = []
+    order = {"float": 0, "double": 1}
+    reports = a.reports("2026-11-27-h200-tolerance-u1e6-*.json")
+    reports.sort(key=lambda r: (order[r["configuration"]["precision"]],
+                                -r["configuration"]["tolerance"]))
+    for r in reports:
+        c = r["configuration"]
+        tolerance = f"{c['tolerance']:.0e}".replace("e-0", "e-")
+        rows.append([f"{c['precision']} {tolerance}",
+                     f"order {c['order']}, theta {c['theta']:g}, leaf {c['leaf_size']}",
+                     seconds(r["timing"]["total_seconds"]), error(r["errors"]["field"])]
+                    + provenance(r, 1))
+    return [table(["1e6 uniform, tolerance", "chosen", "time", "field error"] + PROVENANCE, rows)]
+
+
+def several_gpus():
+    a = Archive("2026-11-23-several-gpus")
+    out = []
+    rows = []
+    for case, one, two, strong in [
+            ("weak, 2.5e7 uniform per GPU", "*-weak-np1-uniform-*", "*-weak-np2-uniform-*", False),
+            ("weak, 2.5e7 Plummer per GPU", "*-weak-np1-plummer-*", "*-weak-np2-plummer-*", False),
+            ("strong, 1e8 uniform", "*-strong-np1-*", "*-strong-np2-*", True)]:
+        r1, r2 = a.reports(one)[0], a.reports(two)[0]
+        t1, t2 = r1["timing"]["total_seconds"], r2["timing"]["total_seconds"]
+        efficiency = t1 / t2 / (2 if strong else 1)
+        rows.append([case, seconds(t1), seconds(t2), f"{efficiency:.0%}".replace("%", " %")]
+                    + provenance(r2, 1))
+    out.append(table(["fp32, `--tolerance 1e-4`", "1 GPU", "2 GPUs", "efficiency"]
+                     + PROVENANCE, rows))
+    rows = []
+    for case, pattern in [("2.5e6 uniform float on 2 H200s", "*-acc-np2-uniform-2.5e6.json"),
+                          ("2e7 uniform float, 2 ranks on one H100", "*-np2-pooled-uniform.json"),
+                          ("2e7 Plummer float, 2 ranks on one H100", "*-np2-pooled-plummer.json"),
+                          ("1e6 uniform double, 1 rank x 1 thread",
+                           "*-2core-distributed-np1-threads1-*"),
+                          ("1e6 uniform double, 2 ranks x 1 thread",
+                           "*-2core-distributed-np2-threads1-*"),
+                          ("1e6 uniform double, 1 rank x 2 threads",
+                           "*-2core-distributed-np1-threads2-*")]:
+        r = a.reports(pattern)[0]
+        rows.append([case, seconds(r["timing"]["total_seconds"]),
+                     error((r.get("errors") or {}).get("field"))] + provenance(r, 1))
+    out.append(table(["ranks", "time (slowest rank)", "field error"] + PROVENANCE, rows))
+    return out
+
+
+def cpu():
+    a = Archive("2026-11-23-2core-cpu")
+    rows = []
+    for asked, pattern in [("<= 1e-4, double", "*-1e-4-double.json"),
+                           ("<= 1e-4, float", "*-1e-4-float-leaf64.json"),
+                           ("<= 2e-6, double", "*-2e-6-double-p14.json"),
+                           ("<= 5e-8, double", "*-5e-8-double.json"),
+                           ("<= 2e-10, double", "*-2e-10-double.json")]:
+        r = a.reports(pattern)[0]
+        c = r["configuration"]
+        stages = r["timing"]["stage_seconds"]
+        rows.append([asked, f"{c['order']}, {c['theta']:g}, {c['leaf_size']}",
+                     seconds(r["timing"]["total_seconds"]), seconds(stages["M2L"]),
+                     seconds(stages["P2P"]), error(r["errors"]["field"])] + provenance(r, 1))
+    return [table(["1e6 uniform, field error", "order, theta, leaf", "time", "M2L", "P2P",
+                   "field error"] + PROVENANCE, rows)]
+
+
+def portability():
+    a = Archive("2026-11-28-portability-sweeps")
+    sweeps = {key: a.json(name) for key, name in [("A", "h200-sweep-cuda.json"),
+                                                  ("B", "2core-sweep-openmp.json")]}
+    rows = []
+    for distribution, precision in [("uniform", "float"), ("uniform", "double"),
+                                    ("plummer", "float"), ("plummer", "double")]:
+        times, errors = {}, {}
+        for key, sweep in sweeps.items():
+            run = next(r for r in sweep["runs"] if r["n"] == 1000000
+                       and r["distribution"] == distribution and r["precision"] == precision)
+            times[key] = run["report"]["timing"]["total_seconds"]
+            errors[key] = run["report"]["errors"]["field"]
+        rows.append([f"1e6 {distribution.capitalize() if distribution == 'plummer' else distribution}"
+                     f", {precision}, defaults", seconds(times["A"]), seconds(times["B"]),
+                     f"{times['B'] / times['A']:.0f}x", error(errors["A"]), error(errors["B"])])
+    header = ["case", "H200 (CUDA)", "2-core CPU (OpenMP)", "H200 over CPU", "field error H200",
+              "field error CPU"]
+    return [table(header, rows)]
+
+
+def kernels():
+    a = Archive("2026-11-28-h200-one-gpu")
+    text = a.text("2026-11-28-h200-targets-c54d99f-bench-direct.txt")
+    rows = []
+    for line in text.splitlines():
+        m = re.match(r"Cuda\s+(fp\d+)\s+N=(\d+)\s+median (\S+) s\s+(\S+) interactions/s", line)
+        if m:
+            rows.append([f"all-pairs direct sum, {m[1]}, N = {m[2]}", f"{float(m[4]):.3e}",
+                         seconds(float(m[3])),
+                         "`kfmm_bench_direct --n 1048576 --host-n 1024 --repeat 3`", H200,
+                         "2026-11-28", "c54d99f"])
+    return [table(["kernel", "pairs/s", "time"] + PROVENANCE, rows)]
+
+
+SECTIONS = [("One GPU", one_gpu), ("Memory", memory), ("Accuracy", accuracy),
+            ("Several GPUs", several_gpus), ("CPU", cpu), ("Portability", portability),
+            ("Kernels", kernels)]
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--check", action="store_true",
+                        help="exit 1 unless perf/RESULTS.md holds every table as printed")
+    parser.add_argument("--results-md", default=str(PERF / "RESULTS.md"), help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    tables = [(title, t) for title, make in SECTIONS for t in make()]
+    if not args.check:
+        for title, t in tables:
+            print(f"<!-- {title} -->\n{t}\n")
+        return 0
+    held = Path(args.results_md).read_text()
+    missing = [title for title, t in tables if t not in held]
+    for title in missing:
+        print(f"rebuild_tables: a table of section '{title}' differs from perf/RESULTS.md",
+              file=sys.stderr)
+    if not missing:
+        print(f"rebuild_tables: {len(tables)} tables of perf/RESULTS.md match their reports")
+    return 1 if missing else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
