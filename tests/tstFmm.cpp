@@ -436,7 +436,7 @@ TEMPLATE_LIST_TEST_CASE("the M2L's grouping beside the near field changes no res
   // A far field light beside its near field: 64 leaves of about 156 particles, 2.4e7 near
   // pairs against about 1800 M2L entries at order 7, so that where two instances run at once
   // the grouping of the M2L list runs on the side one, beside the near field
-  // (Fmm::m2lBeside), and on one instance before it.
+  // (farfield::groupsBeside), and on one instance before it.
   kfmm::Options options;
   options.order = 7;
   options.theta = 0.85;

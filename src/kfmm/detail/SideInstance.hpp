@@ -5,7 +5,7 @@
 // A second instance of the execution space beside the caller's, on which one chain of an
 // evaluation's kernels runs while the caller's instance runs another: the far field's
 // translations beside the near field (Fmm::evaluate), and kfmm::evaluate's upward pass beside
-// its build of the interaction lists (Fmm::upwardAtBuild). The far field is independent of the
+// its build of the interaction lists (solver::upwardAtBuild). The far field is independent of the
 // near field until its last stage adds into the results the near field writes. Seed 001 (section 3)
 // computes the two fields of a GPU treecode in separate kernels; running them at once lets
 // the near field's blocks fill the multiprocessors that the far field's short, narrow

@@ -157,7 +157,7 @@ struct Tuning : HostLeafSizes
 
   /// The cost of a far-field flop (the M2L's estimate, expansions::flops::m2l) in near-field
   /// flops (20 per pair), by which kfmm::Fmm decides whether the grouped M2L's grouping runs
-  /// beside the near field (Fmm::m2lBeside). Consulted only where two instances run at once,
+  /// beside the near field (farfield::groupsBeside). Consulted only where two instances run at once,
   /// which the host's one instance never does.
   static constexpr double far_field_flop_cost = 4;
 

@@ -136,7 +136,7 @@ struct Tuning<Kokkos::Cuda> : CudaLeafSizes
   static constexpr bool m2l_classes_in_lists_read = true;
   // A far-field flop costs about three near-field ones (the grouped M2L runs at about a third
   // of the near field's flop rate), and the grouping adds to the far field's chain: the margin
-  // of 4 (Fmm::m2lBeside; docs/TUNING.md, "The lists' traversal").
+  // of 4 (farfield::groupsBeside; docs/TUNING.md, "The lists' traversal").
   static constexpr double far_field_flop_cost = 4;
   // The positions' sort: a thread per particle of a team's 256.
   static constexpr int sort_positions_team_size = 256;
