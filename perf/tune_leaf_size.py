@@ -217,6 +217,38 @@ def wrap_command(command, width=92):
     return lines + [line]
 
 
+# The options whose values are paths: the header's command names them without the folders of
+# the machine it ran on.
+PATH_OPTIONS = ("--program", "--out", "--header")
+
+
+def portable_path(option, path, checkout=CHECKOUT):
+    """How the header's command names PATH, the value of OPTION: a path inside the checkout
+    relative to it (build/openmp/apps/kfmm, src/kfmm/detail/HostLeafSizes.hpp), any other by
+    its file name; --out, the measurements' JSON file, which the caller keeps where they like,
+    always by its file name."""
+    inside = os.path.relpath(os.path.realpath(path), os.path.realpath(checkout))
+    if option == "--out" or inside == os.pardir or inside.startswith(os.pardir + os.sep):
+        return os.path.basename(path)
+    return inside
+
+
+def portable_command(argv, checkout=CHECKOUT):
+    """The tuning's command as the header writes it: argv's path options through
+    portable_path, so that no folder of the machine it ran on is written into the checkout."""
+    words, after = [], None
+    for word in argv:
+        option, equals, value = word.partition("=")
+        if after:
+            words.append(portable_path(after, word, checkout))
+        elif equals and option in PATH_OPTIONS:
+            words.append(f"{option}={portable_path(option, value, checkout)}")
+        else:
+            words.append(word)
+        after = word if word in PATH_OPTIONS else None
+    return shlex.join(["python3", "perf/tune_leaf_size.py"] + words)
+
+
 def table_leaf_size(rows, order):
     """The leaf size of the table row (dicts with order and leaf_size, sorted by order) nearest
     `order`, the lower one on a tie: what kfmm::detail::tunedLeafSize gives in C++."""
@@ -244,7 +276,8 @@ def header_text(path, tuning):
         f"//   Kokkos {kokkos.get('version', '?')}, default space "
         f"{kokkos.get('default_space', '?')}{', ' + environment if environment else ''},",
         f"//   {tuning['date'][:10]}, with",
-        *[f"//   {line}" for line in wrap_command(tuning["command"])],
+        *[f"//   {line}" for line in wrap_command(
+            portable_command(shlex.split(tuning["command"])[2:]))],
         f"// at {short_count(tune['n'])} particles ({', '.join(tune['distributions'])}; the "
         "geometric mean of their times),",
         f"// theta {tune['theta']:g}, leaf sizes {', '.join(str(s) for s in tune['leaf_sizes'])}.",

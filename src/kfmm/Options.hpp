@@ -65,7 +65,7 @@ inline char const *acceptanceName(Acceptance a)
 
 /// The solver's parameters. The defaults (order 6, theta 0.7) give a field error near 1e-4
 /// on uniform and Plummer distributions, the fastest setting found at that error on the GPU
-/// (perf/RESULTS.md records what each setting reaches).
+/// (docs/ACCURACY.md says what error each setting reaches).
 struct Options
 {
   /// The relative L2 field error to reach, > 0; 0: none, order and theta as given. With a

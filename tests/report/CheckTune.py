@@ -159,6 +159,9 @@ def check_real_tuning(scripts, program, work):
         fail("bad header: " + json.dumps({k: tuning[k] for k in ("format", "machine")}))
     check_table(tuning, exhaustive=False)
     check_header(header, tuning)
+    with open(header, encoding="utf-8") as file:
+        if os.path.abspath(work) in file.read():
+            fail(f"the header's command names the folder it ran in, {work}")
     umask = os.umask(0)
     os.umask(umask)
     for path in (out, header):

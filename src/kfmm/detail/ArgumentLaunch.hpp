@@ -9,13 +9,12 @@
 // the next one. With the light-weight hint Kokkos passes a functor of up to 4 KiB as a
 // kernel argument instead, which needs no wait. Other backends ignore both traits.
 //
-// Measured on an H200 (perf/RESULTS.md, 2026-11-25): the solver's team kernels, its count of
-// near pairs, the sort's kernels and the lists' traversal rounds take the hint; of them only
-// the grouped M2L, the count, the sort's histograms and the rounds are that large (M2L 0.92 ->
-// 0.84 ms, lists 0.50-0.58 -> 0.39-0.40 ms at 1e6 uniform, order 7). As arguments the rounds
-// took 83 registers instead of 79 and ran two blocks per multiprocessor instead of three
-// (lists 28.1 -> 32.4 ms at 1e8) until Tuning::ListsLaunchBounds capped them. The near field
-// keeps the default: it was 1 % slower as an argument (Nsight Compute).
+// The solver's team kernels, its count of near pairs, the sort's kernels and the lists'
+// traversal rounds take the hint; of them the grouped M2L, the count, the sort's histograms
+// and the rounds have functors that large, and run sooner for it. As arguments the rounds
+// take a few more registers, which Tuning::ListsLaunchBounds caps so that as many blocks
+// share a multiprocessor as before. The near field keeps the default, which was faster for
+// it (docs/TUNING.md, "Launches with the functor as an argument").
 
 #include <Kokkos_Core.hpp>
 

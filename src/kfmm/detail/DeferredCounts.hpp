@@ -9,7 +9,7 @@
 //
 // Why: Kokkos returns a reduction's result into a host variable by waiting for the device,
 // so each such count stopped the host from queueing the next kernels and left the GPU idle
-// until it did (about 10-15 us per round trip; perf/RESULTS.md, 2026-11-26). Reduced into a
+// until it did (docs/TUNING.md, "Round trips to the host"). Reduced into a
 // View the device can reach, the result is written by the kernel itself and the reduction
 // queues like any other kernel; the host waits only when it reads the counts.
 

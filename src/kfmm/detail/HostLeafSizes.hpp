@@ -8,8 +8,8 @@
 //   Kokkos 3.4.1, default space OpenMP, OMP_PROC_BIND=spread OMP_PLACES=threads,
 //   2026-11-22, with
 //   python3 perf/tune_leaf_size.py --program build/openmp/apps/kfmm --out \
-//       build/tune/tune-openmp-2core.json --header src/kfmm/detail/HostLeafSizes.hpp --n 2e5 \
-//       --leaf-sizes 16,32,64,128,256,512,1024,2048 --repeat 1
+//       tune-openmp-2core.json --header src/kfmm/detail/HostLeafSizes.hpp --n 2e5 --leaf-sizes \
+//       16,32,64,128,256,512,1024,2048 --repeat 1
 // at 2e5 particles (uniform, plummer; the geometric mean of their times),
 // theta 0.7, leaf sizes 16, 32, 64, 128, 256, 512, 1024, 2048.
 

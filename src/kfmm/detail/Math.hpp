@@ -74,8 +74,8 @@ private:
 
 /// 1/sqrt(x): the hardware reciprocal square root on CUDA devices, 1/sqrt elsewhere.
 /// In float on CUDA it is the bare instruction, which flushes a subnormal x to 0 (infinite
-/// result): rsqrtf adds a rescaling of subnormal arguments, about four instructions of the
-/// near field's twenty-five per pair (Nsight Compute, perf/RESULTS.md). The near field's
+/// result): rsqrtf adds a rescaling of subnormal arguments, a sizeable share of the near
+/// field's instructions per pair (docs/TUNING.md, "The near field"). The near field's
 /// arguments are squared distances in units; a subnormal one, below 1.2e-38, is a pair
 /// whose field, 1/r^2 > 8e37, is at the edge of float's range already, and its infinite
 /// result is reported by the solver's check of its results.

@@ -4,7 +4,7 @@
 
 // kfmm::evaluate compiled once, in the kfmm::precompiled library, for the common cases.
 //
-// Compiling the whole solver for one (execution space, precision) pair takes about 20 s at
+// Compiling the whole solver for one (execution space, precision) pair takes many seconds at
 // -O3 (docs/BUILDING.md, "Compile time"), nearly all of it in optimising and generating the
 // code of its kernels. kfmm::evaluate does its work in detail::evaluateOnce (at targets
 // that are not the sources, in detail::evaluateAtTargets), which the library instantiates for each enabled execution space of Serial, OpenMP and Cuda, in

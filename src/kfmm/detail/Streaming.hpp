@@ -6,17 +6,14 @@
 // a few operations per element (fills, keys, copies, checks, extents). Every caller names its
 // kernel with a "kfmm::..." label.
 //
-// Kokkos 3.4 launches a RangePolicy on CUDA as blocks of 64 threads of one element each, and
-// an H200 starts about 1.6 blocks per nanosecond: a pass over 1e8 elements took at least
-// 0.96 ms whatever it did (zeroing 1.6 GB of results took 3.8 ms, an eighth of the memory's
-// bandwidth). Its RangePolicy reductions launch at most 256 blocks, a quarter of the GPU's
-// resident warps or less: the check of 1e8 positions ran at 1.1 TB/s and the bounding box,
-// one axis per reduction, at 0.59 TB/s (Nsight Compute, perf/RESULTS.md, 2026-11-25).
+// Kokkos 3.4 launches a RangePolicy on CUDA as blocks of 64 threads of one element each, so
+// that a pass over a large array is bounded by how fast the GPU starts blocks, not by its
+// memory's bandwidth. Its RangePolicy reductions launch at most 256 blocks, a quarter of the
+// GPU's resident warps or less, too few to keep the memory busy.
 // streamFor gives each work item several elements, streamReduce gives each team a chunk of
-// elements: the backend's Tuning says how many. Kernels that gather or scatter through a
-// permutation stay one element per work item: with eight, each thread waited on its random
-// accesses one after the other, and the results' return took 6.7 against 5.8 ms at 1e8
-// (perf/RESULTS.md, 2026-11-25).
+// elements: the backend's Tuning says how many (docs/TUNING.md, "Passes over arrays").
+// Kernels that gather or scatter through a permutation stay one element per work item: with
+// several, each thread waits on its random accesses one after the other.
 
 #include <kfmm/detail/Tuning.hpp>
 

@@ -76,19 +76,14 @@ struct Tuning : HostLeafSizes
   /// n / m2l_min_class_fraction pairs (building its matrix costs n translations); the pairs
   /// of rarer classes are translated one at a time.
   /// The product's register tile is m2l_row_tile rows by m2l_column_tile columns.
-  /// On the 2-core host (perf/RESULTS.md) the grouped M2L beat the per-pair one by 1.31-1.57x
-  /// at p 4-12; a one-column tile (the GPU's) was 1.04-1.25x slower than Kokkos Kernels'
-  /// blocked team GEMM, and the 8 x 4 tile, which keeps eight independent vector
-  /// accumulators, is 1.2-1.9x faster than it at p 8 (kfmm_bench_m2l). The rotation M2L,
-  /// whose sums do not vectorise, was 1.1-1.6x slower than the grouped one at p 4-14 there
-  /// (3e4 uniform particles, theta 0.5) and level with it at p 16 in double (1.91 against
-  /// 1.92 s), where its O(p^3) begins to win. Once its coaxial step lost its divisions
-  /// (Rotation.hpp), the whole solver (2e5 uniform particles, leaf sizes by order, the
-  /// grouping and class matrices included) was faster with the rotation from order 10 in
-  /// float (1.50-1.52 against 1.59-1.60 s at theta 0.5, 0.72 against 0.74-0.75 s at 0.7) and
-  /// from order 12 in double (1.93-1.97 against 2.08-2.10 s, 0.91-0.92 against 0.98-0.99 s),
-  /// slower at order 9 in float (1.64-1.66 against 1.12-1.15 s) and 11 in double (2.45-2.47
-  /// against 1.73-1.75 s; perf/RESULTS.md, 2026-11-24).
+  /// On the host the grouped M2L (Fortin & Lamotte 2013) beats the per-pair one: its product
+  /// vectorises, and the 8 x 4 tile keeps eight independent vector accumulators, which fill
+  /// the vector units better than Kokkos Kernels' blocked team GEMM or a one-column tile
+  /// (the GPU's). The rotation M2L
+  /// (White & Head-Gordon 1996), whose sums do not vectorise, wins only at high orders, where
+  /// its O(p^3) outweighs that and the cost of building the class matrices grows: from
+  /// m2l_rotation_min_order_float / _double, where the whole solver's time crosses over
+  /// (docs/TUNING.md, "The M2L variant by order").
   static constexpr int m2lBlockRows(int /*p*/) { return 64; }
   static constexpr int m2lGroupedTeamSize(int /*p*/) { return 1; }
   /// Threads per team of the grouping's per-block kernels (tree/M2LGroups.hpp), a power of
@@ -117,8 +112,8 @@ struct Tuning : HostLeafSizes
   static constexpr int m2l_row_tile = 8;
   static constexpr int m2l_column_tile = 4;
   /// Input components whose class matrix entries a thread of the product loads before it
-  /// multiplies them: one here, where the matrix is read from the cache in order; with 4
-  /// the M2L took 2.1-2.3x as long on the 2-core host (perf/RESULTS.md, 2026-11-24).
+  /// multiplies them: one here, where the matrix is read from the cache in order, and a batch
+  /// only lengthens the loop (docs/TUNING.md, "The grouped M2L's product").
   static constexpr int m2l_component_batch = 1;
   static constexpr int m2l_grouped_max_order = 11;
   static constexpr int m2l_rotation_min_order_float = 10;
@@ -151,8 +146,7 @@ struct Tuning : HostLeafSizes
   /// their number comes back in the lists' read (tree::detail::M2LClassCount): for devices,
   /// where the grouping's own read waits for the device; on the host, where a read costs
   /// nothing, the grouping counts them as it classifies the list's entries, which computes
-  /// each entry's class once instead of twice (2 % of a build at 2e5 particles on 2 cores,
-  /// perf/RESULTS.md).
+  /// each entry's class once instead of twice (docs/TUNING.md, "The lists' traversal").
   static constexpr bool m2l_classes_in_lists_read = false;
 
   /// The cost of a far-field flop (the M2L's estimate, expansions::flops::m2l) in near-field
@@ -174,8 +168,8 @@ struct Tuning : HostLeafSizes
   /// The accuracy table of Options::tolerance (detail/AccuracyTable.hpp): the worst errors
   /// measured (with the CUDA build) at leaf size 64 and at the leaf sizes both backends'
   /// tables give, over all of 2e4 particles of seeds 1 and 2 and over samples at 2e4 and
-  /// 5e4, the front of the times of the OpenMP build on 16 cores at 2e5 uniform particles
-  /// (the H200 machine's host, g++ 13.3; docs/ACCURACY.md).
+  /// 5e4, the front of the times of the OpenMP build at 2e5 uniform particles
+  /// (docs/ACCURACY.md names the machine and compiler).
   static constexpr AccuracyRow accuracy_float[] = {
       {2, 0.7, 2.298e-02},
       {3, 0.7, 7.290e-03},

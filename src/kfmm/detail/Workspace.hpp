@@ -8,10 +8,10 @@
 //
 // Why: in Kokkos 3.4 a View's allocation on CUDA is a cudaMalloc followed by a blocking copy
 // of its header, and its release a cudaFree, which waits for the whole device. A build of 1e6
-// particles made 66 of them and as many releases, build and destruction together; on an H100
-// they took about 7 ms of a 22 ms evaluation (perf/RESULTS.md, 2026-11-23). The caching
-// device allocators of CUB and of the GPU libraries built on it answer the same cost the same
-// way.
+// particles makes dozens of them and as many releases, build and destruction together, a
+// large part of a small evaluation's time (docs/TUNING.md, "Memory kept between solvers").
+// The caching device allocators of CUB and of the GPU libraries built on it answer the same
+// cost the same way.
 //
 // A Workspace hands out Views:
 //   - direct (default constructed): take() is an ordinary labelled allocation, which its View

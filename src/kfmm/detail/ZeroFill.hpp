@@ -3,10 +3,9 @@
 #define KFMM_DETAIL_ZERO_FILL_HPP
 
 // Zeroing the solver's arrays as one flat range of values. Kokkos 3.4's deep_copy of a
-// scalar into a View of rank 2 runs an MDRangePolicy over its extents: on an H100 it zeroed
-// the sorted field of 1e8 particles (N x 3 floats, 1.2 GB) in 7.5 ms and the multipoles
-// (0.7 GB) in 2.2 ms, a tenth of the memory's bandwidth (Nsight Compute, perf/RESULTS.md,
-// 2026-11-24). The solver's arrays are contiguous, so their span is zeroed instead.
+// scalar into a View of rank 2 runs an MDRangePolicy over its extents, which reaches a small
+// fraction of the memory's bandwidth (docs/TUNING.md, "Passes over arrays"). The solver's
+// arrays are contiguous, so their span is zeroed instead.
 
 #include <kfmm/Exception.hpp>
 #include <kfmm/detail/Streaming.hpp>

@@ -4,7 +4,7 @@
 
 // The rotation - coaxial translation - rotation M2L (RCR: White & Head-Gordon 1996; Gumerov &
 // Duraiswami 2008; Fortin & Lamotte 2013 find it faster than their BLAS M2L at high orders
-// only, as kfmm's measurements do): rotate the source's
+// only, as kfmm's measurements do, docs/TUNING.md): rotate the source's
 // multipole expansion so that the pair's offset lies on the z axis, translate it along that
 // axis, rotate the local expansion back. Each step is O(p^3) per pair, against O(p^4) for
 // (T2) of Operators.hpp. See SphericalHarmonics.hpp for R_n^m and I_n^m.
@@ -225,8 +225,8 @@ namespace detail
 /// pairs lie n + 1 apart (stored by columns): the rotation of one output coefficient (steps
 /// 2 and 4). The pairs of `batch` steps are loaded before their products, so that their
 /// loads wait one memory latency together: a direction's tables take 157 KiB at order 23 in
-/// double, and about half of these loads miss the L1 cache of a GPU (Nsight Compute,
-/// perf/RESULTS.md, 2026-11-24).
+/// double, more than a GPU's L1 cache holds, so that many of these loads miss it
+/// (docs/TUNING.md, "The M2L variant by order").
 template <class Real>
 KOKKOS_INLINE_FUNCTION Complex<Real> rotateRow(int n, Real const *row, Complex<Real> const *c)
 {

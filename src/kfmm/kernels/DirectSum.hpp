@@ -154,8 +154,9 @@ struct AddSourceSlices
 /// Slices of the sources for a direct sum run by `target_teams` teams of targets: as many as
 /// bring the teams to `teams_wanted` (enough to occupy the execution space), but no more than
 /// the `source_tiles` tiles of the sources. A direct sum of a few targets (an accuracy
-/// check's samples) against many sources otherwise runs on a few teams: 100 targets against
-/// 1e8 sources took 8.6 s on one multiprocessor of a 132-multiprocessor GPU.
+/// check's samples) against many sources otherwise runs on a few teams, on one
+/// multiprocessor of a GPU that has a hundred or more (docs/TUNING.md, "The all-pairs direct
+/// sum").
 constexpr int directSourceSlices(int target_teams, int source_tiles, int teams_wanted)
 {
   int const wanted = (teams_wanted + target_teams - 1) / target_teams;

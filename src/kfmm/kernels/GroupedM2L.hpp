@@ -2,8 +2,9 @@
 #ifndef KFMM_KERNELS_GROUPED_M2L_HPP
 #define KFMM_KERNELS_GROUPED_M2L_HPP
 
-// The grouped M2L: one team per block of target cells (tree/M2LGroups.hpp). For each chunk
-// of its entries (one translation class, each target's entries adjacent) the team
+// The grouped M2L (the matrix products of Fortin & Lamotte 2013): one team per block of
+// target cells (tree/M2LGroups.hpp). For each chunk of its entries (one translation class,
+// each target's entries adjacent) the team
 //   1. gathers the chunk's source multipoles as the columns of a matrix in team scratch,
 //   2. multiplies them by the class matrix (kernels/M2LMatrices.hpp), either with Kokkos
 //      Kernels' team GEMM (KokkosBatched::TeamGemm) or with a register-tiled product in which
@@ -27,12 +28,12 @@
 // The gather and the sum take one complex coefficient per item (of two columns in the
 // gather, whose chains of loads then overlap; of a target row in the sum, which so reads its
 // run directly instead of each column checking whether it starts one): on a GPU they had
-// taken 15 and 22 % of the kernel's instructions against the product's 50 % (Nsight Compute,
-// order 6 in float, perf/RESULTS.md, 2026-11-24).
+// taken together about three quarters as many of the kernel's instructions as the product
+// (docs/TUNING.md, "The grouped M2L's product").
 // The loops over a product's (column or row, coefficient) pairs split their flattened index
 // with a SmallDivisor and take each target's inverse length unit from a table made once per
 // team: on the host the integer and floating-point divisions they replace cost more than the
-// product itself (perf/RESULTS.md, 2026-11-23).
+// product itself (docs/TUNING.md, "The grouped M2L's product").
 
 #include <kfmm/detail/Math.hpp>
 #include <kfmm/detail/Tuning.hpp>
@@ -363,7 +364,7 @@ struct GroupedM2LKernel
       tree::TranslationClassBounds::decode(groups.class_keys(cls), delta, ox, oy, oz);
       // Read where it is (through the L1 cache on a GPU): a copy to team scratch per chunk
       // cost more than it saved, and the scratch holds more product columns instead
-      // (perf/RESULTS.md, 2026-11-24).
+      // (docs/TUNING.md, "The grouped M2L's product").
       Real const *matrix = &matrices(cls, 0, 0);
       // The pair's unit is the finer cell's: the target's, or 2^-delta times smaller when the
       // source is finer (delta < 0). A power of two: the product with a row's inverse unit

@@ -144,12 +144,10 @@ struct P2PKernel
       {
         int const take = detail::min(source_tile - filled, source_end - start);
         Staged *const tile = tiles + buffer * source_tile + filled;
-        // A piece (a leaf, or its part in one tile) holds 52 sources on average at 1e6
-        // uniform, under two passes of a warp. Unrolled four times, the copy's trip count
-        // and remainder took about 40 instructions per piece, more than the copies
-        // themselves (Nsight Compute's per-instruction counts). Rolled on the GPU, the
-        // near field issued 0.8 % fewer instructions and the evaluations were level or
-        // 1-2.5 % faster (H200, perf/RESULTS.md, 2026-11-28, fifth).
+        // A piece (a leaf, or its part in one tile) holds a few dozen sources, under two
+        // passes of a warp. Unrolled, the copy's trip count and remainder took more
+        // instructions per piece than the copies themselves; rolled on the GPU, the near
+        // field issues fewer instructions (docs/TUNING.md, "The near field").
 #if defined(__CUDA_ARCH__)
 #pragma unroll 1
 #endif

@@ -27,13 +27,12 @@ namespace kfmm::detail
 /// (i - 1, i) are counted too (detail/Resolution.hpp), into chunk_counts(chunk). The unit
 /// coordinates (in double) of the chunk and of the particle before it pass through team
 /// scratch, so that each position is gathered once for both: in two kernels, each gathering
-/// the positions through the permutation, the count took as long as the sort (10.1 and 10.6 ms
-/// at 1e8 particles on an H100, perf/RESULTS.md, 2026-11-24).
+/// the positions through the permutation, the count took as long as the sort.
 /// The count is not a Kokkos reduction: a team adds its pairs in scratch and writes one count,
-/// and sortPositions sums the teams' counts. As a Kokkos reduction, its code took 39 % of the
-/// kernel's instructions and the kernel 97 us at 1e6 particles on an H200, its SMs idle for
-/// 41 % of that time; a thread per particle alone did not change that. Now the kernel takes
-/// 66 us and the sum 5 (perf/RESULTS.md, 2026-11-26).
+/// and sortPositions sums the teams' counts. As a Kokkos reduction, its code took a large
+/// share of the kernel's instructions and left the GPU's multiprocessors idle for much of
+/// its time; a thread per particle alone did not change that (docs/TUNING.md, "Passes over
+/// arrays").
 template <class ExecutionSpace, class Permutation, class Positions, class Sorted,
           class ChunkCounts>
 struct SortPositions
@@ -281,11 +280,11 @@ struct UnsortResults
 /// ChargeUnit, detail/UnitFrame.hpp). A gather: each caller's particle reads its
 /// row (16 bytes in float, one memory sector) and its results are written in order. As a
 /// scatter through the permutation, each of the four results was a write of its own to a
-/// random place: 30 ms at 1e8 particles on an H100, against a few for the gather and the
-/// permutation's inversion in the build (perf/RESULTS.md, 2026-11-24).
+/// random place, several times slower than the gather and the permutation's inversion in
+/// the build together (docs/TUNING.md, "Passes over arrays").
 /// `not_finite` (a rank-0 int View the kernel can write, zero before) becomes the number of
 /// particles whose results are NaN or infinite: checked as they are written, the results
-/// need no pass of their own (33 us at 1e6 on an H200; perf/RESULTS.md, 2026-11-27).
+/// need no pass of their own.
 template <class ExecutionSpace, class Ranks, class Sorted, class Unit, class Potential,
           class Field, class Count>
 void unsortResults(ExecutionSpace const &space, Ranks const &ranks, Sorted const &sorted,

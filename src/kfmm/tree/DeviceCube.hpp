@@ -7,7 +7,7 @@
 //
 // Why: the box was a reduction into a host variable. The host waited for the device before
 // it could queue the keys, and the device idled while the host went on: one of the four
-// round trips of a build (perf/RESULTS.md, 2026-11-27). Here:
+// round trips of a build (docs/TUNING.md, "Round trips to the host"). Here:
 //   - each set's extents are reduced into memory that the device writes and the host reads
 //     (Tuning::staging_space, page-locked on CUDA), with no wait;
 //   - one kernel makes the cube around them (tree::cubeAround), for the Morton keys' kernel

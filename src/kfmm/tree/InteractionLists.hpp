@@ -609,14 +609,11 @@ struct RowSources
 /// Expected sizes, per target cell (or leaf) at theta 0.7, of the traversal's largest
 /// frontier and of its lists: the capacities the traversal starts with. Its rounds run
 /// without looking at their sizes on the host, so that a capacity too small costs a second
-/// traversal (one more where the frontier overflowed). Measured at the tuned leaf sizes
-/// (1e6 particles on an H100, 2e5 on the host): the largest frontier held 38 pairs per
-/// target cell (uniform) and 74 (Plummer), twice as many with directed pairs; the M2L list
-/// 103 and 130 entries per cell (137 with the classic rule); the M2P list 184 and 434 per
-/// leaf; the P2P list 27 and 40 per leaf (140 on Plummer with the classic rule, whose retry
-/// is left to happen). Pairs grow about as theta^-3 (Plummer's P2P list a little faster: 354
-/// per leaf at theta 0.4). `factor` scales them all (tests make it small to exercise the
-/// second traversal).
+/// traversal (one more where the frontier overflowed). They are the sizes measured at the
+/// tuned leaf sizes on uniform and Plummer particles, with a margin, so that the common
+/// cases traverse once (docs/TUNING.md, "The lists' traversal", has the sizes); Plummer's
+/// P2P list with the classic rule is left to retry. Pairs grow about as theta^-3.
+/// `factor` scales them all (tests make it small to exercise the second traversal).
 struct ExpectedSizes
 {
   static constexpr double frontier_per_cell = 96;

@@ -239,8 +239,8 @@ struct ClassOfPair
 /// Counts an entry of dense class key `key` (ClassOfPair's key >> image_bits) into
 /// key_counts, up to `min_entries` only: the numbering asks no more than whether a key
 /// reaches it. Counting every entry queued all of them on the atomics of the few hundred
-/// keys of a uniform tree (0.37 ms of the build at 1e6 particles on an H100,
-/// perf/RESULTS.md 2026-11-24); once a key is seen at the threshold (a volatile read, which
+/// keys of a uniform tree, a visible part of the build (docs/TUNING.md, "The M2L's
+/// grouping"); once a key is seen at the threshold (a volatile read, which
 /// may be late but never early) its entries skip the atomic. A count may pass `min_entries`
 /// by the entries in flight.
 template <class MemorySpace>
@@ -595,8 +595,7 @@ struct EmitChunks
     std::int64_t const first_chunk = block_chunks(block);
     // Each thread scans a contiguous segment of the block's entries, so that the team scan
     // runs once over the threads' counts: over the entries it cost two barriers per team
-    // size of them (EmitChunks took 125 us of the build at 1e6 on an H100; perf/RESULTS.md,
-    // 2026-11-24).
+    // size of them (docs/TUNING.md, "The M2L's grouping").
     int const threads = team.team_size();
     std::int64_t const segment = (range.second - range.first + threads - 1) / threads;
     Kokkos::parallel_scan(Kokkos::TeamThreadRange(team, threads),

@@ -167,9 +167,9 @@ template <class MemorySpace>
 struct LevelCells
 {
   /// All seven arrays below in one block of the build's workspace, which they view (declared
-  /// first: it is initialised first). A device allocation and its release cost tens of
-  /// microseconds each and the release synchronises, so that six per level took a third of
-  /// the tree's time on an H200 (1e6 particles).
+  /// first: it is initialised first). A device allocation and its release are slow and the
+  /// release synchronises, so that six per level took a large part of the tree's time
+  /// (docs/TUNING.md, "Round trips to the host").
   Kokkos::View<MortonKey *, MemorySpace> storage;
   Kokkos::View<MortonKey *, MemorySpace> prefix;
   Kokkos::View<int *, MemorySpace> begin;
@@ -223,9 +223,9 @@ using LevelSizes = Kokkos::View<int *[2], MemorySpace>;
 /// Item i = 7 c + k - 1: where octant k (1..7) of cell c starts, if the cell splits, by a
 /// binary search over the cell's whole range. The seven searches of a cell are independent
 /// items: one thread searching them in turn, each from the last one's result, made a chain
-/// of dependent loads that took 50-70 us per kernel at the top levels of a 1e6 tree on an
-/// H100, where a level has a handful of cells, and the scan and the emission each did it
-/// again (perf/RESULTS.md, 2026-11-24).
+/// of dependent loads that bounded each kernel at the top levels of a tree, where a level
+/// has a handful of cells, and the scan and the emission each did it again (docs/TUNING.md,
+/// "The octree's build").
 template <class MemorySpace, class Keys, class SplitRule>
 struct OctantBounds
 {
@@ -456,9 +456,9 @@ void leafRadiiOf(ExecutionSpace const &space, Octree<MemorySpace> const &tree,
 }
 
 /// The leaves' radii from the caller's positions, gathered through the tree's permutation:
-/// buildCells' way unless its caller has the particles sorted (kfmm::Fmm). On an H200 the
-/// gather took 9.9 ms for the leaves of 1e8 particles, read in order 0.93 (perf/RESULTS.md,
-/// 2026-11-25).
+/// buildCells' way unless its caller has the particles sorted (kfmm::Fmm), which reads them
+/// in order, an order of magnitude faster than through the permutation (docs/TUNING.md,
+/// "The octree's build").
 struct GatheredLeafRadii
 {
   template <class ExecutionSpace, class MemorySpace, class Positions>
@@ -558,8 +558,8 @@ struct PlaceLeaves
 /// The `num_leaves` leaf cells of `tree` in particle order: each cell's leaf count bottom up,
 /// one launch per level, then each leaf placed by the counts of the subtrees before it. On
 /// the cells rather than the particles, and without a count for the host: a mark per leaf
-/// compacted by a scan over the particles took 70 us at 1e6 particles on an H200, and the
-/// leaf count returned to the host (perf/RESULTS.md, 2026-11-26).
+/// compacted by a scan over the particles cost a pass over the particles, and the leaf
+/// count returned to the host (docs/TUNING.md, "The octree's build").
 template <class ExecutionSpace, class MemorySpace>
 void collectLeaves(ExecutionSpace const &space, kfmm::detail::Workspace<MemorySpace> &memory,
                    Octree<MemorySpace> &tree, int num_leaves)
@@ -1038,15 +1038,15 @@ Octree<MemorySpace> buildCells(ExecutionSpace const &space,
   //   - counted (an ordinary tree's where the backend's reads wait for a device:
   //     Tuning::tree_levels_sized_on_device): CountLevels finds every level's size from the
   //     sorted keys in one pass, and the host reads them all at once, so that the build waits
-  //     for the device once however deep its tree (a 1e6 Plummer tree took a read per level
-  //     below the sixth in batches; perf/RESULTS.md, 2026-11-27); a solver's two trees read
-  //     theirs together (buildTwoOctreesOfValidInput);
+  //     for the device once however deep its tree (in batches a Plummer tree's deep levels
+  //     took a read each; docs/TUNING.md, "Round trips to the host"); a solver's two trees
+  //     read theirs together (buildTwoOctreesOfValidInput);
   //   - batched (the other split rules there): a level whose size the host does not know yet
   //     takes the bound min(8 x its parent level's capacity, n), and its kernels cover that
   //     capacity. A batch ends before its levels' capacities would pass n / 8 + 64 cells
   //     (about 8 bytes per particle of scratch), so that a uniform tree of 1e6 or 1e8
-  //     particles needs one batch, where a read per level took 6 round trips to the host at
-  //     1e6 (perf/RESULTS.md, 2026-11-26), and a small tree does not launch the kernels of
+  //     particles needs one batch, not a round trip to the host per level (docs/TUNING.md,
+  //     "Round trips to the host"), and a small tree does not launch the kernels of
   //     levels it will never have;
   //   - per level (the host backends): a read costs nothing there, and neither the count's
   //     pass nor the bounds' idle items are paid.
@@ -1145,8 +1145,8 @@ enum class KeyOrder
 /// Run twice (probeBeginBit): first on a 1-in-64 sample whose limit is an estimated 8 leaf
 /// sizes, then exactly. A dense core (a Plummer sphere's) fills its cells so far past
 /// leaf_size that the sample finds them at a 64th of the cost: the exact count's atomics on
-/// those few cells serialise (145 us at 1e6 on an H200, for 24 on a uniform set;
-/// perf/RESULTS.md, 2026-11-26). Once begin_bit is 0 the answer is known and the items only
+/// those few cells serialise (docs/TUNING.md, "The octree's build"). Once begin_bit is 0 the
+/// answer is known and the items only
 /// read it. An item sends all its atomics before it looks at any result, so that they are
 /// in flight together.
 template <class MemorySpace>

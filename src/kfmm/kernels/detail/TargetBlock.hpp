@@ -112,8 +112,8 @@ private:
     for (int k = 0; k < Count; ++k)
       tphi[k] = tgx[k] = tgy[k] = tgz[k] = Real(0);
     // A pointer walks the tile: the loop then costs an addition, a comparison and a branch
-    // per unrolled step, where an index took six instructions per four sources (Nsight
-    // Compute, perf/RESULTS.md).
+    // per unrolled step, where an index took more instructions than that (docs/TUNING.md,
+    // "The near field").
     StagedSource<Real> const *const end = sources + count;
 #if defined(__CUDA_ARCH__)
 #pragma unroll 8
@@ -123,7 +123,7 @@ private:
       StagedSource<Real> const source = *next;
       // On a CPU the targets are the vector lanes: without this the compiler may vectorise
       // the source loop instead, as a reduction over gathered sources (GCC 12 did, and the
-      // near field on 2 cores took 2.7x as long).
+      // near field on a CPU took several times as long: docs/TUNING.md, "The near field").
 #if defined(_OPENMP) && !defined(__CUDA_ARCH__)
 #pragma omp simd
 #endif

@@ -169,8 +169,9 @@ enum PassRoute : SortOffset
 /// Step 1, then: position p's digit counts become starts, one team per position, and
 /// routes(p) = to_buffers where the position is sorted: where no digit holds all n items and
 /// the position reaches above begin_bit (where the caller gives one); no_pass elsewhere.
-/// (A thread per position, looping over 256 digits, took 10-13 us; one team for all positions
-/// in turn 41 us: perf/RESULTS.md, 2026-11-26.)
+/// (A team per position spreads its 256 digits over the team's threads, where a thread per
+/// position, or one team for all positions in turn, loops over them: docs/TUNING.md, "The
+/// radix sort".)
 template <class ExecutionSpace, class Counts>
 struct DigitOffsetsKernel
 {

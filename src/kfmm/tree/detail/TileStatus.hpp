@@ -75,7 +75,8 @@ struct TileStatus
   /// The walk reads the words of `window` earlier tiles at once: the tiles just before this
   /// one are usually still looking back themselves, so the walk crosses several counts
   /// before it meets a prefix, and reading them one after the other made the look-back's
-  /// serial L2 round trips the radix sort's largest stall (perf/RESULTS.md).
+  /// serial L2 round trips the radix sort's largest stall (docs/TUNING.md, "The radix
+  /// sort").
   template <int window, class Address>
   KOKKOS_INLINE_FUNCTION static std::uint64_t lookBack(Address const &at, std::uint64_t tile,
                                                        int pass, std::uint64_t count)
