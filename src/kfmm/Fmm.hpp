@@ -443,9 +443,11 @@ private:
                       minClassEntries<ExecutionSpace>());
     auto *const counted = classes ? &*classes : nullptr;
     stage(space, "lists", _build_stages, [&] {
+      double const separation = _frame.length(
+          detail::softeningSeparation<detail::Tuning<ExecutionSpace>, Real>(options));
       _lists = tree::detail::buildInteractionListsIn(space, *_memory, _target_tree, _source_tree,
                                                      options.theta, options.method,
-                                                     options.acceptance, 1, counted);
+                                                     options.acceptance, separation, 1, counted);
     });
     // The particles' sorted keys served the trees' builds only: 8 bytes per particle less.
     _memory->give(_source_tree.keys);
