@@ -107,12 +107,13 @@ void checkLists(Tree const &tree, Lists const &lists)
              std::sqrt(dx * dx + dy * dy + dz * dz) * (1 + slack) - radius(t) - radius(s) >=
                  lists.separation;
     }
-    // The theta rule (tree::detail::thetaAccepts): each radius within theta / (2 - theta) of
-    // the distance from the other cell's particles, and the particles at least the lists'
+    // The theta rule (tree::detail::thetaAccepts), the particles at least the lists'
     // separation apart.
     double const d = std::sqrt(dx * dx + dy * dy + dz * dz) * (1 + slack);
     double const ratio = theta / (2 - theta);
-    return radius(s) < ratio * (d - radius(t)) && radius(t) < ratio * (d - radius(s)) &&
+    bool const ratios = !lists.equal_ratios || (radius(s) < ratio * (d - radius(t)) &&
+                                                radius(t) < ratio * (d - radius(s)));
+    return radius(t) + radius(s) < theta * d && ratios &&
            d - radius(t) - radius(s) >= lists.separation;
   };
   // Plain loops that remember the first failure: one assertion per property, not per entry.
@@ -173,7 +174,7 @@ using kfmm::test::Positions;
 
 template <class Config>
 void checkBothMethods(Positions<Config> const &x, int leaf_size, double theta,
-                      double separation = 0)
+                      double separation = 0, bool equal_ratios = false)
 {
   typename Config::execution_space space;
   auto const tree = kfmm::tree::buildOctree(space, x, leaf_size);
@@ -183,8 +184,10 @@ void checkBothMethods(Positions<Config> const &x, int leaf_size, double theta,
       CAPTURE(method == Method::fmm ? "fmm" : "treecode", kfmm::acceptanceName(acceptance),
               theta, leaf_size);
       auto const lists =
-          kfmm::tree::buildInteractionLists(space, tree, theta, method, acceptance, separation);
+          kfmm::tree::buildInteractionLists(space, tree, theta, method, acceptance, separation,
+                                            equal_ratios);
       CHECK(lists.separation == separation);
+      CHECK(lists.equal_ratios == equal_ratios);
       CHECK(lists.method == method);
       CHECK(lists.theta == theta);
       CHECK(lists.acceptance == acceptance);
@@ -215,9 +218,11 @@ TEMPLATE_LIST_TEST_CASE("interaction lists cover every particle once on the five
   double const theta = GENERATE(0.4, 1.0);
   // A least separation of far pairs (what softening asks for): none, and 0.2.
   double const separation = GENERATE(0.0, 0.2);
-  CAPTURE(kfmm::distributionName(distribution), separation);
+  // The test of unequal cells that separate targets take (thetaAccepts).
+  bool const equal_ratios = GENERATE(false, true);
+  CAPTURE(kfmm::distributionName(distribution), separation, equal_ratios);
   auto const x = generated<TestType>(distribution, 2000);
-  checkBothMethods<TestType>(x, 8, theta, separation);
+  checkBothMethods<TestType>(x, 8, theta, separation, equal_ratios);
 }
 
 TEMPLATE_LIST_TEST_CASE("interaction lists of degenerate inputs", "[tree][lists]",
@@ -376,7 +381,7 @@ TEMPLATE_LIST_TEST_CASE("interaction lists do not depend on the traversal's firs
     CAPTURE(method == Method::fmm ? "fmm" : "treecode");
     auto const expected = kfmm::tree::buildInteractionLists(space, tree, 0.5, method);
     auto const grown = kfmm::tree::detail::buildInteractionListsIn(
-        space, memory, tree, tree, 0.5, method, kfmm::Acceptance::theta, 0, 1e-3);
+        space, memory, tree, tree, 0.5, method, kfmm::Acceptance::theta, 0, false, 1e-3);
     CHECK(sameList(expected.m2l, grown.m2l));
     CHECK(sameList(expected.m2p, grown.m2p));
     CHECK(sameList(expected.p2p, grown.p2p));

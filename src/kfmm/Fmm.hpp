@@ -447,7 +447,8 @@ private:
           detail::softeningSeparation<detail::Tuning<ExecutionSpace>, Real>(options));
       _lists = tree::detail::buildInteractionListsIn(space, *_memory, _target_tree, _source_tree,
                                                      options.theta, options.method,
-                                                     options.acceptance, separation, 1, counted);
+                                                     options.acceptance, separation,
+                                                     targets && !_other_ranks_sources, 1, counted);
     });
     // The particles' sorted keys served the trees' builds only: 8 bytes per particle less.
     _memory->give(_source_tree.keys);

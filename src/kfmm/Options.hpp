@@ -52,9 +52,10 @@ inline char const *m2lVariantName(M2LVariant v)
 enum class Acceptance
 {
   theta,  ///< (R_t + R_s) < theta |c_t - c_s|, with R the radius of a ball about the cell's
-          ///< centre that holds its particles (Dehnen 2002; Yokota & Barba 2011), and for
-          ///< unequal cells each R within theta / (2 - theta) of the distance from the other
-          ///< cell's particles (tree::detail::thetaAccepts, docs/ACCURACY.md)
+          ///< centre that holds its particles (Dehnen 2002; Yokota & Barba 2011); for targets
+          ///< that are not the sources, unequal cells each R within theta / (2 - theta) of
+          ///< the distance from the other cell's particles (tree::detail::thetaAccepts,
+          ///< docs/ACCURACY.md)
   classic ///< well separated: the cells' boxes are at least one box of the larger cell
           ///< apart, so same-level neighbours are near (Greengard & Rokhlin 1987); theta
           ///< is not used

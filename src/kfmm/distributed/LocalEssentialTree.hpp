@@ -30,12 +30,12 @@
 //     target cell under it; and the cells above the frontier (shared or not) as sized balls,
 //     each standing for itself. One allGatherv.
 //  4. Selection, for each receiver on each sender: a sender's non-shared cell is opened when
-//     it might fail the acceptance test (tree::detail::thetaAccepts, with the lists' least
-//     separation) against some target cell of the receiver, which it can only do against a
-//     frontier ball that it fails (for a cell inside ball B at a = |c_t - c_B|, R_t <= R_B - a
-//     and d = |c_t - c_s| >= D - a with D = |c_B - c_s|, so d - R_t >= D - R_B,
-//     d - R_t - R_s >= D - R_B - R_s, and R_t / (d - R_s) <= (R_B - a) / (D - a - R_s) <=
-//     R_B / (D - R_s) when B passes, since D > R_B + R_s) or against a
+//     it might fail the acceptance test (R_t + R_s) < theta |c_t - c_s| with the lists' least
+//     separation (tree::detail::thetaAccepts) against some target cell of the receiver, which
+//     it can only do against a frontier ball that it fails (for a cell inside ball B,
+//     |c_t - c_B| + R_t <= R_B, so theta |c_t - c_s| >= theta |c_B - c_s| - theta (R_B - R_t)
+//     > R_t + R_s + (1 - theta)(R_B - R_t) when B passes, and |c_t - c_s| - R_t - R_s >=
+//     |c_B - c_s| - R_B - R_s) or against a
 //     sized ball no larger than it (the traversal splits the larger cell of a pair, never a
 //     leaf; a leaf target, the only kind a leaf's particles serve, is inside a frontier ball).
 //     The sender sends its subtree roots, and the children of every sent cell that is opened:
@@ -335,7 +335,7 @@ KOKKOS_INLINE_FUNCTION bool mayFail(Ball const &b, double const x[3], double r, 
   double const margin = 1 + 1e-12;
   return !tree::detail::thetaAccepts(b.radius * margin, r * margin,
                                      kfmm::detail::sqrt(dx * dx + dy * dy + dz * dz), theta,
-                                     separation * margin);
+                                     separation * margin, false);
 }
 
 /// Step 4 for one receiver: opened(c) for every non-shared cell of the sender's tree.
