@@ -444,8 +444,8 @@ std::string helpText()
          "                       accurate and slower (" +
          detail::formatNumber(o.theta) +
          ")\n"
-         "  --acceptance A       theta: cells far when (R_t + R_s) < theta * distance,\n"
-         "                       unequal cells farther (docs/ACCURACY.md) |\n"
+         "  --acceptance A       theta: cells far when (R_t + R_s) < theta * distance (with\n"
+         "                       --targets, unequal cells farther: docs/ACCURACY.md) |\n"
          "                       classic: far when not neighbours (theta unused) (" +
          std::string(acceptanceName(o.acceptance)) +
          ")\n"
