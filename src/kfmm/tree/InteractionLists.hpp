@@ -788,7 +788,8 @@ InteractionLists<MemorySpace>
 buildInteractionListsIn(ExecutionSpace const &space, kfmm::detail::Workspace<MemorySpace> &memory,
                         Octree<MemorySpace> const &targets, Octree<MemorySpace> const &sources,
                         double theta, Method method, Acceptance acceptance, double separation,
-                        bool equal_ratios, double capacity_factor = 1, FarEntriesHook *far_entries_hook = nullptr)
+                        bool equal_ratios, double capacity_factor = 1,
+                        FarEntriesHook *far_entries_hook = nullptr)
 {
   kfmm::detail::ScopedRegion region("kfmm::lists::build");
   std::string const where = "kfmm::tree::buildInteractionLists";
@@ -971,9 +972,9 @@ buildInteractionListsIn(ExecutionSpace const &space, kfmm::detail::Workspace<Mem
 /// theta rule (thetaAccepts: (R_t + R_s) < theta |c_t - c_s|, with `equal_ratios` stricter for
 /// unequal cells) on the cells' geometric centres c and radii R (Octree.hpp), or the classic
 /// rule on their boxes; with a `separation` > 0, a far pair's particles are also at least
-/// that far apart (|c_t - c_s| - R_t - R_s >= separation). The two trees must share one bounding cube (their
-/// cells then lie on one grid); they may be the same tree (the same Views), which the
-/// traversal takes as one set of particles acting on itself.
+/// that far apart (|c_t - c_s| - R_t - R_s >= separation). The two trees must share one
+/// bounding cube (their cells then lie on one grid); they may be the same tree (the same
+/// Views), which the traversal takes as one set of particles acting on itself.
 ///
 /// \param [in] space       execution space instance the kernels run on
 /// \param [in] targets     the target tree: list rows are its cells or leaves
@@ -1011,9 +1012,11 @@ InteractionLists<MemorySpace> buildInteractionLists(ExecutionSpace const &space,
                                                     Octree<MemorySpace> const &tree, double theta,
                                                     Method method = Method::fmm,
                                                     Acceptance acceptance = Acceptance::theta,
-                                                    double separation = 0)
+                                                    double separation = 0,
+                                                    bool equal_ratios = false)
 {
-  return buildInteractionLists(space, tree, tree, theta, method, acceptance, separation);
+  return buildInteractionLists(space, tree, tree, theta, method, acceptance, separation,
+                               equal_ratios);
 }
 
 } // namespace kfmm::tree
