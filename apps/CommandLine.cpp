@@ -444,7 +444,8 @@ std::string helpText()
          "                       accurate and slower (" +
          detail::formatNumber(o.theta) +
          ")\n"
-         "  --acceptance A       theta: cells far when (R_t + R_s) < theta * distance |\n"
+         "  --acceptance A       theta: cells far when (R_t + R_s) < theta * distance (with\n"
+         "                       --targets, unequal cells farther: docs/ACCURACY.md) |\n"
          "                       classic: far when not neighbours (theta unused) (" +
          std::string(acceptanceName(o.acceptance)) +
          ")\n"
@@ -454,7 +455,9 @@ std::string helpText()
          "                       per-pair | grouped | rotation (auto)\n"
          "  --precision P        float | double: of the charges, results and computation;\n"
          "                       positions are held in double (float)\n"
-         "  --softening EPS      Plummer softening length, finite and >= 0 (0)\n"
+         "  --softening EPS      Plummer softening length, finite and >= 0 (0); the far\n"
+         "                       field expands 1/r, for pairs far enough apart that it is\n"
+         "                       within the error of order and theta (docs/ACCURACY.md)\n"
          "  --allow-unresolved   write the results even where the precision does not resolve\n"
          "                       the particles (exit status 4 otherwise; docs/CLI.md)\n"
          "Measurement:\n"

@@ -103,9 +103,18 @@ void checkLists(Tree const &tree, Lists const &lists)
       double const hs = std::ldexp(tree.cube.side, -level(s));
       double const gap =
           std::max({std::abs(dx), std::abs(dy), std::abs(dz)}) - (ht + hs) / 2;
-      return gap >= std::max(ht, hs) - (slack > 0 ? 0.25 : -0.25) * std::min(ht, hs);
+      return gap >= std::max(ht, hs) - (slack > 0 ? 0.25 : -0.25) * std::min(ht, hs) &&
+             std::sqrt(dx * dx + dy * dy + dz * dz) * (1 + slack) - radius(t) - radius(s) >=
+                 lists.separation;
     }
-    return radius(t) + radius(s) < theta * std::sqrt(dx * dx + dy * dy + dz * dz) * (1 + slack);
+    // The theta rule (tree::detail::thetaAccepts), the particles at least the lists'
+    // separation apart.
+    double const d = std::sqrt(dx * dx + dy * dy + dz * dz) * (1 + slack);
+    double const ratio = theta / (2 - theta);
+    bool const ratios = !lists.equal_ratios || (radius(s) < ratio * (d - radius(t)) &&
+                                                radius(t) < ratio * (d - radius(s)));
+    return radius(t) + radius(s) < theta * d && ratios &&
+           d - radius(t) - radius(s) >= lists.separation;
   };
   // Plain loops that remember the first failure: one assertion per property, not per entry.
   int bad_m2l = -1;
@@ -164,7 +173,8 @@ using kfmm::test::handMade;
 using kfmm::test::Positions;
 
 template <class Config>
-void checkBothMethods(Positions<Config> const &x, int leaf_size, double theta)
+void checkBothMethods(Positions<Config> const &x, int leaf_size, double theta,
+                      double separation = 0, bool equal_ratios = false)
 {
   typename Config::execution_space space;
   auto const tree = kfmm::tree::buildOctree(space, x, leaf_size);
@@ -173,7 +183,11 @@ void checkBothMethods(Positions<Config> const &x, int leaf_size, double theta)
     {
       CAPTURE(method == Method::fmm ? "fmm" : "treecode", kfmm::acceptanceName(acceptance),
               theta, leaf_size);
-      auto const lists = kfmm::tree::buildInteractionLists(space, tree, theta, method, acceptance);
+      auto const lists =
+          kfmm::tree::buildInteractionLists(space, tree, theta, method, acceptance, separation,
+                                            equal_ratios);
+      CHECK(lists.separation == separation);
+      CHECK(lists.equal_ratios == equal_ratios);
       CHECK(lists.method == method);
       CHECK(lists.theta == theta);
       CHECK(lists.acceptance == acceptance);
@@ -202,9 +216,13 @@ TEMPLATE_LIST_TEST_CASE("interaction lists cover every particle once on the five
       GENERATE(kfmm::Distribution::uniform, kfmm::Distribution::plummer, kfmm::Distribution::sphere,
                kfmm::Distribution::ellipsoid, kfmm::Distribution::cylinder);
   double const theta = GENERATE(0.4, 1.0);
-  CAPTURE(kfmm::distributionName(distribution));
+  // The plain rule, and the rule with a least separation of far pairs (what softening asks
+  // for) and the test of unequal cells that separate targets take (thetaAccepts).
+  bool const equal_ratios = GENERATE(false, true);
+  double const separation = equal_ratios ? 0.2 : 0.0;
+  CAPTURE(kfmm::distributionName(distribution), separation, equal_ratios);
   auto const x = generated<TestType>(distribution, 2000);
-  checkBothMethods<TestType>(x, 8, theta);
+  checkBothMethods<TestType>(x, 8, theta, separation, equal_ratios);
 }
 
 TEMPLATE_LIST_TEST_CASE("interaction lists of degenerate inputs", "[tree][lists]",
@@ -363,7 +381,7 @@ TEMPLATE_LIST_TEST_CASE("interaction lists do not depend on the traversal's firs
     CAPTURE(method == Method::fmm ? "fmm" : "treecode");
     auto const expected = kfmm::tree::buildInteractionLists(space, tree, 0.5, method);
     auto const grown = kfmm::tree::detail::buildInteractionListsIn(
-        space, memory, tree, tree, 0.5, method, kfmm::Acceptance::theta, 1e-3);
+        space, memory, tree, tree, 0.5, method, kfmm::Acceptance::theta, 0, false, 1e-3);
     CHECK(sameList(expected.m2l, grown.m2l));
     CHECK(sameList(expected.m2p, grown.m2p));
     CHECK(sameList(expected.p2p, grown.p2p));

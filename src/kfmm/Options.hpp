@@ -52,7 +52,10 @@ inline char const *m2lVariantName(M2LVariant v)
 enum class Acceptance
 {
   theta,  ///< (R_t + R_s) < theta |c_t - c_s|, with R the radius of a ball about the cell's
-          ///< centre that holds its particles (Dehnen 2002; Yokota & Barba 2011)
+          ///< centre that holds its particles (Dehnen 2002; Yokota & Barba 2011); for targets
+          ///< that are not the sources, unequal cells each R within theta / (2 - theta) of
+          ///< the distance from the other cell's particles (tree::detail::thetaAccepts,
+          ///< docs/ACCURACY.md)
   classic ///< well separated: the cells' boxes are at least one box of the larger cell
           ///< apart, so same-level neighbours are near (Greengard & Rokhlin 1987); theta
           ///< is not used
@@ -89,9 +92,14 @@ struct Options
   /// The FMM's M2L variant; automatic takes the backend's tuned choice. The variants agree
   /// to rounding.
   M2LVariant m2l_variant = M2LVariant::automatic;
-  /// Plummer softening length eps >= 0: 1/r becomes 1/sqrt(r^2 + eps^2) in the near field
-  /// (P2P). The far field expands the unsoftened 1/r, which differs by O(eps^2 / d^2) at the
-  /// distances d where it is used, so keep eps well below the leaf size.
+  /// Plummer softening length eps >= 0: 1/r becomes 1/sqrt(r^2 + eps^2). The near field (P2P)
+  /// computes the softened kernel; the far field expands the unsoftened 1/r, whose field
+  /// differs from the softened one by a relative 3 eps^2 / (2 r^2) at distance r, so a pair
+  /// of cells is far only where its particles are at least eps sqrt(1.5 / share) apart, share
+  /// being a third of the error that the backend's accuracy table gives order and theta,
+  /// times its margin (at most the tolerance that chose them): docs/ACCURACY.md. A softening
+  /// that is large against the particles' spacing makes most pairs near, at the cost of the
+  /// direct sum.
   double softening = 0;
   /// After each evaluation, check the potential and field for NaN and infinity (counted as
   /// they are written) and throw kfmm::Exception naming the first bad particle. The charges'
@@ -152,6 +160,30 @@ inline void validate(Options const &o, std::string const &where)
           where,
           "option 'tolerance' chooses 'order' and 'theta': leave them, and 'acceptance', at "
           "their defaults");
+}
+
+/// The share of the field error left to the far field's unsoftened kernel: a third of the
+/// tolerance that order and theta serve (the error the backend's accuracy table gives them
+/// times its margin: at most the tolerance that chose them), the rest being the expansions'.
+constexpr double softening_share = 1.0 / 3;
+
+/// The least distance between the particles of a far pair of cells (tree::detail::thetaAccepts)
+/// in the caller's units, for the order and theta that withTunedParameters filled in: 0
+/// without softening; else the r at which the relative difference 3 eps^2 / (2 r^2) between
+/// the fields of the softened and the unsoftened kernel is softening_share of the tolerance
+/// that order and theta serve. It depends on the options alone, so that every entry point
+/// (one set, separate targets, the distributed solver's ranks) draws the same line.
+template <class Tuning, class Real>
+double softeningSeparation(Options const &options)
+{
+  if (options.softening == 0)
+    return 0;
+  double const served =
+      tolerance_margin *
+      (std::is_same<Real, float>::value
+           ? expectedFieldError(Tuning::accuracy_float, options.order, options.theta)
+           : expectedFieldError(Tuning::accuracy_double, options.order, options.theta));
+  return options.softening * std::sqrt(1.5 / (softening_share * served));
 }
 
 /// The lowest order at which the backend (its tuning data `Tuning`) runs the rotation M2L in

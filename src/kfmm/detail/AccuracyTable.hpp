@@ -47,6 +47,24 @@ AccuracyRow chooseAccuracyRow(AccuracyRow const (&rows)[N], double tolerance,
                   (std::string(precision) == "float" ? " (compute in double for less)" : ""));
 }
 
+/// The field error to expect of `order` and `theta` from the table `rows`: the least error of
+/// the rows that are at most as accurate (an order no higher, a theta no smaller), which
+/// bounds the setting's own from above; where no row is, the table's largest error (an
+/// order below the table's or a theta above it, whose error is larger still: an estimate
+/// that errs on the small side).
+template <std::size_t N>
+double expectedFieldError(AccuracyRow const (&rows)[N], int order, double theta)
+{
+  double largest = 0, bound = 0;
+  for (auto const &row : rows)
+  {
+    largest = row.field_error > largest ? row.field_error : largest;
+    if (row.order <= order && row.theta >= theta && (bound == 0 || row.field_error < bound))
+      bound = row.field_error;
+  }
+  return bound > 0 ? bound : largest;
+}
+
 } // namespace kfmm::detail
 
 #endif

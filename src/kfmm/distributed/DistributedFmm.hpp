@@ -348,7 +348,10 @@ private:
     {
       _trees = detail::buildEssentialTrees(comm, space, _partition->positions(),
                                            _partition->cube(), _options.leaf_size,
-                                           _options.theta);
+                                           _options.theta,
+                                           kfmm::detail::softeningSeparation<
+                                               kfmm::detail::Tuning<ExecutionSpace>, Real>(
+                                               _options));
       // The order and theta the tolerance chose, given as such (Options' rule: a tolerance
       // comes with the default order and theta).
       Options chosen = _options;

@@ -30,10 +30,12 @@
 //     target cell under it; and the cells above the frontier (shared or not) as sized balls,
 //     each standing for itself. One allGatherv.
 //  4. Selection, for each receiver on each sender: a sender's non-shared cell is opened when
-//     it might fail the acceptance test (R_t + R_s) < theta |c_t - c_s| against some target
-//     cell of the receiver, which it can only do against a frontier ball that it fails (for a
-//     cell inside ball B, |c_t - c_B| + R_t <= R_B, so theta |c_t - c_s| >= theta |c_B - c_s|
-//     - theta (R_B - R_t) > R_t + R_s + (1 - theta)(R_B - R_t) when B passes) or against a
+//     it might fail the acceptance test (R_t + R_s) < theta |c_t - c_s| with the lists' least
+//     separation (tree::detail::thetaAccepts) against some target cell of the receiver, which
+//     it can only do against a frontier ball that it fails (for a cell inside ball B,
+//     |c_t - c_B| + R_t <= R_B, so theta |c_t - c_s| >= theta |c_B - c_s| - theta (R_B - R_t)
+//     > R_t + R_s + (1 - theta)(R_B - R_t) when B passes, and |c_t - c_s| - R_t - R_s >=
+//     |c_B - c_s| - R_B - R_s) or against a
 //     sized ball no larger than it (the traversal splits the larger cell of a pair, never a
 //     leaf; a leaf target, the only kind a leaf's particles serve, is inside a frontier ball).
 //     The sender sends its subtree roots, and the children of every sent cell that is opened:
@@ -63,6 +65,7 @@
 #include <kfmm/distributed/detail/Collectives.hpp>
 #include <kfmm/tree/Morton.hpp>
 #include <kfmm/tree/Octree.hpp>
+#include <kfmm/tree/InteractionLists.hpp>
 #include <kfmm/tree/RadixSort.hpp>
 
 #include <Kokkos_Core.hpp>
@@ -323,12 +326,16 @@ struct CollectRegionBalls
 
 /// Whether a target cell inside ball `b` and the source cell (x, r) may fail the acceptance
 /// test (step 4, with the margin of the file comment).
-KOKKOS_INLINE_FUNCTION bool mayFail(Ball const &b, double const x[3], double r, double theta)
+KOKKOS_INLINE_FUNCTION bool mayFail(Ball const &b, double const x[3], double r, double theta,
+                                    double separation)
 {
   double const dx = b.centre[0] - x[0];
   double const dy = b.centre[1] - x[1];
   double const dz = b.centre[2] - x[2];
-  return (b.radius + r) * (1 + 1e-12) >= theta * kfmm::detail::sqrt(dx * dx + dy * dy + dz * dz);
+  double const margin = 1 + 1e-12;
+  return !tree::detail::thetaAccepts(b.radius * margin, r * margin,
+                                     kfmm::detail::sqrt(dx * dx + dy * dy + dz * dz), theta,
+                                     separation * margin, false);
 }
 
 /// Step 4 for one receiver: opened(c) for every non-shared cell of the sender's tree.
@@ -341,6 +348,7 @@ struct OpenCells
   Kokkos::View<double *, MemorySpace> radius;
   Kokkos::View<Ball *, MemorySpace> balls; ///< the receiver's
   double theta;
+  double separation; ///< the lists' least distance of a far pair's particles
   Kokkos::View<std::uint8_t *, MemorySpace> opened;
 
   KOKKOS_INLINE_FUNCTION void operator()(int c) const
@@ -358,7 +366,7 @@ struct OpenCells
         // leaf never (its particles serve leaf targets, which frontier balls hold).
         if (ball.sized && (leaf || ball.radius > r * (1 + 1e-12)))
           continue;
-        open = mayFail(ball, x, r, theta) ? 1 : 0;
+        open = mayFail(ball, x, r, theta, separation) ? 1 : 0;
       }
     }
     opened(c) = open;
@@ -769,7 +777,8 @@ template <class ExecutionSpace, class MemorySpace>
 EssentialTrees<MemorySpace> buildEssentialTrees(MPI_Comm comm, ExecutionSpace const &space,
                                                 Kokkos::View<double *[3], MemorySpace> const &own,
                                                 tree::Cube const &cube, int leaf_size,
-                                                double theta, int region_balls = 4096)
+                                                double theta, double separation,
+                                                int region_balls = 4096)
 {
   using Policy = Kokkos::RangePolicy<ExecutionSpace>;
   std::string const where = "kfmm::distributed::DistributedFmm";
@@ -889,7 +898,8 @@ EssentialTrees<MemorySpace> buildEssentialTrees(MPI_Comm comm, ExecutionSpace co
     auto const balls = toDevice(space, region, "kfmm::distributed::region");
     Kokkos::parallel_for("kfmm::distributed::open_cells", Policy(space, 0, num_cells),
                          OpenCells<MemorySpace>{roots, mine.child_count, mine.centre,
-                                                mine.radius, balls, theta, opened});
+                                                mine.radius, balls, theta, separation,
+                                                opened});
     SentAs<MemorySpace> const sent{roots, mine.child_count, opened};
     auto const compact = [&](int kind, char const *label) {
       int count = 0;

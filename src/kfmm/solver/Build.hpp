@@ -207,9 +207,13 @@ void buildOnTrees(ExecutionSpace const &space, detail::SideInstance<ExecutionSpa
                     farfield::minClassEntries<ExecutionSpace>(order));
   auto *const counted = classes ? &*classes : nullptr;
   runStage(space, options, "lists", record, [&] {
+    // Softening enters the acceptance as a least separation (docs/ACCURACY.md); the stricter
+    // test of unequal cells serves separate targets, not the distributed ranks' trees.
+    double const separation =
+        state.frame.length(detail::softeningSeparation<detail::Tuning<ExecutionSpace>, Real>(options));
     state.lists = tree::detail::buildInteractionListsIn(
         space, memory, state.target_tree, state.source_tree, options.theta, options.method,
-        options.acceptance, 1, counted);
+        options.acceptance, separation, targets && !state.other_ranks_sources, 1, counted);
   });
   // The particles' sorted keys served the trees' builds only: 8 bytes per particle less.
   memory.give(state.source_tree.keys);

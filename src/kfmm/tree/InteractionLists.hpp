@@ -7,8 +7,11 @@
 //
 // The traversal starts from the pair (root, root) and processes a frontier of (target cell,
 // source cell) pairs, all of it in one round of kernels: classify, scan, emit. Each pair is
-//   - accepted by the multipole acceptance criterion (R_t + R_s) < theta |c_t - c_s|: an M2L
-//     pair (fmm) or an M2P pair (treecode);
+//   - accepted by the multipole acceptance criterion (thetaAccepts below: (R_t + R_s) < theta
+//     |c_t - c_s|; for targets that are not the sources, each cell's radius within
+//     theta / (2 - theta) of its distance to the other's particles; with softening, the
+//     particles also far enough apart for the unsoftened expansions): an M2L pair (fmm) or an
+//     M2P pair (treecode);
 //   - a near pair of two leaves: a P2P pair;
 //   - or split into the pairs of the children of one side, which form the next frontier:
 //     the self pair (A, A) of one tree into all child pairs (A_i, A_j); otherwise the cell
@@ -90,6 +93,8 @@ struct InteractionLists
   Method method = Method::fmm;
   double theta = 0;
   Acceptance acceptance = Acceptance::theta;
+  double separation = 0; ///< least distance between a far pair's particles (0: none)
+  bool equal_ratios = false; ///< thetaAccepts' test of unequal cells (separate targets)
   CsrList<MemorySpace> m2l; ///< rows: cells; fmm only
   CsrList<MemorySpace> m2p; ///< rows: leaves (positions in tree.leaves); treecode only
   CsrList<MemorySpace> p2p; ///< rows: leaves (positions in tree.leaves)
@@ -132,6 +137,38 @@ struct TraversalCells
   }
 };
 
+/// Whether the particles of two cells of radii rt and rs whose centres are d apart are at
+/// least `separation` apart: d - rt - rs >= separation. The far field expands the unsoftened
+/// 1/r; with softening eps, the solver asks for the separation at which the softened
+/// kernel's field differs from it by its share of the error (softeningSeparation in
+/// Options.hpp), 0 without softening.
+KOKKOS_INLINE_FUNCTION bool separatedBeyond(double rt, double rs, double d, double separation)
+{
+  return d - rt - rs >= separation;
+}
+
+/// The theta rule on a pair of cells of radii rt and rs whose centres are d apart:
+/// (R_t + R_s) < theta d, and the cells' particles at least `separation` apart
+/// (separatedBeyond). With `equal_ratios`, for targets that are not the sources, each side's
+/// expansion must also converge at least as fast as those of two equal cells at the limit,
+/// whose ratio of radius to the distance from the other cell's particles is
+/// (theta / 2) / (1 - theta / 2):
+///   R_s < theta / (2 - theta) (d - R_t)  and  R_t < theta / (2 - theta) (d - R_s),
+/// which imply (R_t + R_s) < theta d and accept two equal cells as it does; a pair of a large
+/// and a small cell must be farther apart (a source expansion evaluated at targets near its
+/// radius' reach converges at its own ratio, not at the pair's mean: docs/ACCURACY.md).
+/// One set of particles keeps the plain test, whose mix of pairs the accuracy tables measure.
+KOKKOS_INLINE_FUNCTION bool thetaAccepts(double rt, double rs, double d, double theta,
+                                         double separation, bool equal_ratios)
+{
+  if (!separatedBeyond(rt, rs, d, separation))
+    return false;
+  if (!equal_ratios)
+    return rt + rs < theta * d;
+  double const ratio = theta / (2 - theta);
+  return rs < ratio * (d - rt) && rt < ratio * (d - rs);
+}
+
 /// The acceptance test and the splitting rule of the file comment, for target cells of
 /// `target` and source cells of `source`. With one tree in fmm mode (`mutual`) a pair (a, b)
 /// of the frontier stands for both (a, b) and (b, a) (Dehnen 2002): the test and the
@@ -145,7 +182,9 @@ struct PairRule
   TraversalCells<MemorySpace> target;
   TraversalCells<MemorySpace> source;
   double theta;
-  double root_side; ///< side of the level-0 cell (classic rule)
+  double separation; ///< least distance between a far pair's particles (separatedBeyond)
+  bool equal_ratios; ///< thetaAccepts' test for targets that are not the sources
+  double root_side;  ///< side of the level-0 cell (classic rule)
   bool classic;
   bool treecode;
   bool one_tree; ///< the targets are the sources: (A, A) is a self pair
@@ -170,10 +209,12 @@ struct PairRule
     double const dx = target.centre(t, 0) - source.centre(s, 0);
     double const dy = target.centre(t, 1) - source.centre(s, 1);
     double const dz = target.centre(t, 2) - source.centre(s, 2);
+    double const d = kfmm::detail::sqrt(dx * dx + dy * dy + dz * dz);
+    double const rt = target.radius(t);
+    double const rs = source.radius(s);
     if (classic)
-      return wellSeparated(t, s, dx, dy, dz);
-    return target.radius(t) + source.radius(s) <
-           theta * kfmm::detail::sqrt(dx * dx + dy * dy + dz * dz);
+      return wellSeparated(t, s, dx, dy, dz) && separatedBeyond(rt, rs, d, separation);
+    return thetaAccepts(rt, rs, d, theta, separation, equal_ratios);
   }
 
   /// Whether target cell t is or precedes source cell s in (level, key) order. In one tree
@@ -734,21 +775,27 @@ struct NoFarEntriesHook
 };
 
 /// buildInteractionLists (below) with the lists' arrays and the traversal's work arrays taken
-/// from `memory`, for an entry point with a workspace of its own (kfmm::Fmm). The traversal's
+/// from `memory`, for an entry point with a workspace of its own (kfmm::Fmm), the far
+/// pairs' least `separation` (in the trees' units; 0: none) and, for targets that are not
+/// the sources, thetaAccepts' `equal_ratios`. The traversal's
 /// first capacities are ExpectedSizes(theta, capacity_factor). `far_entries_hook`, if any,
 /// works on the far entries before the traversal's read (NoFarEntriesHook).
 template <class ExecutionSpace, class MemorySpace, class FarEntriesHook = NoFarEntriesHook>
 InteractionLists<MemorySpace>
 buildInteractionListsIn(ExecutionSpace const &space, kfmm::detail::Workspace<MemorySpace> &memory,
                         Octree<MemorySpace> const &targets, Octree<MemorySpace> const &sources,
-                        double theta, Method method, Acceptance acceptance,
-                        double capacity_factor = 1, FarEntriesHook *far_entries_hook = nullptr)
+                        double theta, Method method, Acceptance acceptance, double separation,
+                        bool equal_ratios, double capacity_factor = 1,
+                        FarEntriesHook *far_entries_hook = nullptr)
 {
   kfmm::detail::ScopedRegion region("kfmm::lists::build");
   std::string const where = "kfmm::tree::buildInteractionLists";
   kfmm::detail::require(theta > 0 && theta <= 1, where,
                         "argument 'theta' must be in (0, 1], got " +
                             kfmm::detail::formatNumber(theta));
+  kfmm::detail::require(separation >= 0, where,
+                        "argument 'separation' must be >= 0, got " +
+                            kfmm::detail::formatNumber(separation));
   kfmm::detail::require(detail::sameGrid(targets.cube, sources.cube), where,
                         "the target and source trees must be built in one cube");
 
@@ -762,6 +809,8 @@ buildInteractionListsIn(ExecutionSpace const &space, kfmm::detail::Workspace<Mem
   lists.method = method;
   lists.theta = theta;
   lists.acceptance = acceptance;
+  lists.separation = separation;
+  lists.equal_ratios = equal_ratios;
 
   // Row of each target leaf cell in the leaf lists.
   Kokkos::View<int *, MemorySpace> leaf_row;
@@ -772,6 +821,8 @@ buildInteractionListsIn(ExecutionSpace const &space, kfmm::detail::Workspace<Mem
   detail::PairRule<MemorySpace> const rule{detail::TraversalCells<MemorySpace>(targets),
                                            detail::TraversalCells<MemorySpace>(sources),
                                            theta,
+                                           separation,
+                                           equal_ratios,
                                            targets.cube.side,
                                            acceptance == Acceptance::classic,
                                            treecode,
@@ -914,11 +965,13 @@ buildInteractionListsIn(ExecutionSpace const &space, kfmm::detail::Workspace<Mem
 } // namespace detail
 
 /// Builds the interaction lists of the cells of `targets` against those of `sources` by the
-/// level-synchronous dual tree traversal of the file comment, with the acceptance test
-/// (R_t + R_s) < theta |c_t - c_s| on the cells' geometric centres c and radii R (Octree.hpp),
-/// or the classic rule on their boxes. The two trees must share one bounding cube (their
-/// cells then lie on one grid); they may be the same tree (the same Views), which the
-/// traversal takes as one set of particles acting on itself.
+/// level-synchronous dual tree traversal of the file comment, with the acceptance test of the
+/// theta rule (thetaAccepts: (R_t + R_s) < theta |c_t - c_s|, with `equal_ratios` stricter for
+/// unequal cells) on the cells' geometric centres c and radii R (Octree.hpp), or the classic
+/// rule on their boxes; with a `separation` > 0, a far pair's particles are also at least
+/// that far apart (|c_t - c_s| - R_t - R_s >= separation). The two trees must share one
+/// bounding cube (their cells then lie on one grid); they may be the same tree (the same
+/// Views), which the traversal takes as one set of particles acting on itself.
 ///
 /// \param [in] space       execution space instance the kernels run on
 /// \param [in] targets     the target tree: list rows are its cells or leaves
@@ -926,14 +979,17 @@ buildInteractionListsIn(ExecutionSpace const &space, kfmm::detail::Workspace<Mem
 /// \param [in] theta       opening parameter in (0, 1]: smaller is more accurate and slower
 /// \param [in] method      Method::fmm (M2L and P2P lists) or Method::treecode (M2P and P2P)
 /// \param [in] acceptance  the rule (Options.hpp); theta is checked but not used by classic
+/// \param [in] separation  least distance between the particles of a far pair, >= 0
+/// \param [in] equal_ratios  the theta rule's test of unequal cells (thetaAccepts)
 /// \return the lists, identical for identical input
-/// \throws kfmm::Exception when theta is not in (0, 1] (the message names 'theta') or the
-/// trees' cubes differ.
+/// \throws kfmm::Exception when theta is not in (0, 1] (the message names 'theta'),
+/// separation is negative, or the trees' cubes differ.
 template <class ExecutionSpace, class MemorySpace>
 InteractionLists<MemorySpace>
 buildInteractionLists(ExecutionSpace const &space, Octree<MemorySpace> const &targets,
                       Octree<MemorySpace> const &sources, double theta,
-                      Method method = Method::fmm, Acceptance acceptance = Acceptance::theta)
+                      Method method = Method::fmm, Acceptance acceptance = Acceptance::theta,
+                      double separation = 0, bool equal_ratios = false)
 {
   static_assert(Kokkos::is_execution_space<ExecutionSpace>::value,
                 "kfmm::tree::buildInteractionLists: the first argument must be a Kokkos "
@@ -942,7 +998,8 @@ buildInteractionLists(ExecutionSpace const &space, Octree<MemorySpace> const &ta
                 "kfmm::tree::buildInteractionLists: the tree must be accessible from the "
                 "execution space");
   return detail::buildInteractionListsIn(space, kfmm::detail::Workspace<MemorySpace>::direct(),
-                                         targets, sources, theta, method, acceptance);
+                                         targets, sources, theta, method, acceptance,
+                                         separation, equal_ratios);
 }
 
 /// The interaction lists of the particles of `tree` on each other: buildInteractionLists
@@ -951,9 +1008,12 @@ template <class ExecutionSpace, class MemorySpace>
 InteractionLists<MemorySpace> buildInteractionLists(ExecutionSpace const &space,
                                                     Octree<MemorySpace> const &tree, double theta,
                                                     Method method = Method::fmm,
-                                                    Acceptance acceptance = Acceptance::theta)
+                                                    Acceptance acceptance = Acceptance::theta,
+                                                    double separation = 0,
+                                                    bool equal_ratios = false)
 {
-  return buildInteractionLists(space, tree, tree, theta, method, acceptance);
+  return buildInteractionLists(space, tree, tree, theta, method, acceptance, separation,
+                               equal_ratios);
 }
 
 } // namespace kfmm::tree
