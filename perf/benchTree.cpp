@@ -11,6 +11,7 @@
 //                   [--backends cuda,host]
 // Defaults: N = 1e4 .. 1e8 on CUDA, 1e4 .. 1e7 on the host space (OpenMP, else Serial);
 // theta 0.5, leaf size 64, fmm, float positions, 5 runs.
+#include <kfmm/Options.hpp>
 #include <kfmm/io/Generators.hpp>
 #include <kfmm/tree/InteractionLists.hpp>
 #include <kfmm/tree/Morton.hpp>

@@ -156,9 +156,9 @@ TEMPLATE_LIST_TEST_CASE("unresolved pairs are counted across the sort's chunks o
   Kokkos::View<std::size_t, Kokkos::HostSpace> unresolved("kfmm::test::unresolved");
   Kokkos::View<std::size_t, Memory> unresolved_on_device("kfmm::test::unresolved_on_device");
   auto &memory = kfmm::detail::Workspace<Memory>::direct();
-  kfmm::detail::sortPositions(space, memory, permutation, x, frame, sorted, unresolved);
+  kfmm::kernels::sortPositions(space, memory, permutation, x, frame, sorted, unresolved);
   CHECK(unresolved() == (isFloat<Real> ? 3u : 0u));
-  kfmm::detail::sortPositions(space, memory, permutation, x, frame, sorted, unresolved_on_device);
+  kfmm::kernels::sortPositions(space, memory, permutation, x, frame, sorted, unresolved_on_device);
   Kokkos::deep_copy(unresolved, unresolved_on_device);
   CHECK(unresolved() == (isFloat<Real> ? 3u : 0u));
   // The sorted positions are the unit coordinates, rounded once.
@@ -169,11 +169,11 @@ TEMPLATE_LIST_TEST_CASE("unresolved pairs are counted across the sort's chunks o
   Kokkos::View<Real *[3], Memory> x_real("kfmm::test::x", n);
   Kokkos::deep_copy(x_real, sorted);
   unresolved() = 7;
-  kfmm::detail::sortPositions(space, memory, permutation, x_real, frame, sorted, unresolved);
+  kfmm::kernels::sortPositions(space, memory, permutation, x_real, frame, sorted, unresolved);
   CHECK(unresolved() == 0u);
   Kokkos::deep_copy(unresolved_on_device, 7);
-  kfmm::detail::sortPositions(space, memory, permutation, x_real, frame, sorted,
-                              unresolved_on_device);
+  kfmm::kernels::sortPositions(space, memory, permutation, x_real, frame, sorted,
+                               unresolved_on_device);
   Kokkos::deep_copy(unresolved, unresolved_on_device);
   CHECK(unresolved() == 0u);
 }

@@ -175,7 +175,7 @@ TEMPLATE_LIST_TEST_CASE("direct sum of a few targets against many sources, in so
 TEST_CASE("direct sum source slices fill the execution space, never past a tile each",
           "[kernels][direct]")
 {
-  using kfmm::detail::directSourceSlices;
+  using kfmm::kernels::directSourceSlices;
   CHECK(directSourceSlices(1, 1000, 2112) == 1000);
   CHECK(directSourceSlices(1, 5000, 2112) == 2112);
   CHECK(directSourceSlices(8, 5000, 2112) == 264);

@@ -257,8 +257,8 @@ TEMPLATE_LIST_TEST_CASE("grouped, rotation and per-pair M2L agree to rounding", 
   CHECK(per_pair.m2l_classes == 0);
   CHECK(grouped.m2l_variant == "grouped");
   CHECK(grouped.m2l_classes > 0);
-  std::size_t const real_count = kfmm::detail::realCoefficientCount(options.order);
-  std::size_t const padded = kfmm::detail::paddedRealCount(options.order);
+  std::size_t const real_count = kfmm::farfield::realCoefficientCount(options.order);
+  std::size_t const padded = kfmm::farfield::paddedRealCount(options.order);
   CHECK(grouped.m2l_matrix_bytes == grouped.m2l_classes * real_count * padded * sizeof(Real));
   CHECK(grouped.m2l_interactions == per_pair.m2l_interactions);
   // Rare classes of the Plummer tree are translated pair by pair: counted on the device and
@@ -646,7 +646,7 @@ TEMPLATE_LIST_TEST_CASE("a solver's build reads the device at most twice, howeve
   // The build reads its trees' levels' sizes, counted on the device first
   // (tree::detail::CountLevels; a solver of sources and targets reads both trees' at once),
   // and the lists' sizes after their traversal, which bring the number of the grouped M2L's
-  // classes too at this order (tree::detail::M2LClassCount). A Plummer tree of 30000
+  // classes too at this order (farfield::M2LClassCount). A Plummer tree of 30000
   // particles in leaves of 16 has 11 levels, which the batched reads of its levels took in
   // several batches. The host backends read their own memory: nothing to count.
   using Real = typename TestType::real_type;

@@ -2,6 +2,7 @@
 // Interaction lists: for every target particle the near and far lists cover every particle
 // exactly once (fmm and treecode), the acceptance test holds for every far pair, the lists
 // are deterministic, and bad theta is rejected.
+#include <kfmm/Options.hpp>
 #include <kfmm/io/Generators.hpp>
 #include <kfmm/tree/InteractionLists.hpp>
 #include <kfmm/tree/Octree.hpp>

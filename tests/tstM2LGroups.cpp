@@ -2,11 +2,12 @@
 // The grouped M2L's building blocks: the regrouped list (same pairs, one class per chunk,
 // each entry's class and mirror bits reproduce its offset), the mirror symmetry of the
 // translation operator, and the class matrices against the per-pair operator.
+#include <kfmm/Options.hpp>
 #include <kfmm/expansions/Operators.hpp>
+#include <kfmm/farfield/M2LGroups.hpp>
+#include <kfmm/farfield/M2LMatrices.hpp>
 #include <kfmm/io/Generators.hpp>
-#include <kfmm/kernels/M2LMatrices.hpp>
 #include <kfmm/tree/InteractionLists.hpp>
-#include <kfmm/tree/M2LGroups.hpp>
 #include <kfmm/tree/Octree.hpp>
 
 #include <Kokkos_Core.hpp>
@@ -30,7 +31,7 @@ namespace
 {
 
 using kfmm::test::onHost;
-using Bounds = kfmm::tree::TranslationClassBounds;
+using Bounds = kfmm::farfield::TranslationClassBounds;
 
 /// Real component i of a coefficient array of order p, and its degree and order.
 struct RealIndex
@@ -55,14 +56,15 @@ TEMPLATE_LIST_TEST_CASE("grouped M2L list holds the same pairs, one class per ch
   auto const distribution = GENERATE(kfmm::Distribution::uniform, kfmm::Distribution::plummer);
   // The largest block takes every row: there each class, and the pairs on their own, have
   // exactly one chunk, as many as the chunks' arrays are sized for.
-  auto const block_rows =
-      GENERATE(1, 7, 64, kfmm::tree::M2LGroups<typename TestType::memory_space>::max_block_rows);
+  auto const block_rows = GENERATE(
+      1, 7, 64, kfmm::farfield::M2LGroups<typename TestType::memory_space>::max_block_rows);
   auto const min_class_entries = GENERATE(1, 40);
   CAPTURE(kfmm::distributionName(distribution), block_rows, min_class_entries);
   auto const x = kfmm::test::generated<TestType>(distribution, 6000);
   auto const tree = kfmm::tree::buildOctree(space, x, 8);
   auto const lists = kfmm::tree::buildInteractionLists(space, tree, 0.5);
-  auto const groups = kfmm::tree::groupM2L(space, tree, lists.m2l, block_rows, min_class_entries);
+  auto const groups =
+      kfmm::farfield::groupM2L(space, tree, lists.m2l, block_rows, min_class_entries);
 
   auto const offsets = onHost(lists.m2l.offsets);
   auto const list_sources = onHost(lists.m2l.sources);
@@ -92,7 +94,7 @@ TEMPLATE_LIST_TEST_CASE("grouped M2L list holds the same pairs, one class per ch
   // Each entry's target cell and class * 2^image_bits + image bits (-1 per pair), from its
   // block, its row in the block and its chunk's class. Per-entry checks are counted, not
   // asserted one by one (millions of entries).
-  using Groups = kfmm::tree::M2LGroups<typename TestType::memory_space>;
+  using Groups = kfmm::farfield::M2LGroups<typename TestType::memory_space>;
   std::vector<int> targets(sources.extent(0), -1), classes(sources.extent(0), -1);
   std::int64_t bad_row = 0, per_pair_mirror = 0;
   for (int b = 0; b < groups.num_blocks; ++b)
@@ -105,7 +107,7 @@ TEMPLATE_LIST_TEST_CASE("grouped M2L list holds the same pairs, one class per ch
         per_pair_mirror += chunk_classes(c) < 0 && mirror != 0 ? 1 : 0;
         targets[e] = b * block_rows + row;
         classes[e] =
-            chunk_classes(c) < 0 ? -1 : (chunk_classes(c) << kfmm::tree::image_bits) + mirror;
+            chunk_classes(c) < 0 ? -1 : (chunk_classes(c) << kfmm::farfield::image_bits) + mirror;
       }
   CHECK(bad_row == 0);
   CHECK(per_pair_mirror == 0);
@@ -172,10 +174,10 @@ TEMPLATE_LIST_TEST_CASE("grouped M2L list holds the same pairs, one class per ch
       continue;
     }
     int key_delta, ox, oy, oz;
-    Bounds::decode(class_keys(classes[e] >> kfmm::tree::image_bits), key_delta, ox, oy, oz);
-    int const image = classes[e] & ((1 << kfmm::tree::image_bits) - 1);
+    Bounds::decode(class_keys(classes[e] >> kfmm::farfield::image_bits), key_delta, ox, oy, oz);
+    int const image = classes[e] & ((1 << kfmm::farfield::image_bits) - 1);
     // o = F(S(o_c)): x and y exchanged first, then the reflections.
-    if (image & kfmm::tree::image_exchange_bit)
+    if (image & kfmm::farfield::image_exchange_bit)
       std::swap(ox, oy);
     bool const same = key_delta == delta && ((image & 1) ? -ox : ox) == o[0] &&
                       ((image & 2) ? -oy : oy) == o[1] && ((image & 4) ? -oz : oz) == o[2];
@@ -191,8 +193,8 @@ namespace
 
 /// Checks that two groupings of one M2L list are the same entry for entry.
 template <class MemorySpace>
-void checkSameGroups(kfmm::tree::M2LGroups<MemorySpace> const &a,
-                     kfmm::tree::M2LGroups<MemorySpace> const &b)
+void checkSameGroups(kfmm::farfield::M2LGroups<MemorySpace> const &a,
+                     kfmm::farfield::M2LGroups<MemorySpace> const &b)
 {
   typename MemorySpace::execution_space const space;
   CHECK(a.num_classes == b.num_classes);
@@ -228,11 +230,11 @@ TEMPLATE_LIST_TEST_CASE("grouped M2L list is the same with 32- and 64-bit sort k
   auto const tree = kfmm::tree::buildOctree(space, x, 8);
   auto const lists = kfmm::tree::buildInteractionLists(space, tree, 0.5);
   auto &memory = kfmm::detail::Workspace<Memory>::direct();
-  using kfmm::tree::detail::SortKeyWidth;
-  auto const fitted = kfmm::tree::detail::groupM2LIn(space, memory, tree, tree, lists.m2l,
-                                                     block_rows, 4, SortKeyWidth::fitted);
-  auto const wide = kfmm::tree::detail::groupM2LIn(space, memory, tree, tree, lists.m2l,
-                                                   block_rows, 4, SortKeyWidth::wide);
+  using kfmm::farfield::SortKeyWidth;
+  auto const fitted = kfmm::farfield::groupM2LIn(space, memory, tree, tree, lists.m2l, block_rows,
+                                                 4, SortKeyWidth::fitted);
+  auto const wide = kfmm::farfield::groupM2LIn(space, memory, tree, tree, lists.m2l, block_rows, 4,
+                                               SortKeyWidth::wide);
   REQUIRE(lists.m2l.size > 0);
   checkSameGroups(fitted, wide);
 }
@@ -241,7 +243,7 @@ TEMPLATE_LIST_TEST_CASE("classes counted on the traversal's far entries give the
                         "[m2l][groups]", kfmm::test::Spaces)
 {
   // kfmm::Fmm counts the classes on the traversal's far entries, before the lists' read
-  // (tree::detail::M2LClassCount), where groupM2L counts them on the M2L list. Both must give
+  // (farfield::M2LClassCount), where groupM2L counts them on the M2L list. Both must give
   // the same groups, also when the traversal overflows its first capacities and runs again
   // (a capacity factor of 1e-3), which must count afresh.
   using Memory = typename TestType::memory_space;
@@ -254,17 +256,17 @@ TEMPLATE_LIST_TEST_CASE("classes counted on the traversal's far entries give the
   auto const x = kfmm::test::generated<TestType>(distribution, 6000);
   auto const tree = kfmm::tree::buildOctree(space, x, 8);
   auto &memory = kfmm::detail::Workspace<Memory>::direct();
-  using kfmm::tree::detail::SortKeyWidth;
+  using kfmm::farfield::SortKeyWidth;
   auto const lists = kfmm::tree::buildInteractionLists(space, tree, 0.5);
-  auto const own = kfmm::tree::detail::groupM2LIn(space, memory, tree, tree, lists.m2l, block_rows,
-                                                  min_class_entries);
-  kfmm::tree::detail::M2LClassCount<Memory> classes(space, memory, tree, tree, min_class_entries);
+  auto const own = kfmm::farfield::groupM2LIn(space, memory, tree, tree, lists.m2l, block_rows,
+                                              min_class_entries);
+  kfmm::farfield::M2LClassCount<Memory> classes(space, memory, tree, tree, min_class_entries);
   auto const counted_lists = kfmm::tree::detail::buildInteractionListsIn(
       space, memory, tree, tree, 0.5, kfmm::Method::fmm, kfmm::Acceptance::theta, 0,
       false, capacity_factor, &classes);
-  auto const counted = kfmm::tree::detail::groupM2LIn(space, memory, tree, tree, counted_lists.m2l,
-                                                      block_rows, min_class_entries,
-                                                      SortKeyWidth::fitted, &classes);
+  auto const counted = kfmm::farfield::groupM2LIn(space, memory, tree, tree, counted_lists.m2l,
+                                                  block_rows, min_class_entries,
+                                                  SortKeyWidth::fitted, &classes);
   REQUIRE(lists.m2l.size > 0);
   CHECK(classes.num_classes == own.num_classes);
   checkSameGroups(counted, own);
@@ -287,20 +289,20 @@ std::vector<Kokkos::complex<double>> randomMultipole(int p, unsigned seed)
   return M;
 }
 
-/// The sign of real component i under the reflections `mirror` (tree::mirrorSign).
+/// The sign of real component i under the reflections `mirror` (expansions::mirrorSign).
 int reflectionSign(int mirror, int i)
 {
   RealIndex const r(i);
-  return kfmm::tree::mirrorSign(mirror, kfmm::tree::mirrorParities(r.n, r.m, i));
+  return kfmm::expansions::mirrorSign(mirror, kfmm::expansions::mirrorParities(r.n, r.m, i));
 }
 
-/// D_S (tree::exchangeCode) of the real vector `in` of n components.
+/// D_S (expansions::exchangeCode) of the real vector `in` of n components.
 std::vector<double> exchanged(double const *in, int n)
 {
   std::vector<double> out(n);
   for (int i = 0; i < n; ++i)
   {
-    int const code = kfmm::tree::exchangeCode(RealIndex(i).m, i & 1);
+    int const code = kfmm::expansions::exchangeCode(RealIndex(i).m, i & 1);
     double const v = in[code & 1 ? i ^ 1 : i];
     out[i] = code & 2 ? -v : v;
   }
@@ -324,7 +326,7 @@ double relativeMaxDifference(double const *a, double const *b, int n, Sign const
 
 TEST_CASE("the M2L of a mirrored offset is the mirrored M2L", "[m2l][mirror]")
 {
-  // T(F o) = D_F T(o) D_F for each of the 8 reflections F (tree::mirrorSign). Required:
+  // T(F o) = D_F T(o) D_F for each of the 8 reflections F (expansions::mirrorSign). Required:
   // agreement to 1e-14 of the largest coefficient, in double.
   int const p = 7;
   int const count = kfmm::expansions::coefficientCount(p);
@@ -352,7 +354,7 @@ TEST_CASE("the M2L of a mirrored offset is the mirrored M2L", "[m2l][mirror]")
 
 TEST_CASE("the M2L of an offset with x and y exchanged is the exchanged M2L", "[m2l][mirror]")
 {
-  // T(F S o) = D_F D_S T(o) D_S D_F for the exchange S of x and y (tree::exchangeCode)
+  // T(F S o) = D_F D_S T(o) D_S D_F for the exchange S of x and y (expansions::exchangeCode)
   // followed by each of the 8 reflections F. Required: agreement to 1e-14 of the largest
   // coefficient, in double.
   int const p = 7;
@@ -394,18 +396,16 @@ TEMPLATE_LIST_TEST_CASE("class matrices apply the per-pair M2L", "[m2l][matrices
   auto const x = kfmm::test::generated<TestType>(kfmm::Distribution::plummer, 3000);
   auto const tree = kfmm::tree::buildOctree(space, x, 8);
   auto const lists = kfmm::tree::buildInteractionLists(space, tree, 0.5);
-  auto const groups = kfmm::tree::groupM2L(space, tree, lists.m2l, 16);
+  auto const groups = kfmm::farfield::groupM2L(space, tree, lists.m2l, 16);
   REQUIRE(groups.num_classes > 0);
-  auto const matrices =
-      onHost(kfmm::detail::buildM2LMatrices<Real>(
-          space,
-          kfmm::detail::Workspace<typename TestType::execution_space::memory_space>::direct(),
-          groups, p, 1));
+  auto const matrices = onHost(kfmm::farfield::buildM2LMatrices<Real>(
+      space, kfmm::detail::Workspace<typename TestType::execution_space::memory_space>::direct(),
+      groups, p, 1));
   auto const class_keys = onHost(groups.class_keys);
   int const count = kfmm::expansions::coefficientCount(p);
   int const n = 2 * count;
   REQUIRE(static_cast<int>(matrices.extent(1)) == n);
-  REQUIRE(static_cast<int>(matrices.extent(2)) == kfmm::detail::paddedRealCount(p));
+  REQUIRE(static_cast<int>(matrices.extent(2)) == kfmm::farfield::paddedRealCount(p));
   std::mt19937 random(5);
   std::uniform_real_distribution<double> uniform(-1, 1);
   for (int cls = 0; cls < groups.num_classes; ++cls)

@@ -461,8 +461,8 @@ TEMPLATE_LIST_TEST_CASE("leaf radii from particles sorted into the frame equal t
   auto const frame = kfmm::detail::unitFrame(tree.cube, "test");
   Kokkos::View<Real *[3], Memory> sorted("kfmm::test::sorted", n);
   Kokkos::View<std::size_t, Memory> unresolved("kfmm::test::unresolved");
-  kfmm::detail::sortPositions(space, kfmm::detail::Workspace<Memory>::direct(), tree.permutation,
-                              x, frame, sorted, unresolved);
+  kfmm::kernels::sortPositions(space, kfmm::detail::Workspace<Memory>::direct(), tree.permutation,
+                               x, frame, sorted, unresolved);
   Kokkos::deep_copy(tree.radius, -1.0);
   kfmm::tree::detail::leafRadiiOf(
       space, tree, kfmm::tree::detail::SortedPoints<decltype(sorted)>{sorted, frame});

@@ -49,16 +49,16 @@ TEMPLATE_LIST_TEST_CASE("M2M and L2L products apply the shifts of every octant",
   using Space = typename TestType::execution_space;
   using Real = typename TestType::real_type;
   using Memory = typename Space::memory_space;
-  using Coefficients = kfmm::detail::CoefficientArray<Real, Memory>;
+  using Coefficients = kfmm::kernels::detail::CoefficientArray<Real, Memory>;
   Space space;
   int const p = GENERATE(1, 4, 9, 16);
   CAPTURE(p);
   auto const x = kfmm::test::generated<TestType>(kfmm::Distribution::plummer, 3000);
   auto const tree = kfmm::tree::buildOctree(space, x, 8);
   REQUIRE(tree.depth() >= 3);
-  kfmm::detail::CellView<Memory> const cells(tree);
+  kfmm::kernels::detail::CellView<Memory> const cells(tree);
   int const count = kfmm::expansions::coefficientCount(p);
-  auto const matrices = kfmm::detail::buildShiftMatrices<Real, Space, Memory>(
+  auto const matrices = kfmm::kernels::buildShiftMatrices<Real, Space, Memory>(
       space, kfmm::detail::Workspace<Memory>::direct(), p, 1);
 
   // Random expansions in every cell, O(1) in their cells' units, as the solver stores them.
@@ -96,8 +96,8 @@ TEMPLATE_LIST_TEST_CASE("M2M and L2L products apply the shifts of every octant",
     Coefficients product("kfmm::test::m2m_product", tree.numCells(), count);
     Kokkos::deep_copy(on_the_fly, random);
     Kokkos::deep_copy(product, random);
-    using M2M = kfmm::detail::M2MKernel<Space, Real>;
-    using Product = kfmm::detail::ShiftProductKernel<Space, Real>;
+    using M2M = kfmm::kernels::M2MKernel<Space, Real>;
+    using Product = kfmm::kernels::ShiftProductKernel<Space, Real>;
     launch("kfmm::test::m2m", M2M{cells, on_the_fly, p, first}, parents, M2M::scratchBytes(p));
     launch("kfmm::test::m2m_product", Product{cells, product, matrices, p, first, 0}, parents,
            Product::scratchBytes(p));
@@ -107,7 +107,7 @@ TEMPLATE_LIST_TEST_CASE("M2M and L2L products apply the shifts of every octant",
     // L2L: each child of the next level gets its parent's local expansion.
     Kokkos::deep_copy(on_the_fly, random);
     Kokkos::deep_copy(product, random);
-    using L2L = kfmm::detail::L2LKernel<Space, Real>;
+    using L2L = kfmm::kernels::L2LKernel<Space, Real>;
     launch("kfmm::test::l2l", L2L{cells, on_the_fly, p, children_first}, children,
            L2L::scratchBytes(p));
     launch("kfmm::test::l2l_product", Product{cells, product, matrices, p, first, 1}, parents,

@@ -31,10 +31,10 @@ TEMPLATE_LIST_TEST_CASE("the near field's groups cover each leaf's targets once,
   CAPTURE(kfmm::distributionName(distribution), leaf_size, targets);
   auto const x = kfmm::test::generated<TestType>(distribution, 6000);
   auto const tree = kfmm::tree::buildOctree(space, x, leaf_size);
-  kfmm::detail::CellView<Memory> const cells(tree);
-  auto const groups =
-      kfmm::detail::buildTargetGroups(space, kfmm::detail::Workspace<Memory>::direct(), cells,
-                                      tree.numLeaves(), tree.numParticles(), targets);
+  kfmm::kernels::detail::CellView<Memory> const cells(tree);
+  auto const groups = kfmm::kernels::detail::buildTargetGroups(
+      space, kfmm::detail::Workspace<Memory>::direct(), cells, tree.numLeaves(),
+      tree.numParticles(), targets);
   REQUIRE(groups.targets == targets);
   int const size = onHost(groups.count)(0);
   REQUIRE(size >= tree.numLeaves());

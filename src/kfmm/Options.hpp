@@ -6,6 +6,7 @@
 #include <kfmm/detail/LeafSizeTable.hpp>
 #include <kfmm/detail/Validation.hpp>
 #include <kfmm/expansions/SphericalHarmonics.hpp>
+#include <kfmm/tree/ListRules.hpp>
 
 #include <cmath>
 #include <string>
@@ -14,12 +15,11 @@
 namespace kfmm
 {
 
-/// How the far field is evaluated.
-enum class Method
-{
-  fmm,     ///< multipole-to-local translations between cells, then local expansions (O(N))
-  treecode ///< multipoles evaluated directly at the particles of each target leaf (O(N log N))
-};
+/// How the far field is evaluated. The enumerators name the interaction lists each
+/// method needs (tree::ListKind):
+///   fmm,      multipole-to-local translations between cells, then local expansions (O(N))
+///   treecode  multipoles evaluated directly at the particles of each target leaf (O(N log N))
+using Method = tree::ListKind;
 
 inline char const *methodName(Method m) { return m == Method::fmm ? "fmm" : "treecode"; }
 
@@ -48,18 +48,8 @@ inline char const *m2lVariantName(M2LVariant v)
 }
 
 /// Which pairs of cells interact through their expansions (the multipole acceptance
-/// criterion of the interaction lists).
-enum class Acceptance
-{
-  theta,  ///< (R_t + R_s) < theta |c_t - c_s|, with R the radius of a ball about the cell's
-          ///< centre that holds its particles (Dehnen 2002; Yokota & Barba 2011); for targets
-          ///< that are not the sources, unequal cells each R within theta / (2 - theta) of
-          ///< the distance from the other cell's particles (tree::detail::thetaAccepts,
-          ///< docs/ACCURACY.md)
-  classic ///< well separated: the cells' boxes are at least one box of the larger cell
-          ///< apart, so same-level neighbours are near (Greengard & Rokhlin 1987); theta
-          ///< is not used
-};
+/// criterion of the interaction lists): tree::Acceptance, whose enumerators say each rule.
+using Acceptance = tree::Acceptance;
 
 inline char const *acceptanceName(Acceptance a)
 {

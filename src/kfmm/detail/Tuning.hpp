@@ -64,7 +64,7 @@ struct Tuning : HostLeafSizes
   /// Threads per team of the expansion operators (P2M, M2M, M2L, L2L, L2P, M2P) at order p.
   static constexpr int expansionTeamSize(int /*p*/) { return 1; }
 
-  /// Grouped M2L (kernels/GroupedM2L.hpp): target rows per block (one team each) and
+  /// Grouped M2L (farfield/GroupedM2L.hpp): target rows per block (one team each) and
   /// threads per team at order p, its team scratch (what the block's locals and the rest
   /// leave of it bounds the columns of one product) and the most columns of one product; the
   /// product by Kokkos Kernels' register-blocked team GEMM or by the register-tiled loop,
@@ -86,7 +86,7 @@ struct Tuning : HostLeafSizes
   /// (docs/TUNING.md, "The M2L variant by order").
   static constexpr int m2lBlockRows(int /*p*/) { return 64; }
   static constexpr int m2lGroupedTeamSize(int /*p*/) { return 1; }
-  /// Threads per team of the grouping's per-block kernels (tree/M2LGroups.hpp), a power of
+  /// Threads per team of the grouping's per-block kernels (farfield/M2LGroups.hpp), a power of
   /// two (Kokkos' team scan on CUDA requires one).
   static constexpr int m2l_grouping_team_size = 1;
 
@@ -143,7 +143,7 @@ struct Tuning : HostLeafSizes
   static constexpr bool tree_levels_sized_on_device = false;
 
   /// Whether kfmm::Fmm counts the grouped M2L's classes on the lists' far entries, so that
-  /// their number comes back in the lists' read (tree::detail::M2LClassCount): for devices,
+  /// their number comes back in the lists' read (farfield::M2LClassCount): for devices,
   /// where the grouping's own read waits for the device; on the host, where a read costs
   /// nothing, the grouping counts them as it classifies the list's entries, which computes
   /// each entry's class once instead of twice (docs/TUNING.md, "The lists' traversal").

@@ -65,8 +65,8 @@ void directSumOfRanks(MPI_Comm user_comm, ExecutionSpace const &space, Positions
   // This rank's arguments, checked before any rank gathers: kfmm::directSum's checks of all
   // but the other ranks' particles, which their ranks check.
   requireOnAllRanks(comm, caller.name, [&] {
-    kfmm::detail::checkDirectSum(caller, space, positions, positions, charges, potential, field,
-                                 softening, "positions", nullptr);
+    kfmm::kernels::checkDirectSum(caller, space, positions, positions, charges, potential, field,
+                                  softening, "positions", nullptr);
   });
   using Real = typename Potential::value_type;
   using Memory = typename ExecutionSpace::memory_space;
@@ -88,8 +88,8 @@ void directSumOfRanks(MPI_Comm user_comm, ExecutionSpace const &space, Positions
   }
   Kokkos::deep_copy(space, sources, sources_host);
   Kokkos::deep_copy(space, source_charges, charges_host);
-  kfmm::detail::launchDirectSum(space, positions, sources, source_charges, potential, field,
-                                softening, false);
+  kfmm::kernels::launchDirectSum(space, positions, sources, source_charges, potential, field,
+                                 softening, false);
 }
 
 } // namespace detail
@@ -117,8 +117,8 @@ void directSum(MPI_Comm comm, ExecutionSpace const &space, Positions const &posi
                     kfmm::detail::holdsWritableReal<Field>(),
                 "kfmm::distributed::directSum: arguments 'potential' and 'field' must hold "
                 "non-const float or double");
-  if constexpr (kfmm::detail::directSumViewsFit<ExecutionSpace, Positions, Positions, Charges,
-                                                Potential, Field>())
+  if constexpr (kfmm::kernels::directSumViewsFit<ExecutionSpace, Positions, Positions, Charges,
+                                                 Potential, Field>())
     detail::directSumOfRanks(comm, space, positions, charges, potential, field, softening);
 }
 

@@ -297,7 +297,7 @@ public:
   std::size_t size() const { return _partition->callerCount(); }
 
 private:
-  using Coefficients = kfmm::detail::CoefficientArray<Real, MemorySpace>;
+  using Coefficients = kfmm::kernels::detail::CoefficientArray<Real, MemorySpace>;
 
   template <class ExecutionSpace>
   static void checkSpace()

@@ -8,11 +8,11 @@
 //  - per pair: each entry translated by the full operator (Greengard & Rokhlin 1987);
 //  - rotation: each entry rotated onto the axis of its direction, translated along it and
 //    rotated back, O(p^3) instead of O(p^4) (White & Head-Gordon 1994); the rotation tables
-//    of the list's distinct directions are computed once (kernels/M2LRotations.hpp);
+//    of the list's distinct directions are computed once (farfield/M2LRotations.hpp);
 //  - grouped: the entries grouped by translation class (a lattice offset between cells of
 //    one level) into blocks, each class's operator a dense matrix, so that the M2L is a batch
-//    of dense products (seed 003; tree/M2LGroups.hpp, kernels/M2LMatrices.hpp,
-//    kernels/GroupedM2L.hpp).
+//    of dense products (seed 003; farfield/M2LGroups.hpp, farfield/M2LMatrices.hpp,
+//    farfield/GroupedM2L.hpp).
 //
 // The variant is the caller's (Options::m2l_variant) or the backend's measured choice for the
 // order (Options.hpp, automaticM2LVariant). An automatic grouped choice falls back to the
@@ -27,14 +27,14 @@
 #include <kfmm/detail/Validation.hpp>
 #include <kfmm/detail/Workspace.hpp>
 #include <kfmm/expansions/Operators.hpp>
+#include <kfmm/farfield/GroupedM2L.hpp>
+#include <kfmm/farfield/M2LGroups.hpp>
+#include <kfmm/farfield/M2LMatrices.hpp>
+#include <kfmm/farfield/M2LRotations.hpp>
 #include <kfmm/kernels/FarField.hpp>
-#include <kfmm/kernels/GroupedM2L.hpp>
-#include <kfmm/kernels/M2LMatrices.hpp>
-#include <kfmm/kernels/M2LRotations.hpp>
 #include <kfmm/kernels/detail/ExpansionArrays.hpp>
 #include <kfmm/kernels/detail/TargetBlock.hpp>
 #include <kfmm/tree/InteractionLists.hpp>
-#include <kfmm/tree/M2LGroups.hpp>
 #include <kfmm/tree/Octree.hpp>
 
 #include <Kokkos_Core.hpp>
@@ -51,9 +51,9 @@ struct Plan
 {
   /// per_pair until a grouped or rotation plan is prepared.
   M2LVariant variant = M2LVariant::per_pair;
-  tree::M2LGroups<MemorySpace> groups;                     ///< grouped only
-  detail::M2LMatrixArray<Real, MemorySpace> matrices;      ///< grouped only
-  detail::M2LRotations<Real, MemorySpace> rotations;       ///< rotation only
+  M2LGroups<MemorySpace> groups;              ///< grouped only
+  M2LMatrixArray<Real, MemorySpace> matrices; ///< grouped only
+  M2LRotations<Real, MemorySpace> rotations;  ///< rotation only
 };
 
 /// The M2L variant to prepare: as asked, or the backend's choice for the order.
@@ -73,7 +73,7 @@ bool groupedFits(Options const &options, std::string const &where)
 {
   int const order = options.order;
   int const block_rows = detail::Tuning<ExecutionSpace>::m2lBlockRows(order);
-  if (detail::GroupedM2LKernel<ExecutionSpace, Real>::productColumns(order, block_rows) >= 1)
+  if (GroupedM2LKernel<ExecutionSpace, Real>::productColumns(order, block_rows) >= 1)
     return true;
   detail::require(options.m2l_variant != M2LVariant::grouped, where,
                   "the grouped M2L at order " + detail::formatNumber(order) +
@@ -82,11 +82,11 @@ bool groupedFits(Options const &options, std::string const &where)
   return false;
 }
 
-/// The fewest pairs of a translation class that gets a matrix (tree/M2LGroups.hpp).
+/// The fewest pairs of a translation class that gets a matrix (farfield/M2LGroups.hpp).
 template <class ExecutionSpace>
 int minClassEntries(int order)
 {
-  return kfmm::detail::max(1, detail::realCoefficientCount(order) /
+  return kfmm::detail::max(1, realCoefficientCount(order) /
                                   detail::Tuning<ExecutionSpace>::m2l_min_class_fraction);
 }
 
@@ -103,7 +103,7 @@ bool groupsBeside(detail::SideInstance<ExecutionSpace> const &side,
 {
   if (!side.concurrent())
     return false;
-  double const near_flops = detail::flops_per_interaction * double(lists.near_pairs);
+  double const near_flops = kernels::detail::flops_per_interaction * double(lists.near_pairs);
   double const far_flops = double(lists.m2l.size) * double(expansions::flops::m2l(order));
   return detail::Tuning<ExecutionSpace>::far_field_flop_cost * far_flops < near_flops;
 }
@@ -120,15 +120,14 @@ double flops(Plan<Real, MemorySpace> const &plan, std::size_t pairs, std::size_t
          double(per_pair) * double(expansions::flops::m2l(order));
 }
 
-/// The rotation tables of the M2L list's directions (kernels/M2LRotations.hpp).
+/// The rotation tables of the M2L list's directions (farfield/M2LRotations.hpp).
 template <class ExecutionSpace, class Real, class MemorySpace>
 void prepareRotation(ExecutionSpace const &space, Plan<Real, MemorySpace> &plan,
                      tree::Octree<MemorySpace> const &target_tree,
                      tree::Octree<MemorySpace> const &source_tree,
                      tree::InteractionLists<MemorySpace> const &lists, int order)
 {
-  plan.rotations = detail::buildM2LRotations<Real>(space, target_tree, source_tree, lists.m2l,
-                                                   order);
+  plan.rotations = buildM2LRotations<Real>(space, target_tree, source_tree, lists.m2l, order);
   plan.variant = M2LVariant::rotation;
 }
 
@@ -147,8 +146,7 @@ void prepareGrouped(ExecutionSpace const &space, detail::SideInstance<ExecutionS
                     detail::Workspace<MemorySpace> &memory, Plan<Real, MemorySpace> &plan,
                     tree::Octree<MemorySpace> const &target_tree,
                     tree::Octree<MemorySpace> const &source_tree,
-                    tree::InteractionLists<MemorySpace> &lists,
-                    tree::detail::M2LClassCount<MemorySpace> *classes)
+                    tree::InteractionLists<MemorySpace> &lists, M2LClassCount<MemorySpace> *classes)
 {
   using Tune = detail::Tuning<ExecutionSpace>;
   int const order = options.order;
@@ -156,13 +154,11 @@ void prepareGrouped(ExecutionSpace const &space, detail::SideInstance<ExecutionS
   ExecutionSpace const grouping_space = beside ? side.space() : space;
   if (beside)
     side.follow();
-  auto groups = tree::detail::groupM2LIn(grouping_space, memory, target_tree, source_tree,
-                                         lists.m2l, block_rows,
-                                         minClassEntries<ExecutionSpace>(order),
-                                         tree::detail::SortKeyWidth::fitted, classes);
+  auto groups = groupM2LIn(grouping_space, memory, target_tree, source_tree, lists.m2l, block_rows,
+                           minClassEntries<ExecutionSpace>(order), SortKeyWidth::fitted, classes);
   if (classes != nullptr)
     memory.give(classes->key_index);
-  std::size_t const bytes = detail::m2lMatrixBytes<Real>(groups.num_classes, order);
+  std::size_t const bytes = m2lMatrixBytes<Real>(groups.num_classes, order);
   if (bytes > Tune::m2l_matrix_budget_bytes)
   {
     detail::require(options.m2l_variant != M2LVariant::grouped, where,
@@ -183,8 +179,8 @@ void prepareGrouped(ExecutionSpace const &space, detail::SideInstance<ExecutionS
   // The matrices read the classes' keys, which the grouping wrote.
   if (!beside)
     side.follow();
-  plan.matrices = detail::buildM2LMatrices<Real>(side.space(), memory, plan.groups, order,
-                                                 Tune::expansionTeamSize(order));
+  plan.matrices = buildM2LMatrices<Real>(side.space(), memory, plan.groups, order,
+                                         Tune::expansionTeamSize(order));
   plan.variant = M2LVariant::grouped;
   // The groups hold every M2L entry's source: the list's copy is not read again (its
   // offsets, a few bytes per cell, give the rows' count). 4 bytes per entry less.
@@ -207,18 +203,18 @@ std::size_t matrixBytes(Plan<Real, MemorySpace> const &plan)
 /// pair is translated directly.
 template <class ExecutionSpace, class Real, class MemorySpace>
 void translate(ExecutionSpace const &space, Plan<Real, MemorySpace> const &plan,
-               detail::CellView<MemorySpace> const &target_cells,
-               detail::CellView<MemorySpace> const &source_cells,
+               kernels::detail::CellView<MemorySpace> const &target_cells,
+               kernels::detail::CellView<MemorySpace> const &source_cells,
                tree::InteractionLists<MemorySpace> const &lists,
-               detail::CoefficientArray<Real, MemorySpace> const &multipoles,
-               detail::CoefficientArray<Real, MemorySpace> const &locals, int order)
+               kernels::detail::CoefficientArray<Real, MemorySpace> const &multipoles,
+               kernels::detail::CoefficientArray<Real, MemorySpace> const &locals, int order)
 {
   using Tune = detail::Tuning<ExecutionSpace>;
   if (plan.variant == M2LVariant::grouped)
   {
-    detail::GroupedM2LKernel<ExecutionSpace, Real> const kernel(
-        target_cells, source_cells, plan.groups, plan.matrices, multipoles, locals, order,
-        lists.m2l.numRows());
+    GroupedM2LKernel<ExecutionSpace, Real> const kernel(target_cells, source_cells, plan.groups,
+                                                        plan.matrices, multipoles, locals, order,
+                                                        lists.m2l.numRows());
     // One team per block of target rows.
     auto const launch = [&](auto bounds) {
       using LaunchBounds = decltype(bounds);
@@ -235,8 +231,8 @@ void translate(ExecutionSpace const &space, Plan<Real, MemorySpace> const &plan,
       launch(Kokkos::LaunchBounds<>{});
     return;
   }
-  using Kernel = detail::M2LKernel<ExecutionSpace, Real, decltype(lists.m2l.offsets),
-                                   decltype(lists.m2l.sources)>;
+  using Kernel = kernels::M2LKernel<ExecutionSpace, Real, decltype(lists.m2l.offsets),
+                                    decltype(lists.m2l.sources)>;
   Kokkos::parallel_for(
       plan.variant == M2LVariant::rotation ? "kfmm::Fmm::M2L_rotation" : "kfmm::Fmm::M2L",
       detail::expansionPolicy<typename Tune::M2LLaunchBounds>(space, order, lists.m2l.numRows(),

@@ -18,7 +18,7 @@
 
 namespace kfmm
 {
-namespace detail
+namespace kernels
 {
 
 /// All-pairs Laplace potential and field, O(N_targets * N_sources): the reference every
@@ -38,17 +38,17 @@ template <class ExecutionSpace, class Real, int TargetsPerThread, class Targets,
 struct DirectSumKernel
 {
   using TeamMember = typename Kokkos::TeamPolicy<ExecutionSpace>::member_type;
-  using Staged = StagedSource<Real>;
-  using Block = TargetBlock<Real, TargetsPerThread>;
+  using Staged = detail::StagedSource<Real>;
+  using Block = detail::TargetBlock<Real, TargetsPerThread>;
 
   Targets targets;
   Sources sources;
   Charges charges;
   Potential potential;
   Field field;
-  UnitFrame frame;
-  PowerOfTwo<double> to_unit_charge;
-  ResultScale<Real> scale;
+  kfmm::detail::UnitFrame frame;
+  kfmm::detail::PowerOfTwo<double> to_unit_charge;
+  kfmm::detail::ResultScale<Real> scale;
   Real softening2; ///< in units
   int source_tile;
   int targets_per_team;
@@ -78,18 +78,18 @@ struct DirectSumKernel
     for (int k = 0; k < TargetsPerThread; ++k)
     {
       // Targets past the end compute on a copy of the last real one and are not written.
-      int const t = detail::min(first + k, num_targets - 1);
+      int const t = kfmm::detail::min(first + k, num_targets - 1);
       block.x[k] = t >= 0 ? unit(targets, t, 0) : Real(0);
       block.y[k] = t >= 0 ? unit(targets, t, 1) : Real(0);
       block.z[k] = t >= 0 ? unit(targets, t, 2) : Real(0);
     }
     block.clearSums();
 
-    int const slice_end = detail::min(num_sources, (slice + 1) * slice_sources);
+    int const slice_end = kfmm::detail::min(num_sources, (slice + 1) * slice_sources);
     for (int tile_start = slice * slice_sources; tile_start < slice_end;
          tile_start += source_tile)
     {
-      int const tile = detail::min(source_tile, slice_end - tile_start);
+      int const tile = kfmm::detail::min(source_tile, slice_end - tile_start);
       team.team_barrier(); // the previous tile is no longer read
       Kokkos::parallel_for(Kokkos::TeamThreadRange(team, tile), [&](int s) {
         int const j = tile_start + s;
@@ -134,7 +134,7 @@ struct AddSourceSlices
 {
   PartialSums partial_sums;
   int source_slices;
-  ResultScale<Real> scale;
+  kfmm::detail::ResultScale<Real> scale;
   Potential potential;
   Field field;
 
@@ -171,10 +171,12 @@ template <class ExecutionSpace, class Targets, class Sources, class Charges, cla
 constexpr bool directSumViewsFit()
 {
   return Kokkos::is_execution_space<ExecutionSpace>::value &&
-         viewFits<ExecutionSpace, Targets, 2>() && viewFits<ExecutionSpace, Sources, 2>() &&
-         viewFits<ExecutionSpace, Charges, 1>() && viewFits<ExecutionSpace, Potential, 1>() &&
-         viewFits<ExecutionSpace, Field, 2>() && holdsWritableReal<Potential>() &&
-         holdsWritableReal<Field>();
+         kfmm::detail::viewFits<ExecutionSpace, Targets, 2>() &&
+         kfmm::detail::viewFits<ExecutionSpace, Sources, 2>() &&
+         kfmm::detail::viewFits<ExecutionSpace, Charges, 1>() &&
+         kfmm::detail::viewFits<ExecutionSpace, Potential, 1>() &&
+         kfmm::detail::viewFits<ExecutionSpace, Field, 2>() &&
+         kfmm::detail::holdsWritableReal<Potential>() && kfmm::detail::holdsWritableReal<Field>();
 }
 
 /// The run-time checks of the directSum entry points, on Views whose types they checked.
@@ -183,29 +185,30 @@ constexpr bool directSumViewsFit()
 /// sources are the targets (checked once).
 template <class ExecutionSpace, class Targets, class Sources, class Charges, class Potential,
           class Field>
-void checkDirectSum(EntryPoint caller, ExecutionSpace const &space, Targets const &targets,
-                    Sources const &sources, Charges const &charges, Potential const &potential,
-                    Field const &field, double softening, char const *targets_name,
-                    char const *sources_name)
+void checkDirectSum(kfmm::detail::EntryPoint caller, ExecutionSpace const &space,
+                    Targets const &targets, Sources const &sources, Charges const &charges,
+                    Potential const &potential, Field const &field, double softening,
+                    char const *targets_name, char const *sources_name)
 {
   std::string const where = caller.name;
   auto const nt = targets.extent(0);
   auto const ns = sources.extent(0);
   std::string const targets_arg = targets_name;
-  detail::requireExtent(where, targets_arg + " (columns)", targets.extent(1), 3);
+  kfmm::detail::requireExtent(where, targets_arg + " (columns)", targets.extent(1), 3);
   if (sources_name)
-    detail::requireExtent(where, std::string(sources_name) + " (columns)", sources.extent(1), 3);
-  detail::requireExtent(where, "charges", charges.extent(0), ns);
-  detail::requireExtent(where, "potential", potential.extent(0), nt);
-  detail::requireExtent(where, "field", field.extent(0), nt);
-  detail::requireExtent(where, "field (columns)", field.extent(1), 3);
-  detail::require(softening >= 0 && std::isfinite(softening), where,
-                  "argument 'softening' must be finite and >= 0, got " +
-                      detail::formatNumber(softening));
-  detail::requireFinite(space, where, targets_arg, targets);
+    kfmm::detail::requireExtent(where, std::string(sources_name) + " (columns)", sources.extent(1),
+                                3);
+  kfmm::detail::requireExtent(where, "charges", charges.extent(0), ns);
+  kfmm::detail::requireExtent(where, "potential", potential.extent(0), nt);
+  kfmm::detail::requireExtent(where, "field", field.extent(0), nt);
+  kfmm::detail::requireExtent(where, "field (columns)", field.extent(1), 3);
+  kfmm::detail::require(softening >= 0 && std::isfinite(softening), where,
+                        "argument 'softening' must be finite and >= 0, got " +
+                            kfmm::detail::formatNumber(softening));
+  kfmm::detail::requireFinite(space, where, targets_arg, targets);
   if (sources_name)
-    detail::requireFinite(space, where, sources_name, sources);
-  detail::requireFinite(space, where, "charges", charges);
+    kfmm::detail::requireFinite(space, where, sources_name, sources);
+  kfmm::detail::requireFinite(space, where, "charges", charges);
 }
 
 /// The sums on checked arguments. `sources_are_targets` says whether the sources are the
@@ -219,20 +222,21 @@ void launchDirectSum(ExecutionSpace const &space, Targets const &targets, Source
   using Real = typename Potential::value_type;
   auto const nt = targets.extent(0);
   // The charges were checked by the caller, so the message of this check never shows.
-  int const charge_exponent = detail::chargeExponent(space, "kfmm::directSum", "charges", charges);
+  int const charge_exponent =
+      kfmm::detail::chargeExponent(space, "kfmm::directSum", "charges", charges);
   if (nt == 0)
     return;
   // The units of the targets and sources together.
-  auto const frame = detail::unitFrame(
-      sources_are_targets ? tree::boundingCube(space, targets)
-                          : tree::boundingCube(space, targets, sources),
-      "kfmm::directSum");
+  auto const frame = kfmm::detail::unitFrame(sources_are_targets
+                                                 ? tree::boundingCube(space, targets)
+                                                 : tree::boundingCube(space, targets, sources),
+                                             "kfmm::directSum");
   double const unit_softening = frame.length(softening);
 
-  using Tune = detail::Tuning<ExecutionSpace>;
+  using Tune = kfmm::detail::Tuning<ExecutionSpace>;
   constexpr int per_thread = Tune::directTargetsPerThread(static_cast<int>(sizeof(Real)));
-  using Kernel = detail::DirectSumKernel<ExecutionSpace, Real, per_thread, Targets, Sources,
-                                         Charges, Potential, Field>;
+  using Kernel = kfmm::kernels::DirectSumKernel<ExecutionSpace, Real, per_thread, Targets, Sources,
+                                                Charges, Potential, Field>;
   int const team_size = Tune::direct_team_size;
   int const per_team = team_size * per_thread;
   int const target_teams = static_cast<int>((nt + per_team - 1) / per_team);
@@ -240,7 +244,7 @@ void launchDirectSum(ExecutionSpace const &space, Targets const &targets, Source
   auto const num_sources = static_cast<int>(sources.extent(0));
   int const source_tiles = (num_sources + tile - 1) / tile;
   int const slices_wanted = directSourceSlices(
-      target_teams, source_tiles, detail::max(1, space.concurrency() / team_size));
+      target_teams, source_tiles, kfmm::detail::max(1, space.concurrency() / team_size));
   // Whole tiles per slice; the last slice may hold fewer, and none is empty.
   int const slice_sources = (source_tiles + slices_wanted - 1) / slices_wanted * tile;
   int const slices =
@@ -254,8 +258,8 @@ void launchDirectSum(ExecutionSpace const &space, Targets const &targets, Source
                 potential,
                 field,
                 frame,
-                detail::PowerOfTwo<double>::of(-charge_exponent),
-                detail::ResultScale<Real>::of(frame.length_exponent, charge_exponent),
+                kfmm::detail::PowerOfTwo<double>::of(-charge_exponent),
+                kfmm::detail::ResultScale<Real>::of(frame.length_exponent, charge_exponent),
                 static_cast<Real>(unit_softening * unit_softening),
                 tile,
                 per_team,
@@ -274,7 +278,7 @@ void launchDirectSum(ExecutionSpace const &space, Targets const &targets, Source
                              partial_sums, slices, kernel.scale, potential, field});
 }
 
-} // namespace detail
+} // namespace kernels
 
 /// Potential and field at `targets` due to charges `charges` at `sources`, by the all-pairs
 /// sum:
@@ -316,13 +320,13 @@ void directSum(ExecutionSpace const &space, Targets const &targets, Sources cons
   static_assert(detail::holdsWritableReal<Potential>() && detail::holdsWritableReal<Field>(),
                 "kfmm::directSum: arguments 'potential' and 'field' must hold non-const float "
                 "or double");
-  if constexpr (detail::directSumViewsFit<ExecutionSpace, Targets, Sources, Charges, Potential,
-                                          Field>())
+  if constexpr (kernels::directSumViewsFit<ExecutionSpace, Targets, Sources, Charges, Potential,
+                                           Field>())
   {
     detail::ScopedRegion region("kfmm::directSum");
-    detail::checkDirectSum(detail::EntryPoint{"kfmm::directSum"}, space, targets, sources,
-                           charges, potential, field, softening, "targets", "sources");
-    detail::launchDirectSum(space, targets, sources, charges, potential, field, softening, false);
+    kernels::checkDirectSum(detail::EntryPoint{"kfmm::directSum"}, space, targets, sources, charges,
+                            potential, field, softening, "targets", "sources");
+    kernels::launchDirectSum(space, targets, sources, charges, potential, field, softening, false);
   }
 }
 
@@ -341,14 +345,14 @@ void directSum(ExecutionSpace const &space, Positions const &positions, Charges 
   static_assert(detail::holdsWritableReal<Potential>() && detail::holdsWritableReal<Field>(),
                 "kfmm::directSum: arguments 'potential' and 'field' must hold non-const float "
                 "or double");
-  if constexpr (detail::directSumViewsFit<ExecutionSpace, Positions, Positions, Charges,
-                                          Potential, Field>())
+  if constexpr (kernels::directSumViewsFit<ExecutionSpace, Positions, Positions, Charges, Potential,
+                                           Field>())
   {
     detail::ScopedRegion region("kfmm::directSum");
-    detail::checkDirectSum(detail::EntryPoint{"kfmm::directSum"}, space, positions, positions,
-                           charges, potential, field, softening, "positions", nullptr);
-    detail::launchDirectSum(space, positions, positions, charges, potential, field, softening,
-                            true);
+    kernels::checkDirectSum(detail::EntryPoint{"kfmm::directSum"}, space, positions, positions,
+                            charges, potential, field, softening, "positions", nullptr);
+    kernels::launchDirectSum(space, positions, positions, charges, potential, field, softening,
+                             true);
   }
 }
 

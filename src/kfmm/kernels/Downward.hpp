@@ -11,7 +11,7 @@
 
 #include <Kokkos_Core.hpp>
 
-namespace kfmm::detail
+namespace kfmm::kernels
 {
 
 /// L2L: team r adds the local expansion of the parent of cell first_cell + r to it.
@@ -21,22 +21,22 @@ struct L2LKernel
   using TeamMember = typename Kokkos::TeamPolicy<ExecutionSpace>::member_type;
   using Memory = typename ExecutionSpace::memory_space;
 
-  CellView<Memory> tree;
-  CoefficientArray<Real, Memory> locals;
+  detail::CellView<Memory> tree;
+  detail::CoefficientArray<Real, Memory> locals;
   int order;
   int first_cell;
 
   static std::size_t scratchBytes(int p)
   {
-    return scratchCoefficientBytes<Real, ExecutionSpace>(expansions::l2lTeamScratchSize(p));
+    return detail::scratchCoefficientBytes<Real, ExecutionSpace>(expansions::l2lTeamScratchSize(p));
   }
 
   KOKKOS_FUNCTION void operator()(TeamMember const &team) const
   {
     int const cell = first_cell + team.league_rank();
     int const parent = tree.parent(cell);
-    ScratchCoefficients<Real, ExecutionSpace> work(team.team_scratch(0),
-                                                   expansions::l2lTeamScratchSize(order));
+    detail::ScratchCoefficients<Real, ExecutionSpace> work(team.team_scratch(0),
+                                                           expansions::l2lTeamScratchSize(order));
     expansions::l2lTeam(team, order, tree.template offset<Real>(cell, parent, 0),
                         tree.template offset<Real>(cell, parent, 1),
                         tree.template offset<Real>(cell, parent, 2), &locals(parent, 0),
@@ -52,8 +52,8 @@ struct L2PKernel
   using TeamMember = typename Kokkos::TeamPolicy<ExecutionSpace>::member_type;
   using Memory = typename ExecutionSpace::memory_space;
 
-  CellView<Memory> tree;
-  CoefficientArray<Real, Memory> locals;
+  detail::CellView<Memory> tree;
+  detail::CoefficientArray<Real, Memory> locals;
   Positions x;
   Potential potential;
   Field field;
@@ -61,14 +61,14 @@ struct L2PKernel
 
   static std::size_t scratchBytes(int p)
   {
-    return scratchCoefficientBytes<Real, ExecutionSpace>(expansions::l2pTeamScratchSize(p));
+    return detail::scratchCoefficientBytes<Real, ExecutionSpace>(expansions::l2pTeamScratchSize(p));
   }
 
   KOKKOS_FUNCTION void operator()(TeamMember const &team) const
   {
     int const leaf = tree.leaves(team.league_rank());
-    ScratchCoefficients<Real, ExecutionSpace> work(team.team_scratch(0),
-                                                   expansions::l2pTeamScratchSize(order));
+    detail::ScratchCoefficients<Real, ExecutionSpace> work(team.team_scratch(0),
+                                                           expansions::l2pTeamScratchSize(order));
     expansions::l2pTeam(team, order, tree.centre(leaf, 0), tree.centre(leaf, 1),
                         tree.centre(leaf, 2), &locals(leaf, 0), x,
                         tree.particle_begin(leaf), tree.particle_end(leaf), potential, field,
@@ -76,6 +76,6 @@ struct L2PKernel
   }
 };
 
-} // namespace kfmm::detail
+} // namespace kfmm::kernels
 
 #endif

@@ -8,12 +8,12 @@
 
 #include <kfmm/expansions/Rotation.hpp>
 #include <kfmm/expansions/TeamOperators.hpp>
-#include <kfmm/kernels/M2LRotations.hpp>
+#include <kfmm/farfield/M2LRotations.hpp>
 #include <kfmm/kernels/detail/ExpansionArrays.hpp>
 
 #include <Kokkos_Core.hpp>
 
-namespace kfmm::detail
+namespace kfmm::kernels
 {
 
 /// M2L: team `cell` (of `target_cells`) sums the translations of the multipoles of its list
@@ -28,13 +28,13 @@ struct M2LKernel
   using TeamMember = typename Kokkos::TeamPolicy<ExecutionSpace>::member_type;
   using Memory = typename ExecutionSpace::memory_space;
 
-  CellView<Memory> target_cells;
-  CellView<Memory> source_cells;
+  detail::CellView<Memory> target_cells;
+  detail::CellView<Memory> source_cells;
   Offsets offsets; ///< row `cell` holds sources(offsets(cell) .. offsets(cell + 1))
   Sources sources;
-  M2LRotations<Real, Memory> rotations;
-  CoefficientArray<Real, Memory> multipoles;
-  CoefficientArray<Real, Memory> locals;
+  farfield::M2LRotations<Real, Memory> rotations;
+  detail::CoefficientArray<Real, Memory> multipoles;
+  detail::CoefficientArray<Real, Memory> locals;
   int order;
 
   /// The work array serves both operators, one pair at a time.
@@ -49,8 +49,8 @@ struct M2LKernel
 
   static std::size_t scratchBytes(int p)
   {
-    return scratchCoefficientBytes<Real, ExecutionSpace>(workSize(p)) +
-           scratchCoefficientBytes<Real, ExecutionSpace>(expansions::coefficientCount(p)) +
+    return detail::scratchCoefficientBytes<Real, ExecutionSpace>(workSize(p)) +
+           detail::scratchCoefficientBytes<Real, ExecutionSpace>(expansions::coefficientCount(p)) +
            ScratchReals::shmem_size(expansions::coaxialBinomialCount(p));
   }
 
@@ -58,8 +58,8 @@ struct M2LKernel
   {
     int const cell = team.league_rank();
     int const count = expansions::coefficientCount(order);
-    ScratchCoefficients<Real, ExecutionSpace> work(team.team_scratch(0), workSize(order));
-    ScratchCoefficients<Real, ExecutionSpace> sum(team.team_scratch(0), count);
+    detail::ScratchCoefficients<Real, ExecutionSpace> work(team.team_scratch(0), workSize(order));
+    detail::ScratchCoefficients<Real, ExecutionSpace> sum(team.team_scratch(0), count);
     Kokkos::parallel_for(Kokkos::TeamThreadRange(team, count),
                          [&](int i) { sum(i) = Kokkos::complex<Real>(0, 0); });
     Real const target_scale = target_cells.template scale<Real>(cell);
@@ -71,9 +71,9 @@ struct M2LKernel
     for (auto s = offsets(cell); s < offsets(cell + 1); ++s)
     {
       int const source = sources(s);
-      Real const dx = centreOffset<Real>(target_cells, cell, source_cells, source, 0);
-      Real const dy = centreOffset<Real>(target_cells, cell, source_cells, source, 1);
-      Real const dz = centreOffset<Real>(target_cells, cell, source_cells, source, 2);
+      Real const dx = detail::centreOffset<Real>(target_cells, cell, source_cells, source, 0);
+      Real const dy = detail::centreOffset<Real>(target_cells, cell, source_cells, source, 1);
+      Real const dz = detail::centreOffset<Real>(target_cells, cell, source_cells, source, 2);
       Real const source_scale = source_cells.template scale<Real>(source);
       int const direction = rotate ? rotations.direction(cell, source) : -1;
       if (direction >= 0)
@@ -99,11 +99,11 @@ struct M2PKernel
   using TeamMember = typename Kokkos::TeamPolicy<ExecutionSpace>::member_type;
   using Memory = typename ExecutionSpace::memory_space;
 
-  CellView<Memory> target_cells;
-  CellView<Memory> source_cells;
+  detail::CellView<Memory> target_cells;
+  detail::CellView<Memory> source_cells;
   Offsets offsets;
   Sources sources;
-  CoefficientArray<Real, Memory> multipoles;
+  detail::CoefficientArray<Real, Memory> multipoles;
   Positions x; ///< sorted target positions
   Potential potential;
   Field field;
@@ -111,15 +111,15 @@ struct M2PKernel
 
   static std::size_t scratchBytes(int p)
   {
-    return scratchCoefficientBytes<Real, ExecutionSpace>(expansions::m2pTeamScratchSize(p));
+    return detail::scratchCoefficientBytes<Real, ExecutionSpace>(expansions::m2pTeamScratchSize(p));
   }
 
   KOKKOS_FUNCTION void operator()(TeamMember const &team) const
   {
     int const row = team.league_rank();
     int const leaf = target_cells.leaves(row);
-    ScratchCoefficients<Real, ExecutionSpace> work(team.team_scratch(0),
-                                                   expansions::m2pTeamScratchSize(order));
+    detail::ScratchCoefficients<Real, ExecutionSpace> work(team.team_scratch(0),
+                                                           expansions::m2pTeamScratchSize(order));
     for (auto s = offsets(row); s < offsets(row + 1); ++s)
     {
       int const source = sources(s);
@@ -132,6 +132,6 @@ struct M2PKernel
   }
 };
 
-} // namespace kfmm::detail
+} // namespace kfmm::kernels
 
 #endif

@@ -16,7 +16,7 @@
 
 #include <Kokkos_Core.hpp>
 
-namespace kfmm::detail
+namespace kfmm::kernels
 {
 
 /// The near field of groups of targets. A team holds team_size / GroupLanes independent
@@ -37,18 +37,18 @@ struct P2PKernel
 {
   using TeamMember = typename Kokkos::TeamPolicy<ExecutionSpace>::member_type;
   using Memory = typename ExecutionSpace::memory_space;
-  using Staged = StagedSource<Real>;
-  using Block = TargetBlock<Real, TargetsPerThread>;
+  using Staged = detail::StagedSource<Real>;
+  using Block = detail::TargetBlock<Real, TargetsPerThread>;
 
   static_assert(GroupLanes == 1 ||
-                    (GroupLanes == 32 && Tuning<ExecutionSpace>::has_warp_primitives),
+                    (GroupLanes == 32 && kfmm::detail::Tuning<ExecutionSpace>::has_warp_primitives),
                 "a group of targets is one thread or one 32-lane warp");
 
   /// The most targets of one group.
   static constexpr int group_targets = GroupLanes * TargetsPerThread;
 
-  CellView<Memory> target_cells;
-  CellView<Memory> source_cells;
+  detail::CellView<Memory> target_cells;
+  detail::CellView<Memory> source_cells;
   Positions target_x; ///< sorted target positions
   Positions x;        ///< sorted source positions
   Charges q;          ///< sorted charges
@@ -91,7 +91,7 @@ struct P2PKernel
     int const leaf = target_cells.leaves(row);
     int const first_target = target_cells.particle_begin(leaf) + groups(group, 1);
     int const num_targets =
-        detail::min(group_targets, target_cells.particle_end(leaf) - first_target);
+        kfmm::detail::min(group_targets, target_cells.particle_end(leaf) - first_target);
 
     // Lanes per TargetsPerThread targets: the largest power of two that the group's
     // targets leave room for.
@@ -105,7 +105,7 @@ struct P2PKernel
     for (int k = 0; k < TargetsPerThread; ++k)
     {
       // Slots past the group's end compute on its last target and are not written.
-      int const t = first_target + detail::min(first + k, num_targets - 1);
+      int const t = first_target + kfmm::detail::min(first + k, num_targets - 1);
       block.x[k] = target_x(t, 0);
       block.y[k] = target_x(t, 1);
       block.z[k] = target_x(t, 2);
@@ -122,7 +122,7 @@ struct P2PKernel
     int filled = 0;
     bool holds_targets = false; // the tile holds particles of the targets' leaf
     auto const sweep = [&]() {
-      warpSync(); // the tile is staged
+      kfmm::detail::warpSync(); // the tile is staged
       // A lane of its own per TargetsPerThread targets (split 1) is the common case, on
       // uniform trees and on the host: there the stride is a constant, and the compiler
       // unrolls the source loop.
@@ -142,7 +142,7 @@ struct P2PKernel
       int const source_end = source_cells.particle_end(source_leaf);
       for (int start = source_cells.particle_begin(source_leaf); start < source_end;)
       {
-        int const take = detail::min(source_tile - filled, source_end - start);
+        int const take = kfmm::detail::min(source_tile - filled, source_end - start);
         Staged *const tile = tiles + buffer * source_tile + filled;
         // A piece (a leaf, or its part in one tile) holds a few dozen sources, under two
         // passes of a warp. Unrolled, the copy's trip count and remainder took more
@@ -168,10 +168,10 @@ struct P2PKernel
 
     for (int k = 0; k < TargetsPerThread; ++k)
     {
-      block.phi[k] = laneGroupSum(block.phi[k], split);
-      block.gx[k] = laneGroupSum(block.gx[k], split);
-      block.gy[k] = laneGroupSum(block.gy[k], split);
-      block.gz[k] = laneGroupSum(block.gz[k], split);
+      block.phi[k] = kfmm::detail::laneGroupSum(block.phi[k], split);
+      block.gx[k] = kfmm::detail::laneGroupSum(block.gx[k], split);
+      block.gy[k] = kfmm::detail::laneGroupSum(block.gy[k], split);
+      block.gz[k] = kfmm::detail::laneGroupSum(block.gz[k], split);
     }
     if (part != 0)
       return;
@@ -190,6 +190,6 @@ struct P2PKernel
   }
 };
 
-} // namespace kfmm::detail
+} // namespace kfmm::kernels
 
 #endif

@@ -19,7 +19,7 @@
 #include <cstddef>
 #include <cstdint>
 
-namespace kfmm::detail
+namespace kfmm::kernels
 {
 
 /// sorted(i, :) = positions(permutation(i), :) in the frame's units, for one chunk of sorted
@@ -45,13 +45,13 @@ struct SortPositions
   using TeamCount = Kokkos::View<int *, typename ExecutionSpace::scratch_memory_space,
                                  Kokkos::MemoryUnmanaged>;
   static constexpr bool counts_unresolved =
-      roundsPositions<Real, typename Positions::non_const_value_type>();
+      kfmm::detail::roundsPositions<Real, typename Positions::non_const_value_type>();
   /// Sorted particles per team.
   static constexpr int chunk = 256;
 
   Permutation permutation;
   Positions positions;
-  UnitFrame frame;
+  kfmm::detail::UnitFrame frame;
   Sorted sorted;
   ChunkCounts chunk_counts; ///< when counts_unresolved: one per team
 
@@ -77,7 +77,7 @@ struct SortPositions
       Kokkos::parallel_for(
           Kokkos::TeamThreadRange(team, begin > 0 ? begin : std::int64_t(1), end),
           [&](std::int64_t i) {
-            if (unresolvedPair<Real>(&units(i - begin, 0), &units(i - begin + 1, 0)))
+            if (kfmm::detail::unresolvedPair<Real>(&units(i - begin, 0), &units(i - begin + 1, 0)))
               Kokkos::atomic_add(&count(0), 1);
           });
       team.team_barrier();
@@ -147,13 +147,14 @@ struct SumChunkCounts
 /// solver's detail/DeferredCounts.hpp) nothing waits for the device; a View of host-only
 /// memory waits for the count. The teams' counts take a block of `memory` while the sort
 /// runs.
-template <class ExecutionSpace, class MemorySpace, class Permutation, class Positions,
-          class Sorted, class Count>
-void sortPositions(ExecutionSpace const &space, Workspace<MemorySpace> &memory,
+template <class ExecutionSpace, class MemorySpace, class Permutation, class Positions, class Sorted,
+          class Count>
+void sortPositions(ExecutionSpace const &space, kfmm::detail::Workspace<MemorySpace> &memory,
                    Permutation const &permutation, Positions const &positions,
-                   UnitFrame const &frame, Sorted const &sorted, Count const &unresolved)
+                   kfmm::detail::UnitFrame const &frame, Sorted const &sorted,
+                   Count const &unresolved)
 {
-  static_assert(Count::rank == 0, "kfmm::detail::sortPositions: the count is a rank-0 View");
+  static_assert(Count::rank == 0, "kfmm::kernels::sortPositions: the count is a rank-0 View");
   using ChunkCounts = Kokkos::View<int *, MemorySpace>;
   using Kernel = SortPositions<ExecutionSpace, Permutation, Positions, Sorted, ChunkCounts>;
   auto const n = sorted.extent(0);
@@ -163,11 +164,12 @@ void sortPositions(ExecutionSpace const &space, Workspace<MemorySpace> &memory,
   {
     if constexpr (Kernel::counts_unresolved)
       memory.take(space, kernel.chunk_counts, "kfmm::permutation::chunk_unresolved", teams);
-    Kokkos::parallel_for("kfmm::permutation::sort_positions",
-                         Kokkos::TeamPolicy<ExecutionSpace>(
-                             space, teams, Tuning<ExecutionSpace>::sort_positions_team_size)
-                             .set_scratch_size(0, Kokkos::PerTeam(Kernel::scratchBytes())),
-                         kernel);
+    Kokkos::parallel_for(
+        "kfmm::permutation::sort_positions",
+        Kokkos::TeamPolicy<ExecutionSpace>(
+            space, teams, kfmm::detail::Tuning<ExecutionSpace>::sort_positions_team_size)
+            .set_scratch_size(0, Kokkos::PerTeam(Kernel::scratchBytes())),
+        kernel);
     if constexpr (Kernel::counts_unresolved)
     {
       Kokkos::parallel_reduce("kfmm::permutation::count_unresolved",
@@ -180,7 +182,7 @@ void sortPositions(ExecutionSpace const &space, Workspace<MemorySpace> &memory,
   }
   if constexpr (Kokkos::SpaceAccessibility<ExecutionSpace,
                                            typename Count::memory_space>::accessible)
-    zeroFill(space, "kfmm::permutation::no_unresolved_pairs", unresolved);
+    kfmm::detail::zeroFill(space, "kfmm::permutation::no_unresolved_pairs", unresolved);
   else
     unresolved() = 0;
 }
@@ -209,7 +211,7 @@ template <class ExecutionSpace, class Permutation, class Charges, class SortedCh
 void sortCharges(ExecutionSpace const &space, Permutation const &permutation,
                  Charges const &charges, Unit const &unit, SortedCharges const &sorted)
 {
-  static_assert(Unit::rank == 0, "kfmm::detail::sortCharges: the unit is a rank-0 View");
+  static_assert(Unit::rank == 0, "kfmm::kernels::sortCharges: the unit is a rank-0 View");
   Kokkos::parallel_for(
       "kfmm::permutation::sort_charges",
       Kokkos::RangePolicy<ExecutionSpace>(space, 0, sorted.extent(0)),
@@ -262,12 +264,12 @@ struct UnsortResults
     auto const i = ranks(j);
     auto const phi = static_cast<PotentialValue>(scale.potential(sorted(i, 0)));
     potential(j) = phi;
-    bool finite = isfinite(phi);
+    bool finite = kfmm::detail::isfinite(phi);
     for (int d = 0; d < 3; ++d)
     {
       auto const f = static_cast<FieldValue>(scale.field(sorted(i, d + 1)));
       field(j, d) = f;
-      finite = finite && isfinite(f);
+      finite = finite && kfmm::detail::isfinite(f);
     }
     // Rare (a result beyond the precision's range), so an atomic costs nothing.
     if (!finite)
@@ -291,8 +293,8 @@ void unsortResults(ExecutionSpace const &space, Ranks const &ranks, Sorted const
                    Unit const &unit, Potential const &potential, Field const &field,
                    Count const &not_finite)
 {
-  static_assert(Count::rank == 0, "kfmm::detail::unsortResults: the count is a rank-0 View");
-  static_assert(Unit::rank == 0, "kfmm::detail::unsortResults: the unit is a rank-0 View");
+  static_assert(Count::rank == 0, "kfmm::kernels::unsortResults: the count is a rank-0 View");
+  static_assert(Unit::rank == 0, "kfmm::kernels::unsortResults: the unit is a rank-0 View");
   Kokkos::parallel_for("kfmm::permutation::unsort_results",
                        Kokkos::RangePolicy<ExecutionSpace>(space, 0, ranks.extent(0)),
                        UnsortResults<Ranks, Sorted, Unit, Potential, Field, Count>{
@@ -318,10 +320,10 @@ template <class ExecutionSpace, class Permutation>
 std::int64_t sortedIndexOf(ExecutionSpace const &space, Permutation const &permutation,
                            std::int64_t index)
 {
-  return firstIndexWhere(space, static_cast<std::int64_t>(permutation.extent(0)),
-                         IsSortedPositionOf<Permutation>{permutation, index});
+  return kfmm::detail::firstIndexWhere(space, static_cast<std::int64_t>(permutation.extent(0)),
+                                       IsSortedPositionOf<Permutation>{permutation, index});
 }
 
-} // namespace kfmm::detail
+} // namespace kfmm::kernels
 
 #endif

@@ -9,7 +9,7 @@
 // their cells' scales, and (T1) and (T3) of Operators.hpp depend only on the offset and the
 // scale ratio in those units, so the shift of the child in octant (+, +, +) is one real
 // matrix for every level; the other octants are its mirror images, T(F o) = D_F T(o) D_F
-// with the sign diagonals of tree::mirrorSign. Two matrices serve a whole tree: computed
+// with the sign diagonals of expansions::mirrorSign. Two matrices serve a whole tree: computed
 // from m2mTeam and l2lTeam on unit vectors, so the products apply exactly (T1) and (T3).
 //
 // The kernel gives a team one parent cell: M2M gathers its children's multipoles (with their
@@ -20,19 +20,19 @@
 
 #include <kfmm/detail/Workspace.hpp>
 #include <kfmm/expansions/TeamOperators.hpp>
-#include <kfmm/kernels/M2LMatrices.hpp>
+#include <kfmm/farfield/M2LGroups.hpp>
+#include <kfmm/farfield/M2LMatrices.hpp>
 #include <kfmm/kernels/detail/ExpansionArrays.hpp>
-#include <kfmm/tree/M2LGroups.hpp>
 
 #include <Kokkos_Core.hpp>
 
-namespace kfmm::detail
+namespace kfmm::kernels
 {
 
 /// shift_matrices(0, k, i) = A_M2M(i, k), shift_matrices(1, k, i) = A_L2L(i, k): the shifts
 /// of the child in octant (+, +, +), transposed like the M2L class matrices.
 template <class Real, class MemorySpace>
-using ShiftMatrixArray = M2LMatrixArray<Real, MemorySpace>;
+using ShiftMatrixArray = farfield::M2LMatrixArray<Real, MemorySpace>;
 
 /// Team (shift, column): the M2M (shift 0) or L2L (shift 1) of one unit vector.
 template <class ExecutionSpace, class Real>
@@ -45,16 +45,17 @@ struct ShiftMatrixKernel
 
   static std::size_t scratchBytes(int p)
   {
-    return operatorColumnScratchBytes<ExecutionSpace>(p, expansions::m2mTeamScratchSize(p));
+    return farfield::operatorColumnScratchBytes<ExecutionSpace>(p,
+                                                                expansions::m2mTeamScratchSize(p));
   }
 
   KOKKOS_FUNCTION void operator()(TeamMember const &team) const
   {
-    int const n = realCoefficientCount(order);
+    int const n = farfield::realCoefficientCount(order);
     int const shift = team.league_rank() / n;
     int const column = team.league_rank() % n;
     // In units of the child's scale: the child at (1, 1, 1) from its parent, scales 1 and 2.
-    operatorMatrixColumn<ExecutionSpace>(
+    farfield::operatorMatrixColumn<ExecutionSpace>(
         team, order, column, expansions::m2mTeamScratchSize(order),
         [&](Kokkos::complex<double> const *in, Kokkos::complex<double> *out,
             Kokkos::complex<double> *work) {
@@ -70,12 +71,12 @@ struct ShiftMatrixKernel
 /// The M2M and L2L matrices at order p, in an array taken from `memory`.
 template <class Real, class ExecutionSpace, class MemorySpace>
 ShiftMatrixArray<Real, MemorySpace> buildShiftMatrices(ExecutionSpace const &space,
-                                                       Workspace<MemorySpace> &memory, int p,
-                                                       int team_size)
+                                                       kfmm::detail::Workspace<MemorySpace> &memory,
+                                                       int p, int team_size)
 {
-  int const n = realCoefficientCount(p);
+  int const n = farfield::realCoefficientCount(p);
   auto const matrices = memory.template take<ShiftMatrixArray<Real, MemorySpace>>(
-      space, "kfmm::Fmm::shift_matrices", 2, n, paddedRealCount(p));
+      space, "kfmm::Fmm::shift_matrices", 2, n, farfield::paddedRealCount(p));
   using Kernel = ShiftMatrixKernel<ExecutionSpace, Real>;
   Kokkos::parallel_for("kfmm::Fmm::shift_matrices",
                        Kokkos::TeamPolicy<ExecutionSpace>(space, 2 * n, team_size)
@@ -84,10 +85,11 @@ ShiftMatrixArray<Real, MemorySpace> buildShiftMatrices(ExecutionSpace const &spa
   return matrices;
 }
 
-/// The mirror bits (tree::mirrorSign) of child c of `parent`: bit d set where the child's
+/// The mirror bits (expansions::mirrorSign) of child c of `parent`: bit d set where the child's
 /// centre lies below the parent's along axis d.
 template <class MemorySpace>
-KOKKOS_INLINE_FUNCTION int childOctantMirror(CellView<MemorySpace> const &tree, int c, int parent)
+KOKKOS_INLINE_FUNCTION int childOctantMirror(detail::CellView<MemorySpace> const &tree, int c,
+                                             int parent)
 {
   int mirror = 0;
   for (int d = 0; d < 3; ++d)
@@ -112,7 +114,8 @@ KOKKOS_INLINE_FUNCTION void shiftProduct(TeamMember const &team, Matrices const 
 {
   Kokkos::parallel_for(Kokkos::TeamThreadRange(team, n), [&](int k) {
     for (int c = 0; c < 8; ++c)
-      in(k, c) = c < children ? Real(componentSign(mirrors[c], k)) * input(k, c) : Real(0);
+      in(k, c) = c < children ? Real(farfield::componentSign(mirrors[c], k)) * input(k, c)
+                              : Real(0);
   });
   team.team_barrier();
   Kokkos::parallel_for(Kokkos::TeamThreadRange(team, n), [&](int i) {
@@ -124,7 +127,7 @@ KOKKOS_INLINE_FUNCTION void shiftProduct(TeamMember const &team, Matrices const 
         sums[c] += a * in(k, c);
     }
     for (int c = 0; c < children; ++c)
-      add(i, c, Real(componentSign(mirrors[c], i)) * sums[c]);
+      add(i, c, Real(farfield::componentSign(mirrors[c], i)) * sums[c]);
   });
 }
 
@@ -139,14 +142,17 @@ struct ShiftProductKernel
   using Memory = typename ExecutionSpace::memory_space;
   using Columns = ShiftColumns<Real, ExecutionSpace>;
 
-  CellView<Memory> tree;
-  CoefficientArray<Real, Memory> expansions; ///< multipoles (M2M) or locals (L2L)
+  detail::CellView<Memory> tree;
+  detail::CoefficientArray<Real, Memory> expansions; ///< multipoles (M2M) or locals (L2L)
   ShiftMatrixArray<Real, Memory> matrices;
   int order;
   int first_cell;
   int shift; ///< 0: M2M, 1: L2L
 
-  static std::size_t scratchBytes(int p) { return Columns::shmem_size(realCoefficientCount(p)); }
+  static std::size_t scratchBytes(int p)
+  {
+    return Columns::shmem_size(farfield::realCoefficientCount(p));
+  }
 
   KOKKOS_FUNCTION void operator()(TeamMember const &team) const
   {
@@ -158,7 +164,7 @@ struct ShiftProductKernel
     int mirrors[8] = {};
     for (int c = 0; c < children; ++c)
       mirrors[c] = childOctantMirror(tree, first + c, cell);
-    int const n = realCoefficientCount(order);
+    int const n = farfield::realCoefficientCount(order);
     Columns columns(team.team_scratch(0), n);
     auto *own = reinterpret_cast<Real *>(&expansions(cell, 0));
     auto const child = [&](int c) {
@@ -176,6 +182,6 @@ struct ShiftProductKernel
   }
 };
 
-} // namespace kfmm::detail
+} // namespace kfmm::kernels
 
 #endif

@@ -11,7 +11,7 @@
 
 #include <Kokkos_Core.hpp>
 
-namespace kfmm::detail
+namespace kfmm::kernels
 {
 
 /// P2M: team r forms the multipole expansion of leaf leaves(r).
@@ -21,22 +21,22 @@ struct P2MKernel
   using TeamMember = typename Kokkos::TeamPolicy<ExecutionSpace>::member_type;
   using Memory = typename ExecutionSpace::memory_space;
 
-  CellView<Memory> tree;
+  detail::CellView<Memory> tree;
   Positions x;
   Charges q;
-  CoefficientArray<Real, Memory> multipoles;
+  detail::CoefficientArray<Real, Memory> multipoles;
   int order;
 
   static std::size_t scratchBytes(int p, int team_size)
   {
-    return scratchCoefficientBytes<Real, ExecutionSpace>(
+    return detail::scratchCoefficientBytes<Real, ExecutionSpace>(
         expansions::p2mTeamScratchSize<Real>(p, team_size));
   }
 
   KOKKOS_FUNCTION void operator()(TeamMember const &team) const
   {
     int const cell = tree.leaves(team.league_rank());
-    ScratchCoefficients<Real, ExecutionSpace> work(
+    detail::ScratchCoefficients<Real, ExecutionSpace> work(
         team.team_scratch(0), expansions::p2mTeamScratchSize<Real>(order, team.team_size()));
     expansions::p2mTeam(team, order, tree.centre(cell, 0), tree.centre(cell, 1),
                         tree.centre(cell, 2), x, q,
@@ -52,14 +52,14 @@ struct M2MKernel
   using TeamMember = typename Kokkos::TeamPolicy<ExecutionSpace>::member_type;
   using Memory = typename ExecutionSpace::memory_space;
 
-  CellView<Memory> tree;
-  CoefficientArray<Real, Memory> multipoles;
+  detail::CellView<Memory> tree;
+  detail::CoefficientArray<Real, Memory> multipoles;
   int order;
   int first_cell;
 
   static std::size_t scratchBytes(int p)
   {
-    return scratchCoefficientBytes<Real, ExecutionSpace>(expansions::m2mTeamScratchSize(p));
+    return detail::scratchCoefficientBytes<Real, ExecutionSpace>(expansions::m2mTeamScratchSize(p));
   }
 
   KOKKOS_FUNCTION void operator()(TeamMember const &team) const
@@ -68,8 +68,8 @@ struct M2MKernel
     int const children = tree.child_count(cell);
     if (children == 0)
       return; // a leaf: its expansion came from P2M
-    ScratchCoefficients<Real, ExecutionSpace> work(team.team_scratch(0),
-                                                   expansions::m2mTeamScratchSize(order));
+    detail::ScratchCoefficients<Real, ExecutionSpace> work(team.team_scratch(0),
+                                                           expansions::m2mTeamScratchSize(order));
     for (int c = tree.first_child(cell); c < tree.first_child(cell) + children; ++c)
       expansions::m2mTeam(team, order, tree.template offset<Real>(c, cell, 0),
                           tree.template offset<Real>(c, cell, 1),
@@ -79,6 +79,6 @@ struct M2MKernel
   }
 };
 
-} // namespace kfmm::detail
+} // namespace kfmm::kernels
 
 #endif

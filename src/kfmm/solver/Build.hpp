@@ -16,6 +16,7 @@
 #include <kfmm/detail/Validation.hpp>
 #include <kfmm/detail/Workspace.hpp>
 #include <kfmm/detail/ZeroFill.hpp>
+#include <kfmm/farfield/M2LGroups.hpp>
 #include <kfmm/farfield/Plan.hpp>
 #include <kfmm/kernels/Permutation.hpp>
 #include <kfmm/kernels/ShiftMatrices.hpp>
@@ -26,7 +27,6 @@
 #include <kfmm/solver/WorkCount.hpp>
 #include <kfmm/tree/DeviceCube.hpp>
 #include <kfmm/tree/InteractionLists.hpp>
-#include <kfmm/tree/M2LGroups.hpp>
 #include <kfmm/tree/Octree.hpp>
 
 #include <Kokkos_Core.hpp>
@@ -68,8 +68,8 @@ auto sortingLeafRadii(State<Real, MemorySpace> &state, std::string const &where,
     // The frame, as soon as the host knows the cube (both trees share it).
     state.frame = detail::unitFrame(tree.cube, where);
     state.memory->take(space, sorted, label, tree.numParticles());
-    detail::sortPositions(space, *state.memory, tree.permutation, positions, state.frame,
-                          sorted, state.counts.slot(unresolved));
+    kernels::sortPositions(space, *state.memory, tree.permutation, positions, state.frame, sorted,
+                           state.counts.slot(unresolved));
     using Points = tree::detail::SortedPoints<typename State<Real, MemorySpace>::Positions>;
     tree::detail::leafRadiiOf(space, tree, Points{sorted, state.frame});
   };
@@ -134,11 +134,11 @@ void sortPositions(ExecutionSpace const &space, State<Real, MemorySpace> &state,
   memory.take(space, state.x, "kfmm::Fmm::sorted_positions", state.size());
   if (state.separateTargets())
     memory.take(space, state.target_x, "kfmm::Fmm::sorted_targets", state.numTargets());
-  detail::sortPositions(space, memory, state.source_tree.permutation, sources, state.frame,
-                        state.x, state.counts.slot(Counts::unresolved_sources));
+  kernels::sortPositions(space, memory, state.source_tree.permutation, sources, state.frame,
+                         state.x, state.counts.slot(Counts::unresolved_sources));
   if (targets)
-    detail::sortPositions(space, memory, state.target_tree.permutation, *targets, state.frame,
-                          state.target_x, state.counts.slot(Counts::unresolved_targets));
+    kernels::sortPositions(space, memory, state.target_tree.permutation, *targets, state.frame,
+                           state.target_x, state.counts.slot(Counts::unresolved_targets));
   else
     state.target_x = state.x;
 }
@@ -161,7 +161,7 @@ void allocateUpward(ExecutionSpace const &space, State<Real, MemorySpace> &state
   memory.take(space, state.multipoles, "kfmm::Fmm::multipoles", state.source_tree.numCells(),
               state.coefficients());
   if (shiftsByMatrices<ExecutionSpace>(order))
-    state.shift_matrices = detail::buildShiftMatrices<Real, ExecutionSpace, MemorySpace>(
+    state.shift_matrices = kernels::buildShiftMatrices<Real, ExecutionSpace, MemorySpace>(
         space, memory, order, detail::Tuning<ExecutionSpace>::expansionTeamSize(order));
 }
 
@@ -196,12 +196,12 @@ void buildOnTrees(ExecutionSpace const &space, detail::SideInstance<ExecutionSpa
   auto &record = state.build_stages;
   // Where the backend's tuning says so, the grouped M2L's classes are counted on the
   // traversal's far entries, so that their number comes back in the lists' read
-  // (tree::detail::M2LClassCount).
+  // (farfield::M2LClassCount).
   M2LVariant const variant =
       fmm ? farfield::chooseVariant<ExecutionSpace, Real>(options) : M2LVariant::automatic;
   bool const grouped =
       variant == M2LVariant::grouped && farfield::groupedFits<ExecutionSpace, Real>(options, where);
-  std::optional<tree::detail::M2LClassCount<MemorySpace>> classes;
+  std::optional<farfield::M2LClassCount<MemorySpace>> classes;
   if (grouped && detail::Tuning<ExecutionSpace>::m2l_classes_in_lists_read)
     classes.emplace(space, memory, state.target_tree, state.source_tree,
                     farfield::minClassEntries<ExecutionSpace>(order));
@@ -244,9 +244,9 @@ void buildOnTrees(ExecutionSpace const &space, detail::SideInstance<ExecutionSpa
     allocateDownward(space, state);
     if (!positions_sorted)
       sortPositions(space, state, sources, targets);
-    detail::invertPermutation(space, state.target_tree.permutation, state.target_ranks);
+    kernels::invertPermutation(space, state.target_tree.permutation, state.target_ranks);
     using Tune = detail::Tuning<ExecutionSpace>;
-    state.p2p_groups = detail::buildTargetGroups(
+    state.p2p_groups = kernels::detail::buildTargetGroups(
         space, memory, state.targetCells(), state.lists.p2p.numRows(), state.numTargets(),
         Tune::p2p_group_lanes * Tune::p2p_targets_per_thread);
   });

@@ -26,8 +26,8 @@ namespace kfmm::solver
 template <class ExecutionSpace, class Real, class MemorySpace>
 void l2l(ExecutionSpace const &space, State<Real, MemorySpace> &state)
 {
-  using Kernel = detail::L2LKernel<ExecutionSpace, Real>;
-  using Product = detail::ShiftProductKernel<ExecutionSpace, Real>;
+  using Kernel = kernels::L2LKernel<ExecutionSpace, Real>;
+  using Product = kernels::ShiftProductKernel<ExecutionSpace, Real>;
   int const order = state.order();
   auto const &tree = state.target_tree;
   bool const matrices = shiftsByMatrices<ExecutionSpace>(order);
@@ -57,8 +57,8 @@ template <class ExecutionSpace, class Real, class MemorySpace>
 void l2p(ExecutionSpace const &space, State<Real, MemorySpace> &state)
 {
   using S = State<Real, MemorySpace>;
-  using Kernel = detail::L2PKernel<ExecutionSpace, Real, typename S::Positions,
-                                   typename S::SortedPotential, typename S::SortedField>;
+  using Kernel = kernels::L2PKernel<ExecutionSpace, Real, typename S::Positions,
+                                    typename S::SortedPotential, typename S::SortedField>;
   int const order = state.order();
   Kokkos::parallel_for("kfmm::Fmm::L2P",
                        detail::expansionPolicy(space, order, state.target_tree.numLeaves(),

@@ -34,9 +34,9 @@ void m2p(ExecutionSpace const &space, State<Real, MemorySpace> &state)
   using S = State<Real, MemorySpace>;
   auto const &lists = state.lists;
   int const order = state.order();
-  using Kernel = detail::M2PKernel<ExecutionSpace, Real, decltype(lists.m2p.offsets),
-                                   decltype(lists.m2p.sources), typename S::Positions,
-                                   typename S::SortedPotential, typename S::SortedField>;
+  using Kernel = kernels::M2PKernel<ExecutionSpace, Real, decltype(lists.m2p.offsets),
+                                    decltype(lists.m2p.sources), typename S::Positions,
+                                    typename S::SortedPotential, typename S::SortedField>;
   Kokkos::parallel_for(
       "kfmm::Fmm::M2P",
       detail::expansionPolicy(space, order, lists.m2p.numRows(), Kernel::scratchBytes(order)),

@@ -29,11 +29,11 @@ void p2p(ExecutionSpace const &space, State<Real, MemorySpace> &state)
   using S = State<Real, MemorySpace>;
   double const softening = state.frame.length(state.options.softening);
   auto const &lists = state.lists;
-  using Kernel = detail::P2PKernel<ExecutionSpace, Real, Tune::p2p_group_lanes,
-                                   Tune::p2p_targets_per_thread, typename S::Positions,
-                                   decltype(state.q), decltype(lists.p2p.offsets),
-                                   decltype(lists.p2p.sources), typename S::SortedPotential,
-                                   typename S::SortedField>;
+  using Kernel =
+      kernels::P2PKernel<ExecutionSpace, Real, Tune::p2p_group_lanes, Tune::p2p_targets_per_thread,
+                         typename S::Positions, decltype(state.q), decltype(lists.p2p.offsets),
+                         decltype(lists.p2p.sources), typename S::SortedPotential,
+                         typename S::SortedField>;
   // The groups were cut for this space's kernel when the solver was built.
   if (state.p2p_groups.targets != Kernel::group_targets)
     throw std::logic_error("kfmm::Fmm: the near field's target groups were made for another "

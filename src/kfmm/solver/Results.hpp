@@ -32,8 +32,8 @@ void returnResults(ExecutionSpace const &space, State<Real, MemorySpace> &state,
   runStage(space, state.options, "unsort results", state.stats.stage_seconds, [&] {
     auto const not_finite = Kokkos::subview(state.checks, state.results_not_finite);
     detail::zeroFill(space, "kfmm::Fmm::clear_results_check", not_finite);
-    detail::unsortResults(space, state.target_ranks, state.results, state.charge_unit,
-                          potential, field, not_finite);
+    kernels::unsortResults(space, state.target_ranks, state.results, state.charge_unit, potential,
+                           field, not_finite);
   });
 }
 
@@ -49,7 +49,7 @@ void checkResults(ExecutionSpace const &space, State<Real, MemorySpace> const &s
   using S = State<Real, MemorySpace>;
   // The device flagged the charges whose largest magnitude may be NaN or infinite
   // (detail::findChargeUnit), and the results' return counted the bad rows as it wrote
-  // them (detail::unsortResults); the first bad one is looked for only when there is one.
+  // them (kernels::unsortResults); the first bad one is looked for only when there is one.
   // This read, of both, waits for the device.
   int checks[S::check_count] = {0, 0};
   Kokkos::deep_copy(Kokkos::View<int *, Kokkos::HostSpace>(checks, S::check_count),
@@ -71,7 +71,7 @@ void checkResults(ExecutionSpace const &space, State<Real, MemorySpace> const &s
                        : !std::isfinite(result[2]) ? result[2]
                                                    : result[3];
   auto const x = detail::rowOf(space, state.target_x,
-                               detail::sortedIndexOf(space, state.target_tree.permutation, bad));
+                               kernels::sortedIndexOf(space, state.target_tree.permutation, bad));
   constexpr bool single = std::is_same<Real, float>::value;
   char const *const precision = single ? "float" : "double";
   auto const number = [](double v) {

@@ -40,7 +40,7 @@ struct State
   using Counts = detail::DeferredCounts<MemorySpace>;
   /// Stage names and times, as Stats::stage_seconds holds them.
   using Stages = decltype(Stats::stage_seconds);
-  using Coefficients = detail::CoefficientArray<Real, MemorySpace>;
+  using Coefficients = kernels::detail::CoefficientArray<Real, MemorySpace>;
   using Positions = Kokkos::View<Real *[3], MemorySpace>;
   using SortedPotential = Kokkos::View<Real *, Kokkos::LayoutStride, MemorySpace>;
   using SortedField = Kokkos::View<Real **, Kokkos::LayoutStride, MemorySpace>;
@@ -62,13 +62,13 @@ struct State
   detail::UnitFrame frame;               ///< the caller's coordinates -> the solver's
   tree::detail::DeviceCube<MemorySpace> cube; ///< the trees' cube as the build finds it
   tree::InteractionLists<MemorySpace> lists;
-  detail::TargetGroups<MemorySpace> p2p_groups; ///< the near field's units of work
+  kernels::detail::TargetGroups<MemorySpace> p2p_groups; ///< the near field's units of work
   farfield::Plan<Real, MemorySpace> far_field;  ///< how the M2L translates (fmm only)
   Positions x;        ///< source positions, sorted order
   Positions target_x; ///< target positions, sorted order (or x)
   Kokkos::View<Real *, MemorySpace> q; ///< charges, sorted order, in the charge unit
   /// The sorted targets' results, a row (potential, field x, y, z) per target: returned to
-  /// the caller's order, a target's results are one 16-byte read (detail::unsortResults).
+  /// the caller's order, a target's results are one 16-byte read (kernels::unsortResults).
   Kokkos::View<Real *[4], Kokkos::LayoutRight, MemorySpace> results;
   /// The sorted position of each of the caller's targets: the target tree's permutation
   /// inverted.
@@ -78,7 +78,7 @@ struct State
   Kokkos::View<detail::ChargeUnit<Real>, MemorySpace> charge_unit; ///< the evaluation's
   Coefficients multipoles;
   Coefficients locals; ///< fmm only
-  detail::ShiftMatrixArray<Real, MemorySpace> shift_matrices; ///< M2M and L2L as products only
+  kernels::ShiftMatrixArray<Real, MemorySpace> shift_matrices; ///< M2M and L2L as products only
   Stages build_stages;
   /// Whether the build ran the upward pass of kfmm::evaluate's one evaluation, which that
   /// evaluation then skips (solver::upwardAtBuild).
@@ -119,13 +119,13 @@ struct State
     return other_ranks_sources ? numTargets() : size() + (separateTargets() ? numTargets() : 0);
   }
 
-  detail::CellView<MemorySpace> sourceCells() const
+  kernels::detail::CellView<MemorySpace> sourceCells() const
   {
-    return detail::CellView<MemorySpace>(source_tree);
+    return kernels::detail::CellView<MemorySpace>(source_tree);
   }
-  detail::CellView<MemorySpace> targetCells() const
+  kernels::detail::CellView<MemorySpace> targetCells() const
   {
-    return detail::CellView<MemorySpace>(target_tree);
+    return kernels::detail::CellView<MemorySpace>(target_tree);
   }
   /// The results' potential and field columns, as the far- and near-field kernels add to them.
   SortedPotential sortedPotential() const { return Kokkos::subview(results, Kokkos::ALL, 0); }

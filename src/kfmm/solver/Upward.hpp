@@ -69,8 +69,7 @@ void sortChargesStage(ExecutionSpace const &space, State<Real, MemorySpace> &sta
                       Charges const &charges, typename State<Real, MemorySpace>::Stages &record)
 {
   runStage(space, state.options, "sort charges", record, [&] {
-    detail::sortCharges(space, state.source_tree.permutation, charges, state.charge_unit,
-                        state.q);
+    kernels::sortCharges(space, state.source_tree.permutation, charges, state.charge_unit, state.q);
   });
 }
 
@@ -80,7 +79,7 @@ void p2m(ExecutionSpace const &space, State<Real, MemorySpace> &state)
 {
   int const order = state.order();
   detail::zeroFill(space, "kfmm::Fmm::clear_multipoles", state.multipoles);
-  using Kernel = detail::P2MKernel<ExecutionSpace, Real, decltype(state.x), decltype(state.q)>;
+  using Kernel = kernels::P2MKernel<ExecutionSpace, Real, decltype(state.x), decltype(state.q)>;
   int const team_size = detail::Tuning<ExecutionSpace>::expansionTeamSize(order);
   Kokkos::parallel_for("kfmm::Fmm::P2M",
                        detail::expansionPolicy(space, order, state.source_tree.numLeaves(),
@@ -92,8 +91,8 @@ void p2m(ExecutionSpace const &space, State<Real, MemorySpace> &state)
 template <class ExecutionSpace, class Real, class MemorySpace>
 void m2m(ExecutionSpace const &space, State<Real, MemorySpace> &state)
 {
-  using Kernel = detail::M2MKernel<ExecutionSpace, Real>;
-  using Product = detail::ShiftProductKernel<ExecutionSpace, Real>;
+  using Kernel = kernels::M2MKernel<ExecutionSpace, Real>;
+  using Product = kernels::ShiftProductKernel<ExecutionSpace, Real>;
   int const order = state.order();
   auto const &tree = state.source_tree;
   bool const matrices = shiftsByMatrices<ExecutionSpace>(order);

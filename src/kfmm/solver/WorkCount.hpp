@@ -30,9 +30,9 @@ namespace kfmm::solver
 {
 /// The particles of the source cells of row `row` of a list.
 template <class MemorySpace, class Offsets, class Sources>
-KOKKOS_INLINE_FUNCTION std::size_t rowSourceParticles(detail::CellView<MemorySpace> const &source_cells,
-                                                      Offsets const &offsets,
-                                                      Sources const &sources, int row)
+KOKKOS_INLINE_FUNCTION std::size_t
+rowSourceParticles(kernels::detail::CellView<MemorySpace> const &source_cells,
+                   Offsets const &offsets, Sources const &sources, int row)
 {
   std::size_t particles = 0;
   for (auto s = offsets(row); s < offsets(row + 1); ++s)
@@ -45,7 +45,7 @@ KOKKOS_INLINE_FUNCTION std::size_t rowSourceParticles(detail::CellView<MemorySpa
 template <class MemorySpace, class Offsets>
 struct LeafRowEntries
 {
-  detail::CellView<MemorySpace> target_cells;
+  kernels::detail::CellView<MemorySpace> target_cells;
   Offsets offsets;
 
   KOKKOS_FUNCTION void operator()(int row, std::size_t &sum) const
@@ -59,7 +59,8 @@ struct LeafRowEntries
 /// The interactions of a list whose rows are target leaves (LeafRowEntries), reduced into
 /// `total` (a rank-0 View; DeferredCounts' slot: nothing waits for the device).
 template <class ExecutionSpace, class MemorySpace, class Offsets, class Total>
-void countLeafRowEntries(ExecutionSpace const &space, detail::CellView<MemorySpace> const &target_cells,
+void countLeafRowEntries(ExecutionSpace const &space,
+                         kernels::detail::CellView<MemorySpace> const &target_cells,
                          Offsets const &offsets, Total const &total)
 {
   Kokkos::parallel_reduce(
@@ -82,8 +83,8 @@ std::size_t bytesOf(Views const &...views)
 template <class MemorySpace>
 struct TargetWork
 {
-  detail::CellView<MemorySpace> target_cells;
-  detail::CellView<MemorySpace> source_cells;
+  kernels::detail::CellView<MemorySpace> target_cells;
+  kernels::detail::CellView<MemorySpace> source_cells;
   Kokkos::View<std::int64_t *, MemorySpace> p2p_offsets; ///< rows: target leaves
   Kokkos::View<int *, MemorySpace> p2p_sources;
   Kokkos::View<std::int64_t *, MemorySpace> far_offsets; ///< rows: target cells (M2L), leaves
@@ -173,7 +174,7 @@ void countWork(ExecutionSpace const &space, detail::SideInstance<ExecutionSpace>
   double const source_cells = static_cast<double>(source_tree.numCells());
   double const target_cells = static_cast<double>(target_tree.numCells());
   // Without the M2P's flops, which readCounts adds.
-  stats.flops = detail::flops_per_interaction * double(stats.p2p_interactions) +
+  stats.flops = kernels::detail::flops_per_interaction * double(stats.p2p_interactions) +
                 sources * double(expansions::flops::p2m(p)) +
                 source_cells * double(expansions::flops::m2m(p)) + m2lFlops(state);
   if (fmm)
@@ -257,15 +258,14 @@ void targetWork(ExecutionSpace const &space, State<Real, MemorySpace> const &sta
   double const far_flops = !fmm                ? double(expansions::flops::m2p(p))
                            : m2l_entries > 0 ? m2lFlops(state) / m2l_entries
                                              : 0;
-  Kokkos::parallel_for(
-      "kfmm::Fmm::target_work",
-      Kokkos::RangePolicy<ExecutionSpace>(space, 0, state.target_tree.numLeaves()),
-      TargetWork<MemorySpace>{state.targetCells(), state.sourceCells(),
-                                      lists.p2p.offsets, lists.p2p.sources,
-                                      fmm ? lists.m2l.offsets : lists.m2p.offsets, fmm,
-                                      detail::flops_per_interaction, far_flops,
-                                      fmm ? double(expansions::flops::l2p(p)) : 0.0,
-                                      state.target_tree.permutation, work});
+  Kokkos::parallel_for("kfmm::Fmm::target_work",
+                       Kokkos::RangePolicy<ExecutionSpace>(space, 0, state.target_tree.numLeaves()),
+                       TargetWork<MemorySpace>{state.targetCells(), state.sourceCells(),
+                                               lists.p2p.offsets, lists.p2p.sources,
+                                               fmm ? lists.m2l.offsets : lists.m2p.offsets, fmm,
+                                               kernels::detail::flops_per_interaction, far_flops,
+                                               fmm ? double(expansions::flops::l2p(p)) : 0.0,
+                                               state.target_tree.permutation, work});
 }
 
 } // namespace kfmm::solver

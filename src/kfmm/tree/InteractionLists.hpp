@@ -50,13 +50,13 @@
 // grouped by target with the stable radix sort (tree::sortPairs), so within a row the
 // sources keep the traversal's order and the lists are identical from run to run.
 
-#include <kfmm/Options.hpp>
 #include <kfmm/detail/ArgumentLaunch.hpp>
 #include <kfmm/detail/Math.hpp>
 #include <kfmm/detail/ScopedRegion.hpp>
 #include <kfmm/detail/Streaming.hpp>
 #include <kfmm/detail/Tuning.hpp>
 #include <kfmm/detail/Validation.hpp>
+#include <kfmm/tree/ListRules.hpp>
 #include <kfmm/tree/Octree.hpp>
 #include <kfmm/tree/RadixSort.hpp>
 #include <kfmm/tree/detail/TileStatus.hpp>
@@ -90,7 +90,7 @@ template <class MemorySpace>
 struct InteractionLists
 {
   using memory_space = MemorySpace;
-  Method method = Method::fmm;
+  ListKind method = ListKind::fmm;
   double theta = 0;
   Acceptance acceptance = Acceptance::theta;
   double separation = 0; ///< least distance between a far pair's particles (0: none)
@@ -758,7 +758,7 @@ namespace detail
 /// What a caller of buildInteractionListsIn may queue on the traversal's far entries before
 /// the host reads the traversal's sizes, so that a count of its own comes back in that read
 /// rather than in a host synchronisation of its own (the M2L's translation classes:
-/// tree/M2LGroups.hpp). A hook has
+/// farfield/M2LGroups.hpp). A hook has
 ///   queue(space, far, counters, far_count, result): kernels over the entries far(0 ..
 ///     counters(far_count) - 1) (at most far's extent of them are written), which leave
 ///     their count in counters(result);
@@ -781,12 +781,11 @@ struct NoFarEntriesHook
 /// first capacities are ExpectedSizes(theta, capacity_factor). `far_entries_hook`, if any,
 /// works on the far entries before the traversal's read (NoFarEntriesHook).
 template <class ExecutionSpace, class MemorySpace, class FarEntriesHook = NoFarEntriesHook>
-InteractionLists<MemorySpace>
-buildInteractionListsIn(ExecutionSpace const &space, kfmm::detail::Workspace<MemorySpace> &memory,
-                        Octree<MemorySpace> const &targets, Octree<MemorySpace> const &sources,
-                        double theta, Method method, Acceptance acceptance, double separation,
-                        bool equal_ratios, double capacity_factor = 1,
-                        FarEntriesHook *far_entries_hook = nullptr)
+InteractionLists<MemorySpace> buildInteractionListsIn(
+    ExecutionSpace const &space, kfmm::detail::Workspace<MemorySpace> &memory,
+    Octree<MemorySpace> const &targets, Octree<MemorySpace> const &sources, double theta,
+    ListKind method, Acceptance acceptance, double separation, bool equal_ratios,
+    double capacity_factor = 1, FarEntriesHook *far_entries_hook = nullptr)
 {
   kfmm::detail::ScopedRegion region("kfmm::lists::build");
   std::string const where = "kfmm::tree::buildInteractionLists";
@@ -800,7 +799,7 @@ buildInteractionListsIn(ExecutionSpace const &space, kfmm::detail::Workspace<Mem
                         "the target and source trees must be built in one cube");
 
   using Policy = Kokkos::RangePolicy<ExecutionSpace>;
-  bool const treecode = method == Method::treecode;
+  bool const treecode = method == ListKind::treecode;
   bool const one_tree = targets.centre.data() == sources.centre.data();
   int const num_cells = targets.numCells();
   int const num_leaves = targets.numLeaves();
@@ -977,19 +976,18 @@ buildInteractionListsIn(ExecutionSpace const &space, kfmm::detail::Workspace<Mem
 /// \param [in] targets     the target tree: list rows are its cells or leaves
 /// \param [in] sources     the source tree: list sources are its cells
 /// \param [in] theta       opening parameter in (0, 1]: smaller is more accurate and slower
-/// \param [in] method      Method::fmm (M2L and P2P lists) or Method::treecode (M2P and P2P)
-/// \param [in] acceptance  the rule (Options.hpp); theta is checked but not used by classic
+/// \param [in] method      ListKind::fmm (M2L and P2P lists) or ListKind::treecode (M2P and P2P)
+/// \param [in] acceptance  the rule (ListRules.hpp); theta is checked but not used by classic
 /// \param [in] separation  least distance between the particles of a far pair, >= 0
 /// \param [in] equal_ratios  the theta rule's test of unequal cells (thetaAccepts)
 /// \return the lists, identical for identical input
 /// \throws kfmm::Exception when theta is not in (0, 1] (the message names 'theta'),
 /// separation is negative, or the trees' cubes differ.
 template <class ExecutionSpace, class MemorySpace>
-InteractionLists<MemorySpace>
-buildInteractionLists(ExecutionSpace const &space, Octree<MemorySpace> const &targets,
-                      Octree<MemorySpace> const &sources, double theta,
-                      Method method = Method::fmm, Acceptance acceptance = Acceptance::theta,
-                      double separation = 0, bool equal_ratios = false)
+InteractionLists<MemorySpace> buildInteractionLists(
+    ExecutionSpace const &space, Octree<MemorySpace> const &targets,
+    Octree<MemorySpace> const &sources, double theta, ListKind method = ListKind::fmm,
+    Acceptance acceptance = Acceptance::theta, double separation = 0, bool equal_ratios = false)
 {
   static_assert(Kokkos::is_execution_space<ExecutionSpace>::value,
                 "kfmm::tree::buildInteractionLists: the first argument must be a Kokkos "
@@ -1005,12 +1003,10 @@ buildInteractionLists(ExecutionSpace const &space, Octree<MemorySpace> const &ta
 /// The interaction lists of the particles of `tree` on each other: buildInteractionLists
 /// with `tree` as both the targets and the sources.
 template <class ExecutionSpace, class MemorySpace>
-InteractionLists<MemorySpace> buildInteractionLists(ExecutionSpace const &space,
-                                                    Octree<MemorySpace> const &tree, double theta,
-                                                    Method method = Method::fmm,
-                                                    Acceptance acceptance = Acceptance::theta,
-                                                    double separation = 0,
-                                                    bool equal_ratios = false)
+InteractionLists<MemorySpace>
+buildInteractionLists(ExecutionSpace const &space, Octree<MemorySpace> const &tree, double theta,
+                      ListKind method = ListKind::fmm, Acceptance acceptance = Acceptance::theta,
+                      double separation = 0, bool equal_ratios = false)
 {
   return buildInteractionLists(space, tree, tree, theta, method, acceptance, separation,
                                equal_ratios);

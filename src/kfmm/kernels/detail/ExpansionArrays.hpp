@@ -10,7 +10,7 @@
 
 #include <Kokkos_Core.hpp>
 
-namespace kfmm::detail
+namespace kfmm::kernels::detail
 {
 
 /// Multipole or local coefficients, one row of expansions::coefficientCount(p) per cell.
@@ -85,6 +85,6 @@ std::size_t scratchCoefficientBytes(int count)
   return ScratchCoefficients<Real, ExecutionSpace>::shmem_size(count);
 }
 
-} // namespace kfmm::detail
+} // namespace kfmm::kernels::detail
 
 #endif

@@ -12,7 +12,7 @@
 
 #include <limits>
 
-namespace kfmm::detail
+namespace kfmm::kernels::detail
 {
 
 /// One source as staged in team scratch: the four values an interaction reads, packed and
@@ -137,7 +137,7 @@ private:
         // trap is enabled) and the pair then selected: a select, not a branch, so that the
         // loop over targets vectorises on a CPU, and two instructions on a GPU, where
         // masking by arithmetic took five.
-        Real const any_inv_r = rsqrt(Pairs == Sweep::softened ? r2 + softening2 : r2);
+        Real const any_inv_r = kfmm::detail::rsqrt(Pairs == Sweep::softened ? r2 + softening2 : r2);
         Real const inv_r =
             Pairs == Sweep::unselected ? any_inv_r : (r2 > Real(0) ? any_inv_r : Real(0));
         // field = grad_target (q / r) = -(q / r^3) (x_t - x_s), q / r^3 formed as
@@ -158,7 +158,7 @@ private:
       // the selected sweep then gives the same sums again.
       bool finite = true;
       for (int k = 0; k < Count; ++k)
-        finite = finite && isfinite(tgx[k]);
+        finite = finite && kfmm::detail::isfinite(tgx[k]);
       if (!finite)
         return false;
     }
@@ -178,6 +178,6 @@ private:
 /// potential + field pair with one reciprocal square root: 20).
 constexpr double flops_per_interaction = 20;
 
-} // namespace kfmm::detail
+} // namespace kfmm::kernels::detail
 
 #endif

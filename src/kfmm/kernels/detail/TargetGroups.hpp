@@ -14,7 +14,7 @@
 
 #include <Kokkos_Core.hpp>
 
-namespace kfmm::detail
+namespace kfmm::kernels::detail
 {
 
 /// Groups of the rows of a list whose rows are target leaves: entry g is (row, offset of
@@ -67,7 +67,7 @@ struct TargetGroupScan
 /// teams return at once, so that the build does not wait for the device here.
 template <class ExecutionSpace, class MemorySpace>
 TargetGroups<MemorySpace> buildTargetGroups(ExecutionSpace const &space,
-                                            Workspace<MemorySpace> &memory,
+                                            kfmm::detail::Workspace<MemorySpace> &memory,
                                             CellView<MemorySpace> const &cells, int rows,
                                             std::size_t num_targets, int targets)
 {
@@ -84,10 +84,10 @@ TargetGroups<MemorySpace> buildTargetGroups(ExecutionSpace const &space,
         "kfmm::Fmm::p2p_groups", Kokkos::RangePolicy<ExecutionSpace>(space, 0, rows),
         TargetGroupScan<MemorySpace>{cells, groups.entries, groups.count, rows, targets});
   else
-    zeroFill(space, "kfmm::Fmm::no_p2p_groups", groups.count);
+    kfmm::detail::zeroFill(space, "kfmm::Fmm::no_p2p_groups", groups.count);
   return groups;
 }
 
-} // namespace kfmm::detail
+} // namespace kfmm::kernels::detail
 
 #endif

@@ -1,11 +1,11 @@
 // SPDX-License-Identifier: BSD-3-Clause
-#ifndef KFMM_KERNELS_M2L_ROTATIONS_HPP
-#define KFMM_KERNELS_M2L_ROTATIONS_HPP
+#ifndef KFMM_FARFIELD_M2L_ROTATIONS_HPP
+#define KFMM_FARFIELD_M2L_ROTATIONS_HPP
 
 // The rotation tables of the rotation M2L (expansions/Rotation.hpp), one per direction that
 // occurs in the M2L list, computed once per tree.
 //
-// The offset of a pair on the tree's grid is an integer vector o (tree/LatticeOffset.hpp),
+// The offset of a pair on the tree's grid is an integer vector o (farfield/LatticeOffset.hpp),
 // and the rotation about the y axis depends only on its polar angle, cos theta =
 // o_z / |o|: on the key (o_z, o_x^2 + o_y^2). The azimuth phi is applied per pair at O(p^2)
 // (step 1 and 4). So a tree needs tables for a few hundred directions at most, whatever its
@@ -15,22 +15,22 @@
 #include <kfmm/detail/ReadOnHost.hpp>
 #include <kfmm/detail/ScopedRegion.hpp>
 #include <kfmm/expansions/Rotation.hpp>
+#include <kfmm/farfield/LatticeOffset.hpp>
+#include <kfmm/farfield/M2LGroups.hpp>
 #include <kfmm/tree/InteractionLists.hpp>
-#include <kfmm/tree/LatticeOffset.hpp>
-#include <kfmm/tree/M2LGroups.hpp>
 #include <kfmm/tree/Octree.hpp>
 
 #include <Kokkos_Core.hpp>
 
 #include <cstdint>
 
-namespace kfmm::detail
+namespace kfmm::farfield
 {
 
 /// Dense keys (o_z, o_x^2 + o_y^2) of the directions of lattice offsets with |o_i| <= bound.
 struct DirectionKeys
 {
-  static constexpr int bound = tree::TranslationClassBounds::max_offset;
+  static constexpr int bound = TranslationClassBounds::max_offset;
   static constexpr int rho2_count = 2 * bound * bound + 1;
   static constexpr int count = (2 * bound + 1) * rho2_count;
 
@@ -54,7 +54,7 @@ struct DirectionKeys
 template <class Real, class MemorySpace>
 struct M2LRotations
 {
-  tree::LatticeOffset<MemorySpace> offset_of;
+  LatticeOffset<MemorySpace> offset_of;
   /// Direction number of each dense key (an exclusive scan of the keys used).
   Kokkos::View<int *, MemorySpace> direction_of_key;
   /// Dense key of each direction.
@@ -88,7 +88,7 @@ struct MarkDirections
 {
   using Team = typename Kokkos::TeamPolicy<ExecutionSpace>::member_type;
 
-  tree::LatticeOffset<MemorySpace> offset_of;
+  LatticeOffset<MemorySpace> offset_of;
   Kokkos::View<std::int64_t *, MemorySpace> offsets;
   Kokkos::View<int *, MemorySpace> sources;
   Kokkos::View<int *, MemorySpace> used;
@@ -153,20 +153,20 @@ M2LRotations<Real, MemorySpace> buildM2LRotations(ExecutionSpace const &space,
                               rotations.offset_of, m2l.offsets, m2l.sources,
                               rotations.direction_of_key},
                           rotations.per_pair_entries);
-  Kokkos::parallel_scan("kfmm::m2l_rotations::number",
-                        Kokkos::RangePolicy<ExecutionSpace>(space, 0, DirectionKeys::count + 1),
-                        tree::detail::NumberUsedKeys<MemorySpace>{rotations.direction_of_key,
-                                                                  DirectionKeys::count, 1});
+  Kokkos::parallel_scan(
+      "kfmm::m2l_rotations::number",
+      Kokkos::RangePolicy<ExecutionSpace>(space, 0, DirectionKeys::count + 1),
+      NumberUsedKeys<MemorySpace>{rotations.direction_of_key, DirectionKeys::count, 1});
   rotations.num_directions = kfmm::detail::readOnHost(
       space, Kokkos::subview(rotations.direction_of_key, DirectionKeys::count));
   int const directions = rotations.num_directions;
   rotations.direction_keys = Kokkos::View<int *, MemorySpace>(
       Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "kfmm::m2l_rotations::keys"),
       directions);
-  Kokkos::parallel_for("kfmm::m2l_rotations::keys",
-                       Kokkos::RangePolicy<ExecutionSpace>(space, 0, DirectionKeys::count),
-                       tree::detail::ClassKeys<MemorySpace>{rotations.direction_of_key,
-                                                            rotations.direction_keys});
+  Kokkos::parallel_for(
+      "kfmm::m2l_rotations::keys",
+      Kokkos::RangePolicy<ExecutionSpace>(space, 0, DirectionKeys::count),
+      ClassKeys<MemorySpace>{rotations.direction_of_key, rotations.direction_keys});
   rotations.tables = Kokkos::View<Real **, Kokkos::LayoutRight, MemorySpace>(
       Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "kfmm::m2l_rotations::tables"),
       directions, expansions::rotationTableSize(p));
@@ -178,6 +178,6 @@ M2LRotations<Real, MemorySpace> buildM2LRotations(ExecutionSpace const &space,
   return rotations;
 }
 
-} // namespace kfmm::detail
+} // namespace kfmm::farfield
 
 #endif

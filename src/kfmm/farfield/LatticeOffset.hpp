@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: BSD-3-Clause
-#ifndef KFMM_TREE_LATTICE_OFFSET_HPP
-#define KFMM_TREE_LATTICE_OFFSET_HPP
+#ifndef KFMM_FARFIELD_LATTICE_OFFSET_HPP
+#define KFMM_FARFIELD_LATTICE_OFFSET_HPP
 
 // The offset between two cells' centres on the tree's grid. Expansion centres are geometric
 // cell centres, (2i + 1) s_l at level l with s_l = side / 2^(l + 1), so the offset c_t - c_s
@@ -11,7 +11,7 @@
 
 #include <Kokkos_Core.hpp>
 
-namespace kfmm::tree
+namespace kfmm::farfield
 {
 
 /// The lattice offset of pairs of cells of a target and a source tree on one cube.
@@ -45,6 +45,6 @@ struct LatticeOffset
   }
 };
 
-} // namespace kfmm::tree
+} // namespace kfmm::farfield
 
 #endif

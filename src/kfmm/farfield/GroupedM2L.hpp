@@ -1,12 +1,12 @@
 // SPDX-License-Identifier: BSD-3-Clause
-#ifndef KFMM_KERNELS_GROUPED_M2L_HPP
-#define KFMM_KERNELS_GROUPED_M2L_HPP
+#ifndef KFMM_FARFIELD_GROUPED_M2L_HPP
+#define KFMM_FARFIELD_GROUPED_M2L_HPP
 
 // The grouped M2L (the matrix products of Fortin & Lamotte 2013): one team per block of
-// target cells (tree/M2LGroups.hpp). For each chunk of its entries (one translation class,
+// target cells (farfield/M2LGroups.hpp). For each chunk of its entries (one translation class,
 // each target's entries adjacent) the team
 //   1. gathers the chunk's source multipoles as the columns of a matrix in team scratch,
-//   2. multiplies them by the class matrix (kernels/M2LMatrices.hpp), either with Kokkos
+//   2. multiplies them by the class matrix (farfield/M2LMatrices.hpp), either with Kokkos
 //      Kernels' team GEMM (KokkosBatched::TeamGemm) or with a register-tiled product in which
 //      each thread computes a tile of m2l_row_tile outputs of m2l_column_tile columns from the
 //      matrix (read where it is, through the L1 cache on a GPU, the entries of a few input
@@ -18,7 +18,7 @@
 //      expansion, summed in team scratch and written once at the end (in place when the
 //      block's locals do not fit in scratch).
 // A chunk's offsets are images of its class's offset under reflections and the exchange of
-// x and y (tree/M2LGroups.hpp): the gathered columns and the products take the image's signs
+// x and y (farfield/M2LGroups.hpp): the gathered columns and the products take the image's signs
 // and exchanges (reflect), in the two orders T(o) = D_F D_S T(o_c) D_S D_F asks for. Large
 // chunks are cut into products of at most `columns` columns; each column's entry row word is
 // kept in team scratch with it, and each target row's run of columns, for the sum. The team
@@ -38,16 +38,16 @@
 #include <kfmm/detail/Math.hpp>
 #include <kfmm/detail/Tuning.hpp>
 #include <kfmm/expansions/TeamOperators.hpp>
-#include <kfmm/kernels/M2LMatrices.hpp>
+#include <kfmm/farfield/M2LGroups.hpp>
+#include <kfmm/farfield/M2LMatrices.hpp>
 #include <kfmm/kernels/detail/ExpansionArrays.hpp>
-#include <kfmm/tree/M2LGroups.hpp>
 
 #include <KokkosBatched_Gemm_Decl.hpp>
 #include <Kokkos_Core.hpp>
 
 #include <cstdint>
 
-namespace kfmm::detail
+namespace kfmm::farfield
 {
 
 /// `N` consecutive reals read as one vector: a 16-byte load on a GPU for four floats, one
@@ -71,27 +71,27 @@ struct GroupedM2LKernel
   using ScratchReals = Kokkos::View<Real *, typename ExecutionSpace::scratch_memory_space,
                                     Kokkos::MemoryUnmanaged>;
 
-  CellView<Memory> target_cells;
-  CellView<Memory> source_cells;
-  tree::M2LGroups<Memory> groups;
+  kfmm::kernels::detail::CellView<Memory> target_cells;
+  kfmm::kernels::detail::CellView<Memory> source_cells;
+  M2LGroups<Memory> groups;
   M2LMatrixArray<Real, Memory> matrices;
-  CoefficientArray<Real, Memory> multipoles;
-  CoefficientArray<Real, Memory> locals;
+  kfmm::kernels::detail::CoefficientArray<Real, Memory> multipoles;
+  kfmm::kernels::detail::CoefficientArray<Real, Memory> locals;
   int order;
   int num_rows;
   // Derived from the above and the backend's tuning by the constructor:
   int columns;                ///< most columns of one product
   bool accumulate_in_scratch; ///< sum the block's locals in team scratch, else in place
 
-  GroupedM2LKernel(CellView<Memory> const &target_cells_, CellView<Memory> const &source_cells_,
-                   tree::M2LGroups<Memory> const &groups_,
-                   M2LMatrixArray<Real, Memory> const &matrices_,
-                   CoefficientArray<Real, Memory> const &multipoles_,
-                   CoefficientArray<Real, Memory> const &locals_, int order_, int num_rows_)
+  GroupedM2LKernel(kfmm::kernels::detail::CellView<Memory> const &target_cells_,
+                   kfmm::kernels::detail::CellView<Memory> const &source_cells_,
+                   M2LGroups<Memory> const &groups_, M2LMatrixArray<Real, Memory> const &matrices_,
+                   kfmm::kernels::detail::CoefficientArray<Real, Memory> const &multipoles_,
+                   kfmm::kernels::detail::CoefficientArray<Real, Memory> const &locals_, int order_,
+                   int num_rows_)
       : target_cells(target_cells_), source_cells(source_cells_), groups(groups_),
         matrices(matrices_), multipoles(multipoles_), locals(locals_), order(order_),
-        num_rows(num_rows_),
-        columns(productColumns(order_, groups_.block_rows)),
+        num_rows(num_rows_), columns(productColumns(order_, groups_.block_rows)),
         accumulate_in_scratch(accumulatesInScratch(order_, groups_.block_rows))
   {
   }
@@ -99,7 +99,7 @@ struct GroupedM2LKernel
   /// Team scratch of one launch.
   std::size_t scratchBytes() const { return scratchBytes(order, columns, groups.block_rows); }
 
-  using Tune = Tuning<ExecutionSpace>;
+  using Tune = kfmm::detail::Tuning<ExecutionSpace>;
   static constexpr bool kokkos_kernels_gemm = Tune::m2l_kokkos_kernels_gemm;
   static constexpr int row_tile = Tune::m2l_row_tile;
   static constexpr int column_tile = Tune::m2l_column_tile;
@@ -124,17 +124,17 @@ struct GroupedM2LKernel
   /// per-pair operator's work array, and the gathered columns' alignment.
   static std::size_t operandScratchBytes(int p, int block_rows)
   {
-    return ScratchInts::shmem_size(realCoefficientCount(p)) +
-           ScratchReals::shmem_size(block_rows) + ScratchInts::shmem_size(3 * block_rows) +
-           scratchCoefficientBytes<Real, ExecutionSpace>(expansions::m2lTeamScratchSize(p)) +
-           2 * ScratchMatrix::shmem_size(0, 0) + ScratchInts::shmem_size(0) +
-           gathered_alignment;
+    return ScratchInts::shmem_size(realCoefficientCount(p)) + ScratchReals::shmem_size(block_rows) +
+           ScratchInts::shmem_size(3 * block_rows) +
+           kfmm::kernels::detail::scratchCoefficientBytes<Real, ExecutionSpace>(
+               expansions::m2lTeamScratchSize(p)) +
+           2 * ScratchMatrix::shmem_size(0, 0) + ScratchInts::shmem_size(0) + gathered_alignment;
   }
 
   static std::size_t localsScratchBytes(int p, int block_rows)
   {
-    return scratchCoefficientBytes<Real, ExecutionSpace>(block_rows *
-                                                         expansions::coefficientCount(p));
+    return kfmm::kernels::detail::scratchCoefficientBytes<Real, ExecutionSpace>(
+        block_rows * expansions::coefficientCount(p));
   }
 
   /// Whether the block's locals fit in team scratch beside a product of
@@ -174,7 +174,7 @@ struct GroupedM2LKernel
   }
 
   /// A component's symmetry word (`symmetry` in team scratch): bit f set (f < 8) when the
-  /// reflections f (tree::mirrorSign) flip it, and tree::exchangeCode from bit 8.
+  /// reflections f (expansions::mirrorSign) flip it, and expansions::exchangeCode from bit 8.
   static constexpr int exchange_shift = 8;
 
   /// The real and imaginary parts (re, im) of one coefficient, whose components' symmetry
@@ -184,8 +184,8 @@ struct GroupedM2LKernel
   KOKKOS_INLINE_FUNCTION static void reflect(Real &re, Real &im, int word_re, int word_im,
                                              int image, bool to_class)
   {
-    int const mirror = image & (tree::image_exchange_bit - 1);
-    bool const exchange = image & tree::image_exchange_bit;
+    int const mirror = image & (image_exchange_bit - 1);
+    bool const exchange = image & image_exchange_bit;
     if (exchange && !to_class)
       exchangeParts(re, im, word_re, word_im);
     re = (word_re >> mirror) & 1 ? -re : re;
@@ -194,7 +194,7 @@ struct GroupedM2LKernel
       exchangeParts(re, im, word_re, word_im);
   }
 
-  /// D_S on one coefficient's parts (tree::exchangeCode).
+  /// D_S on one coefficient's parts (expansions::exchangeCode).
   KOKKOS_INLINE_FUNCTION static void exchangeParts(Real &re, Real &im, int word_re, int word_im)
   {
     int const code_re = word_re >> exchange_shift;
@@ -235,7 +235,7 @@ struct GroupedM2LKernel
       int const row_tiles = padded / row_tile;
       int const column_tiles = (count + column_tile - 1) / column_tile;
       // Exact: item * column_tiles < row_tiles * column_tiles^2, far below 2^32.
-      SmallDivisor const by_column_tiles(column_tiles);
+      kfmm::detail::SmallDivisor const by_column_tiles(column_tiles);
       Kokkos::parallel_for(Kokkos::TeamThreadRange(team, row_tiles * column_tiles), [&](int item) {
         int const row_tile_index = by_column_tiles.quotient(item);
         int const first_row = row_tile_index * row_tile;
@@ -293,7 +293,7 @@ struct GroupedM2LKernel
     // Exact on the flattened (column or row, complex coefficient c) indices: they stay below
     // max(columns, block_rows) * c, and max(m2l_max_product_columns, max_block_rows) * c^2
     // < 2^32 up to order 24 (c <= 325).
-    SmallDivisor const by_coefficients(count_complex);
+    kfmm::detail::SmallDivisor const by_coefficients(count_complex);
     // symmetry(i): the symmetry word of real component i (reflect).
     ScratchInts symmetry(team.team_scratch(0), n);
     // inverse_units(r): 1 / the length unit of target row first_row + r, computed in double
@@ -306,11 +306,11 @@ struct GroupedM2LKernel
     int *const run_first = runs.data();
     int *const run_end = run_first + groups.block_rows;
     int *const run_product = run_end + groups.block_rows;
-    ScratchCoefficients<Real, ExecutionSpace> work(team.team_scratch(0),
-                                                   expansions::m2lTeamScratchSize(order));
+    kfmm::kernels::detail::ScratchCoefficients<Real, ExecutionSpace> work(
+        team.team_scratch(0), expansions::m2lTeamScratchSize(order));
     // The block's local expansions accumulate in team scratch and are written once, or in
     // place when they do not fit (the team alone writes its rows either way).
-    ScratchCoefficients<Real, ExecutionSpace> block_locals(
+    kfmm::kernels::detail::ScratchCoefficients<Real, ExecutionSpace> block_locals(
         team.team_scratch(0), accumulate_in_scratch ? groups.block_rows * count_complex : 0);
     Kokkos::complex<Real> *const accumulated_complex =
         accumulate_in_scratch ? block_locals.data() : &locals(first_row, 0);
@@ -320,19 +320,20 @@ struct GroupedM2LKernel
     Kokkos::parallel_for(Kokkos::TeamThreadRange(team, n), [&](int i) {
       int const parities = componentParities(i);
       int word = componentExchange(i) << exchange_shift;
-      for (int mirror = 0; mirror < tree::image_exchange_bit; ++mirror)
-        word |= tree::mirrorSign(mirror, parities) < 0 ? 1 << mirror : 0;
+      for (int mirror = 0; mirror < image_exchange_bit; ++mirror)
+        word |= expansions::mirrorSign(mirror, parities) < 0 ? 1 << mirror : 0;
       symmetry(i) = word;
     });
     Kokkos::parallel_for(Kokkos::TeamThreadRange(team, rows), [&](int r) {
-      inverse_units(r) = static_cast<Real>(
-          1 / cellScale<double>(target_cells.side, target_cells.level(first_row + r)));
+      inverse_units(r) =
+          static_cast<Real>(1 / kfmm::kernels::detail::cellScale<double>(
+                                    target_cells.side, target_cells.level(first_row + r)));
       run_product[r] = -1;
     });
     // The first chunk's gather reads every component's symmetry word, its sum every unit and run,
     // and the per-pair operator adds to locals that other threads have just zeroed.
     team.team_barrier();
-    using Groups = tree::M2LGroups<Memory>;
+    using Groups = M2LGroups<Memory>;
     auto const rowOfEntry = [&](std::int64_t entry) {
       return Groups::targetRow(groups.rows(entry));
     };
@@ -349,19 +350,19 @@ struct GroupedM2LKernel
         {
           int const t = first_row + Groups::targetRow(groups.rows(e));
           int const s = groups.sources(e);
-          expansions::m2lTeam(team, order, centreOffset<Real>(target_cells, t, source_cells, s, 0),
-                              centreOffset<Real>(target_cells, t, source_cells, s, 1),
-                              centreOffset<Real>(target_cells, t, source_cells, s, 2),
-                              &multipoles(s, 0),
-                              accumulated_complex + (t - first_row) * count_complex,
-                              work.data(), source_cells.template scale<Real>(s),
-                              target_cells.template scale<Real>(t));
+          expansions::m2lTeam(
+              team, order,
+              kfmm::kernels::detail::centreOffset<Real>(target_cells, t, source_cells, s, 0),
+              kfmm::kernels::detail::centreOffset<Real>(target_cells, t, source_cells, s, 1),
+              kfmm::kernels::detail::centreOffset<Real>(target_cells, t, source_cells, s, 2),
+              &multipoles(s, 0), accumulated_complex + (t - first_row) * count_complex, work.data(),
+              source_cells.template scale<Real>(s), target_cells.template scale<Real>(t));
         }
         team.team_barrier();
         continue;
       }
       int delta, ox, oy, oz;
-      tree::TranslationClassBounds::decode(groups.class_keys(cls), delta, ox, oy, oz);
+      TranslationClassBounds::decode(groups.class_keys(cls), delta, ox, oy, oz);
       // Read where it is (through the L1 cache on a GPU): a copy to team scratch per chunk
       // cost more than it saved, and the scratch holds more product columns instead
       // (docs/TUNING.md, "The grouped M2L's product").
@@ -458,6 +459,6 @@ struct GroupedM2LKernel
   }
 };
 
-} // namespace kfmm::detail
+} // namespace kfmm::farfield
 
 #endif

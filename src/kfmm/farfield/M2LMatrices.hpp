@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: BSD-3-Clause
-#ifndef KFMM_KERNELS_M2L_MATRICES_HPP
-#define KFMM_KERNELS_M2L_MATRICES_HPP
+#ifndef KFMM_FARFIELD_M2L_MATRICES_HPP
+#define KFMM_FARFIELD_M2L_MATRICES_HPP
 
-// The M2L operator of each translation class (tree/M2LGroups.hpp) as a dense real matrix,
+// The M2L operator of each translation class (farfield/M2LGroups.hpp) as a dense real matrix,
 // computed once per tree from the team operator m2lTeam, so the grouped M2L applies exactly
 // the translation (T2) of Operators.hpp.
 //
@@ -21,12 +21,12 @@
 
 #include <kfmm/detail/Workspace.hpp>
 #include <kfmm/expansions/TeamOperators.hpp>
+#include <kfmm/farfield/M2LGroups.hpp>
 #include <kfmm/kernels/detail/ExpansionArrays.hpp>
-#include <kfmm/tree/M2LGroups.hpp>
 
 #include <Kokkos_Core.hpp>
 
-namespace kfmm::detail
+namespace kfmm::farfield
 {
 
 /// Class matrices, transposed: matrices(class, k, i) = A_class(i, k), i < n padded.
@@ -49,24 +49,24 @@ KOKKOS_INLINE_FUNCTION constexpr int paddedRealCount(int p)
   return (realCoefficientCount(p) + m2l_row_padding - 1) / m2l_row_padding * m2l_row_padding;
 }
 
-/// tree::mirrorParities of real component i (of coefficient i / 2) of the real vector.
+/// expansions::mirrorParities of real component i (of coefficient i / 2) of the real vector.
 KOKKOS_INLINE_FUNCTION int componentParities(int i)
 {
   int const n = expansions::detail::degreeOf(i / 2);
-  return tree::mirrorParities(n, i / 2 - expansions::coefficientIndex(n, 0), i);
+  return expansions::mirrorParities(n, i / 2 - expansions::coefficientIndex(n, 0), i);
 }
 
-/// tree::exchangeCode of real component i (of coefficient i / 2) of the real vector.
+/// expansions::exchangeCode of real component i (of coefficient i / 2) of the real vector.
 KOKKOS_INLINE_FUNCTION int componentExchange(int i)
 {
   int const n = expansions::detail::degreeOf(i / 2);
-  return tree::exchangeCode(i / 2 - expansions::coefficientIndex(n, 0), i & 1);
+  return expansions::exchangeCode(i / 2 - expansions::coefficientIndex(n, 0), i & 1);
 }
 
 /// The sign of real component k under the reflections `mirror`.
 KOKKOS_INLINE_FUNCTION int componentSign(int mirror, int k)
 {
-  return tree::mirrorSign(mirror, componentParities(k));
+  return expansions::mirrorSign(mirror, componentParities(k));
 }
 
 /// Bytes of the class matrices of `classes` classes at order p.
@@ -83,8 +83,8 @@ std::size_t m2lMatrixBytes(int classes, int p)
 template <class ExecutionSpace>
 std::size_t operatorColumnScratchBytes(int p, int work_size)
 {
-  return scratchCoefficientBytes<double, ExecutionSpace>(2 * expansions::coefficientCount(p) +
-                                                         work_size);
+  return kfmm::kernels::detail::scratchCoefficientBytes<double, ExecutionSpace>(
+      2 * expansions::coefficientCount(p) + work_size);
 }
 
 /// Column `column` of the real matrix of a linear operator on coefficient arrays of order p,
@@ -97,9 +97,12 @@ KOKKOS_INLINE_FUNCTION void operatorMatrixColumn(TeamMember const &team, int p, 
                                                  Store const &store)
 {
   int const count = expansions::coefficientCount(p);
-  ScratchCoefficients<double, ExecutionSpace> in(team.team_scratch(0), count);
-  ScratchCoefficients<double, ExecutionSpace> out(team.team_scratch(0), count);
-  ScratchCoefficients<double, ExecutionSpace> work(team.team_scratch(0), work_size);
+  kfmm::kernels::detail::ScratchCoefficients<double, ExecutionSpace> in(team.team_scratch(0),
+                                                                        count);
+  kfmm::kernels::detail::ScratchCoefficients<double, ExecutionSpace> out(team.team_scratch(0),
+                                                                         count);
+  kfmm::kernels::detail::ScratchCoefficients<double, ExecutionSpace> work(team.team_scratch(0),
+                                                                          work_size);
   Kokkos::parallel_for(Kokkos::TeamThreadRange(team, count), [&](int i) {
     double const one = i == column / 2 ? 1.0 : 0.0;
     in(i) = column % 2 == 0 ? Kokkos::complex<double>(one, 0) : Kokkos::complex<double>(0, one);
@@ -135,7 +138,7 @@ struct M2LMatrixKernel
     int const cls = team.league_rank() / n;
     int const column = team.league_rank() % n;
     int delta, ox, oy, oz;
-    tree::TranslationClassBounds::decode(class_keys(cls), delta, ox, oy, oz);
+    TranslationClassBounds::decode(class_keys(cls), delta, ox, oy, oz);
     double const coarser = static_cast<double>(1 << (delta < 0 ? -delta : delta));
     double const source_scale = delta >= 0 ? coarser : 1.0;
     double const target_scale = delta >= 0 ? 1.0 : coarser;
@@ -153,9 +156,9 @@ struct M2LMatrixKernel
 /// The matrices of every class of `groups` at order p, in an array taken from `memory`.
 template <class Real, class ExecutionSpace, class MemorySpace>
 M2LMatrixArray<Real, MemorySpace> buildM2LMatrices(ExecutionSpace const &space,
-                                                   Workspace<MemorySpace> &memory,
-                                                   tree::M2LGroups<MemorySpace> const &groups,
-                                                   int p, int team_size)
+                                                   kfmm::detail::Workspace<MemorySpace> &memory,
+                                                   M2LGroups<MemorySpace> const &groups, int p,
+                                                   int team_size)
 {
   int const n = realCoefficientCount(p);
   auto const matrices = memory.template take<M2LMatrixArray<Real, MemorySpace>>(
@@ -168,6 +171,6 @@ M2LMatrixArray<Real, MemorySpace> buildM2LMatrices(ExecutionSpace const &space,
   return matrices;
 }
 
-} // namespace kfmm::detail
+} // namespace kfmm::farfield
 
 #endif

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: BSD-3-Clause
-#ifndef KFMM_TREE_M2L_GROUPS_HPP
-#define KFMM_TREE_M2L_GROUPS_HPP
+#ifndef KFMM_FARFIELD_M2L_GROUPS_HPP
+#define KFMM_FARFIELD_M2L_GROUPS_HPP
 
 // The M2L list regrouped for matrix products, after the matrix formulation of Fortin &
 // Lamotte 2013: the M2L operators of all pairs that share a relative position are one matrix,
@@ -22,7 +22,7 @@
 //
 // Classes with |delta| <= max_level_delta, every |o_i| <= max_offset and at least
 // `min_class_entries` pairs are numbered densely; the entries of other pairs stay per-pair
-// (class -1, the fallback path of kernels/GroupedM2L.hpp). The last bound keeps the rare
+// (class -1, the fallback path of farfield/GroupedM2L.hpp). The last bound keeps the rare
 // classes of adaptive trees (cross-level pairs, far outliers) from costing a matrix each:
 // it bounds the classes by entries / min_class_entries. The list's rows are cut into
 // blocks of `block_rows` consecutive target cells; inside a block the entries are sorted by
@@ -42,8 +42,9 @@
 #include <kfmm/detail/Tuning.hpp>
 #include <kfmm/detail/Validation.hpp>
 #include <kfmm/detail/Workspace.hpp>
+#include <kfmm/expansions/Symmetries.hpp>
+#include <kfmm/farfield/LatticeOffset.hpp>
 #include <kfmm/tree/InteractionLists.hpp>
-#include <kfmm/tree/LatticeOffset.hpp>
 #include <kfmm/tree/Octree.hpp>
 #include <kfmm/tree/RadixSort.hpp>
 
@@ -52,7 +53,7 @@
 #include <cstdint>
 #include <string>
 
-namespace kfmm::tree
+namespace kfmm::farfield
 {
 
 /// Bounds of the dense numbering of translation classes. A class is (delta, o_c) with
@@ -87,49 +88,6 @@ struct TranslationClassBounds
     delta = key / width - max_level_delta;
   }
 };
-
-/// Mirror symmetry of the translations. Reflecting the plane x = 0 maps the coefficients
-/// of degree n and order m (multipole or local alike, Operators.hpp) to (-1)^m conj(.),
-/// reflecting y = 0 to conj(.), and z = 0 to (-1)^(n+m) (.), since e^{i m phi} and
-/// P_n^m(cos theta) change so under x -> -x, y -> -y, z -> -z. In the real representation
-/// (real and imaginary parts interleaved) each reflection F is a diagonal of signs D_F, and
-/// the M2L operator of the mirrored offset is T(F o) = D_F T(o) D_F.
-///
-/// mirrorParities gives, for real component `real` (coefficient real / 2, of degree n and
-/// order m; its imaginary part when real is odd), bit d set when reflection d (0: x, 1: y,
-/// 2: z) flips its sign.
-KOKKOS_INLINE_FUNCTION int mirrorParities(int n, int m, int real)
-{
-  int const imaginary = real & 1;
-  return ((m + imaginary) & 1) | (imaginary << 1) | (((n + m) & 1) << 2);
-}
-
-/// The sign of a component with `parities` under the reflections of `mirror` (bit d set for
-/// a negative offset component d; higher bits are ignored).
-KOKKOS_INLINE_FUNCTION int mirrorSign(int mirror, int parities)
-{
-  int const flips = mirror & parities;
-  return 1 - 2 * ((flips ^ (flips >> 1) ^ (flips >> 2)) & 1);
-}
-
-/// Exchange symmetry of the translations. Reflecting the plane x = y (exchanging x and y)
-/// takes phi to pi/2 - phi, so e^{-i m phi} becomes (-i)^m e^{i m phi}: a multipole
-/// coefficient of order m (Operators.hpp: sum q r^n P_n^m e^{-i m phi}) maps to
-/// (-i)^m conj(.), and a local one alike (its potential, Re sum L r^n P_n^m e^{i m phi}, is
-/// unchanged when L maps so). In the real representation this exchange S is, per
-/// coefficient, (re, im) -> (re, -im), (-im, -re), (-re, im), (im, re) for m = 0, 1, 2, 3
-/// mod 4: D_S, its own inverse. An offset o = F(S(o_c)) (S exchanging o_c's x and y, then the
-/// reflections F) has the operator T(o) = D_F D_S T(o_c) D_S D_F.
-///
-/// exchangeCode gives, for the real (imaginary = 0) or imaginary part of a coefficient of
-/// order m after the exchange, bit 0 set when it is the other part of the pair before it,
-/// bit 1 set when it is negated.
-KOKKOS_INLINE_FUNCTION int exchangeCode(int m, int imaginary)
-{
-  int const quarter = m & 3;
-  bool const negated = imaginary ? quarter <= 1 : (quarter == 1 || quarter == 2);
-  return (m & 1) | (negated ? 2 : 0);
-}
 
 /// An offset's image bits: the reflections F of the planes x = 0, y = 0, z = 0 (bits 0-2,
 /// mirrorSign) and the exchange S of x and y (bit image_exchange_bit) that take its class's
@@ -205,9 +163,6 @@ struct M2LGroups
     memory.give(block_chunks);
   }
 };
-
-namespace detail
-{
 
 /// Translation class key of the pair (target t, source s) times 2^image_bits, plus its image
 /// bits; -1 outside the dense classes. See the file comment.
@@ -288,8 +243,8 @@ template <class MemorySpace>
 struct CountFarEntryClasses
 {
   ClassOfPair<MemorySpace> class_of;
-  PairEntries<MemorySpace> far;
-  Kokkos::View<TraversalCounters::Count *, MemorySpace> counters;
+  tree::detail::PairEntries<MemorySpace> far;
+  Kokkos::View<tree::detail::TraversalCounters::Count *, MemorySpace> counters;
   int far_count;
   Kokkos::View<int *, MemorySpace> key_counts;
   int min_entries;
@@ -354,12 +309,12 @@ struct RecordClassCount
 {
   Kokkos::View<int *, MemorySpace> key_index;
   int count; ///< TranslationClassBounds::count
-  Kokkos::View<TraversalCounters::Count *, MemorySpace> counters;
+  Kokkos::View<tree::detail::TraversalCounters::Count *, MemorySpace> counters;
   int slot;
 
   KOKKOS_INLINE_FUNCTION void operator()(int) const
   {
-    counters(slot) = static_cast<TraversalCounters::Count>(key_index(count));
+    counters(slot) = static_cast<tree::detail::TraversalCounters::Count>(key_index(count));
   }
 };
 
@@ -379,8 +334,8 @@ struct M2LClassCount
   /// one cube) of at least `min_entries` entries.
   template <class ExecutionSpace>
   M2LClassCount(ExecutionSpace const &space, kfmm::detail::Workspace<MemorySpace> &memory,
-                Octree<MemorySpace> const &target_tree, Octree<MemorySpace> const &source_tree,
-                int min_class_entries)
+                tree::Octree<MemorySpace> const &target_tree,
+                tree::Octree<MemorySpace> const &source_tree, int min_class_entries)
       : class_of{{target_tree.centre, target_tree.level, source_tree.centre, source_tree.level,
                   target_tree.cube.side}},
         min_entries(min_class_entries)
@@ -391,9 +346,9 @@ struct M2LClassCount
   }
 
   template <class ExecutionSpace>
-  void queue(ExecutionSpace const &space, PairEntries<MemorySpace> const &far,
-             Kokkos::View<TraversalCounters::Count *, MemorySpace> const &counters, int far_count,
-             int result) const
+  void queue(ExecutionSpace const &space, tree::detail::PairEntries<MemorySpace> const &far,
+             Kokkos::View<tree::detail::TraversalCounters::Count *, MemorySpace> const &counters,
+             int far_count, int result) const
   {
     Kokkos::deep_copy(space, key_index, 0);
     Kokkos::parallel_for("kfmm::m2l_groups::count_far_classes",
@@ -407,7 +362,7 @@ struct M2LClassCount
                                                        counters, result});
   }
 
-  void read(TraversalCounters::Count value) { num_classes = static_cast<int>(value); }
+  void read(tree::detail::TraversalCounters::Count value) { num_classes = static_cast<int>(value); }
 };
 
 /// The bit fields of an entry's sort key, from the highest: its block, its class slot
@@ -622,7 +577,8 @@ struct EmitChunks
 /// which halves the sort's key traffic, else 64).
 template <class Key, class ExecutionSpace, class MemorySpace>
 void sortIntoChunks(ExecutionSpace const &space, kfmm::detail::Workspace<MemorySpace> &memory,
-                    CsrList<MemorySpace> const &m2l, Kokkos::View<int *, MemorySpace> entry_keys,
+                    tree::CsrList<MemorySpace> const &m2l,
+                    Kokkos::View<int *, MemorySpace> entry_keys,
                     Kokkos::View<int *, MemorySpace> key_index, EntryKeyLayout const &layout,
                     M2LGroups<MemorySpace> &groups)
 {
@@ -645,7 +601,7 @@ void sortIntoChunks(ExecutionSpace const &space, kfmm::detail::Workspace<MemoryS
                            m2l.offsets, m2l.sources, entry_keys, key_index, sort_keys, sources,
                            layout, block_rows});
   if (size > 0)
-    sortPairs(space, sort_keys, sources, layout.keyBits(), memory);
+    tree::detail::sortPairs(space, sort_keys, sources, layout.keyBits(), memory);
 
   // Chunks per block, scanned into block_chunks, whose last entry is the number of chunks;
   // after it, the count of entries translated on their own. The build reads neither.
@@ -693,25 +649,23 @@ enum class SortKeyWidth
 template <class ExecutionSpace, class MemorySpace>
 M2LGroups<MemorySpace> groupM2LIn(ExecutionSpace const &space,
                                   kfmm::detail::Workspace<MemorySpace> &memory,
-                                  Octree<MemorySpace> const &target_tree,
-                                  Octree<MemorySpace> const &source_tree,
-                                  CsrList<MemorySpace> const &m2l, int block_rows,
-                                  int min_class_entries,
-                                  SortKeyWidth width = SortKeyWidth::fitted,
+                                  tree::Octree<MemorySpace> const &target_tree,
+                                  tree::Octree<MemorySpace> const &source_tree,
+                                  tree::CsrList<MemorySpace> const &m2l, int block_rows,
+                                  int min_class_entries, SortKeyWidth width = SortKeyWidth::fitted,
                                   M2LClassCount<MemorySpace> const *counted = nullptr)
 {
-  kfmm::detail::ScopedRegion region("kfmm::tree::groupM2L");
+  kfmm::detail::ScopedRegion region("groupM2L");
   using Bounds = TranslationClassBounds;
   std::string const prefix = "kfmm::m2l_groups::";
   M2LGroups<MemorySpace> groups;
   int const num_rows = m2l.numRows();
   std::int64_t const size = m2l.size;
-  kfmm::detail::require(block_rows > 0 && block_rows <= M2LGroups<MemorySpace>::max_block_rows,
-                        "kfmm::tree::groupM2L",
-                        "block_rows must be in [1, " +
-                            std::to_string(M2LGroups<MemorySpace>::max_block_rows) + "], got " +
-                            std::to_string(block_rows));
-  kfmm::detail::require(size <= std::int64_t(0xffffffffLL), "kfmm::tree::groupM2L",
+  kfmm::detail::require(
+      block_rows > 0 && block_rows <= M2LGroups<MemorySpace>::max_block_rows, "groupM2L",
+      "block_rows must be in [1, " + std::to_string(M2LGroups<MemorySpace>::max_block_rows) +
+          "], got " + std::to_string(block_rows));
+  kfmm::detail::require(size <= std::int64_t(0xffffffffLL), "groupM2L",
                         "the M2L list is too large to group");
   groups.block_rows = block_rows;
   groups.num_blocks = (num_rows + block_rows - 1) / block_rows;
@@ -728,15 +682,14 @@ M2LGroups<MemorySpace> groupM2LIn(ExecutionSpace const &space,
     memory.take(space, key_index, prefix + "key_index", Bounds::count + 1);
     Kokkos::deep_copy(space, key_index, 0);
   }
-  detail::ClassOfPair<MemorySpace> const class_of{{target_tree.centre, target_tree.level,
-                                                   source_tree.centre, source_tree.level,
-                                                   target_tree.cube.side}};
-  Kokkos::parallel_for(
-      "kfmm::m2l_groups::classify",
-      Kokkos::TeamPolicy<ExecutionSpace>(space, num_rows, Kokkos::AUTO),
-      detail::ClassifyEntries<ExecutionSpace, MemorySpace>{class_of, m2l.offsets, m2l.sources,
-                                                           entry_keys, key_index,
-                                                           min_class_entries, counted == nullptr});
+  ClassOfPair<MemorySpace> const class_of{{target_tree.centre, target_tree.level,
+                                           source_tree.centre, source_tree.level,
+                                           target_tree.cube.side}};
+  Kokkos::parallel_for("kfmm::m2l_groups::classify",
+                       Kokkos::TeamPolicy<ExecutionSpace>(space, num_rows, Kokkos::AUTO),
+                       ClassifyEntries<ExecutionSpace, MemorySpace>{
+                           class_of, m2l.offsets, m2l.sources, entry_keys, key_index,
+                           min_class_entries, counted == nullptr});
   if (counted != nullptr)
     groups.num_classes = counted->num_classes;
   else
@@ -747,28 +700,23 @@ M2LGroups<MemorySpace> groupM2LIn(ExecutionSpace const &space,
   }
   int const num_classes = groups.num_classes;
   memory.take(space, groups.class_keys, prefix + "class_keys", num_classes);
-  Kokkos::parallel_for(
-      "kfmm::m2l_groups::class_keys", Kokkos::RangePolicy<ExecutionSpace>(space, 0, Bounds::count),
-      detail::ClassKeys<MemorySpace>{key_index, groups.class_keys});
+  Kokkos::parallel_for("kfmm::m2l_groups::class_keys",
+                       Kokkos::RangePolicy<ExecutionSpace>(space, 0, Bounds::count),
+                       ClassKeys<MemorySpace>{key_index, groups.class_keys});
 
-  detail::EntryKeyLayout const layout{detail::bitsFor(block_rows),
-                                      detail::bitsFor(std::int64_t(num_classes) + 1),
-                                      detail::bitsFor(groups.num_blocks)};
-  kfmm::detail::require(layout.keyBits() <= 64, "kfmm::tree::groupM2L",
-                        "the M2L list is too large to group");
+  EntryKeyLayout const layout{tree::detail::bitsFor(block_rows),
+                              tree::detail::bitsFor(std::int64_t(num_classes) + 1),
+                              tree::detail::bitsFor(groups.num_blocks)};
+  kfmm::detail::require(layout.keyBits() <= 64, "groupM2L", "the M2L list is too large to group");
   if (width == SortKeyWidth::fitted && layout.keyBits() <= 32)
-    detail::sortIntoChunks<std::uint32_t>(space, memory, m2l, entry_keys, key_index, layout,
-                                          groups);
+    sortIntoChunks<std::uint32_t>(space, memory, m2l, entry_keys, key_index, layout, groups);
   else
-    detail::sortIntoChunks<std::uint64_t>(space, memory, m2l, entry_keys, key_index, layout,
-                                          groups);
+    sortIntoChunks<std::uint64_t>(space, memory, m2l, entry_keys, key_index, layout, groups);
   memory.give(entry_keys);
   if (counted == nullptr)
     memory.give(key_index);
   return groups;
 }
-
-} // namespace detail
 
 /// Regroups the M2L list `m2l` of the cells of `target_tree` against those of `source_tree` (one
 /// tree or two on one cube; see the file comment): blocks of `block_rows` target rows,
@@ -777,24 +725,24 @@ M2LGroups<MemorySpace> groupM2LIn(ExecutionSpace const &space,
 /// number of chunks stay on the device).
 template <class ExecutionSpace, class MemorySpace>
 M2LGroups<MemorySpace> groupM2L(ExecutionSpace const &space,
-                                Octree<MemorySpace> const &target_tree,
-                                Octree<MemorySpace> const &source_tree,
-                                CsrList<MemorySpace> const &m2l, int block_rows,
+                                tree::Octree<MemorySpace> const &target_tree,
+                                tree::Octree<MemorySpace> const &source_tree,
+                                tree::CsrList<MemorySpace> const &m2l, int block_rows,
                                 int min_class_entries = 1)
 {
-  return detail::groupM2LIn(space, kfmm::detail::Workspace<MemorySpace>::direct(), target_tree,
-                            source_tree, m2l, block_rows, min_class_entries);
+  return groupM2LIn(space, kfmm::detail::Workspace<MemorySpace>::direct(), target_tree, source_tree,
+                    m2l, block_rows, min_class_entries);
 }
 
 /// groupM2L of the M2L list of the particles of `tree` on each other.
 template <class ExecutionSpace, class MemorySpace>
-M2LGroups<MemorySpace> groupM2L(ExecutionSpace const &space, Octree<MemorySpace> const &tree,
-                                CsrList<MemorySpace> const &m2l, int block_rows,
+M2LGroups<MemorySpace> groupM2L(ExecutionSpace const &space, tree::Octree<MemorySpace> const &tree,
+                                tree::CsrList<MemorySpace> const &m2l, int block_rows,
                                 int min_class_entries = 1)
 {
   return groupM2L(space, tree, tree, m2l, block_rows, min_class_entries);
 }
 
-} // namespace kfmm::tree
+} // namespace kfmm::farfield
 
 #endif
