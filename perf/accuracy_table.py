@@ -8,7 +8,7 @@ sum in double over every particle (the error is a property of the expansions, th
 rule and, more weakly, the leaf size, so one backend's measurement at every backend's tuned
 leaf sizes serves all), and times the candidate on 1e6 uniform particles on this backend. It
 writes everything as JSON and prints the candidates that are on the time-versus-error front,
-as the C++ rows of the backend's accuracy table (detail/AccuracyTable.hpp reads them);
+as the C++ rows of the backend's accuracy table (tuning/AccuracyTable.hpp reads them);
 docs/ACCURACY.md says how they were made.
 
     python3 perf/accuracy_table.py --program build/cuda/apps/kfmm --out accuracy-cuda.json

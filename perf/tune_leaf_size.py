@@ -9,7 +9,7 @@ the geometric mean of the distributions' median times, tree build included, so t
 distribution counts alike. The leaf sizes timed walk down the time-versus-leaf-size curve
 from the previous order's fastest until both neighbours of the fastest are slower
 (--exhaustive: all of them). The fastest per (precision, order) makes the table that the solver
-uses when Options::leaf_size is 0 (src/kfmm/detail/LeafSizeTable.hpp). Everything measured is
+uses when Options::leaf_size is 0 (src/kfmm/tuning/LeafSizeTable.hpp). Everything measured is
 written to one JSON file, with the same header as perf/sweep.py's (machine, date, Kokkos,
 commands), which perf/portability_report.py plots as time against leaf size; with --header
 the table is also written as the C++ header the backend's tuning includes (docs/TUNING.md):
@@ -58,7 +58,7 @@ def parse_arguments(argv):
                     "precision, write every measurement to one JSON file and, with --header, "
                     "the backend's table of the fastest leaf size per order (docs/TUNING.md).",
         epilog="Example: python3 perf/tune_leaf_size.py --program build/openmp/apps/kfmm "
-               "--out tune-openmp.json --header src/kfmm/detail/HostLeafSizes.hpp. Exit "
+               "--out tune-openmp.json --header src/kfmm/tuning/HostLeafSizes.hpp. Exit "
                "status: 0 when every run succeeded, 1 when some failed (they are recorded in "
                "the file; the table then comes from the rest), 2 on a bad command line.")
     parser.add_argument("--program", required=True,
@@ -120,7 +120,7 @@ def header_struct(path):
 def include_guard(path, checkout=CHECKOUT):
     """The header's include guard as the project's headers spell theirs: KFMM_ and the path
     after the kfmm folder of an include root (src/kfmm, .../include/kfmm) inside the checkout:
-    src/kfmm/detail/HostLeafSizes.hpp -> KFMM_DETAIL_HOST_LEAF_SIZES_HPP,
+    src/kfmm/tuning/HostLeafSizes.hpp -> KFMM_TUNING_HOST_LEAF_SIZES_HPP,
     backends/cuda/include/kfmm/backend/CudaLeafSizes.hpp -> KFMM_BACKEND_CUDA_LEAF_SIZES_HPP.
     The folders above the checkout are never read, so that a checkout named kfmm (what git
     clone gives) or one under a src folder does not change the guard; a header elsewhere (a
@@ -224,7 +224,7 @@ PATH_OPTIONS = ("--program", "--out", "--header")
 
 def portable_path(option, path, checkout=CHECKOUT):
     """How the header's command names PATH, the value of OPTION: a path inside the checkout
-    relative to it (build/openmp/apps/kfmm, src/kfmm/detail/HostLeafSizes.hpp), any other by
+    relative to it (build/openmp/apps/kfmm, src/kfmm/tuning/HostLeafSizes.hpp), any other by
     its file name; --out, the measurements' JSON file, which the caller keeps where they like,
     always by its file name."""
     inside = os.path.relpath(os.path.realpath(path), os.path.realpath(checkout))
@@ -251,12 +251,12 @@ def portable_command(argv, checkout=CHECKOUT):
 
 def table_leaf_size(rows, order):
     """The leaf size of the table row (dicts with order and leaf_size, sorted by order) nearest
-    `order`, the lower one on a tie: what kfmm::detail::tunedLeafSize gives in C++."""
+    `order`, the lower one on a tie: what kfmm::tuning::tunedLeafSize gives in C++."""
     return min(rows, key=lambda row: abs(row["order"] - order))["leaf_size"]
 
 
 def header_text(path, tuning):
-    """The C++ header of the table (detail/LeafSizeTable.hpp's rows) with how it was made."""
+    """The C++ header of the table (tuning/LeafSizeTable.hpp's rows) with how it was made."""
     guard = include_guard(path)
     machine = tuning["machine"]
     kokkos = tuning["kokkos"] or {}
@@ -271,7 +271,7 @@ def header_text(path, tuning):
         f"#ifndef {guard}",
         f"#define {guard}",
         "",
-        "// The fastest leaf size per order (detail/LeafSizeTable.hpp), measured on",
+        "// The fastest leaf size per order (tuning/LeafSizeTable.hpp), measured on",
         f"//   {hardware},",
         f"//   Kokkos {kokkos.get('version', '?')}, default space "
         f"{kokkos.get('default_space', '?')}{', ' + environment if environment else ''},",
@@ -282,9 +282,9 @@ def header_text(path, tuning):
         "geometric mean of their times),",
         f"// theta {tune['theta']:g}, leaf sizes {', '.join(str(s) for s in tune['leaf_sizes'])}.",
         "",
-        "#include <kfmm/detail/LeafSizeTable.hpp>",
+        "#include <kfmm/tuning/LeafSizeTable.hpp>",
         "",
-        "namespace kfmm::detail",
+        "namespace kfmm::tuning",
         "{",
         "",
         f"struct {header_struct(path)}",
@@ -296,7 +296,7 @@ def header_text(path, tuning):
         lines.append(f"  static constexpr LeafSizeRow leaf_sizes_{precision}[] = {{")
         lines += ["      " + " ".join(rows[i:i + 6]) for i in range(0, len(rows), 6)]
         lines.append("  };")
-    lines += ["};", "", "} // namespace kfmm::detail", "", "#endif", ""]
+    lines += ["};", "", "} // namespace kfmm::tuning", "", "#endif", ""]
     return "\n".join(lines)
 
 

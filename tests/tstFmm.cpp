@@ -288,7 +288,7 @@ TEMPLATE_LIST_TEST_CASE("grouped, rotation and per-pair M2L agree to rounding", 
 
   // The automatic choice follows the backend's tuning data (on a few particles: high orders).
   auto const few = Kokkos::subview(p.x, Kokkos::make_pair(0, 500), Kokkos::ALL);
-  using Tune = kfmm::detail::Tuning<Space>;
+  using Tune = kfmm::tuning::Tuning<Space>;
   int const rotation_from = kfmm::detail::rotationM2LMinOrder<Tune, Real>();
   for (int order : {Tune::m2l_grouped_max_order, Tune::m2l_grouped_max_order + 1,
                     rotation_from - 1, rotation_from})

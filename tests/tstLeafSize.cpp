@@ -1,11 +1,11 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // Options::leaf_size = 0: the solver takes the leaf size of its backend's table
-// (detail/LeafSizeTable.hpp) for the order it runs at, also an order chosen for a tolerance,
+// (tuning/LeafSizeTable.hpp) for the order it runs at, also an order chosen for a tolerance,
 // and reports it; a leaf size of the caller's own is kept. The tables themselves are sorted
 // by order with sizes >= 1.
 #include <kfmm/Fmm.hpp>
-#include <kfmm/detail/LeafSizeTable.hpp>
-#include <kfmm/detail/Tuning.hpp>
+#include <kfmm/tuning/LeafSizeTable.hpp>
+#include <kfmm/tuning/Tuning.hpp>
 #include <kfmm/io/Generators.hpp>
 
 #include <Kokkos_Core.hpp>
@@ -20,16 +20,16 @@
 namespace
 {
 
-using kfmm::detail::LeafSizeRow;
+using kfmm::tuning::LeafSizeRow;
 using kfmm::test::isFloat;
 
 /// The leaf size the backend's table gives at `order` in precision Real.
 template <class ExecutionSpace, class Real>
 int tableLeafSize(int order)
 {
-  using Tuning = kfmm::detail::Tuning<ExecutionSpace>;
-  return isFloat<Real> ? kfmm::detail::tunedLeafSize(Tuning::leaf_sizes_float, order)
-                       : kfmm::detail::tunedLeafSize(Tuning::leaf_sizes_double, order);
+  using Tuning = kfmm::tuning::Tuning<ExecutionSpace>;
+  return isFloat<Real> ? kfmm::tuning::tunedLeafSize(Tuning::leaf_sizes_float, order)
+                       : kfmm::tuning::tunedLeafSize(Tuning::leaf_sizes_double, order);
 }
 
 template <std::size_t N>
@@ -50,7 +50,7 @@ void checkTable(LeafSizeRow const (&rows)[N])
 TEST_CASE("the tuned leaf size is the nearest measured order's", "[tuning][leaf_size]")
 {
   constexpr LeafSizeRow rows[] = {{2, 32}, {6, 64}, {10, 256}};
-  using kfmm::detail::tunedLeafSize;
+  using kfmm::tuning::tunedLeafSize;
   CHECK(tunedLeafSize(rows, 1) == 32);
   CHECK(tunedLeafSize(rows, 2) == 32);
   CHECK(tunedLeafSize(rows, 4) == 32); // equally near 2 and 6: the lower order
@@ -64,7 +64,7 @@ TEST_CASE("the tuned leaf size is the nearest measured order's", "[tuning][leaf_
 TEMPLATE_LIST_TEST_CASE("the backend's leaf-size tables are sorted by order",
                         "[tuning][leaf_size]", kfmm::test::Configs)
 {
-  using Tuning = kfmm::detail::Tuning<typename TestType::execution_space>;
+  using Tuning = kfmm::tuning::Tuning<typename TestType::execution_space>;
   checkTable(Tuning::leaf_sizes_float);
   checkTable(Tuning::leaf_sizes_double);
 }

@@ -139,7 +139,7 @@ template <class ExecutionSpace>
 std::vector<SortOptions> onesweepVariants()
 {
   std::vector<SortOptions> variants{{SortAlgorithm::onesweep, 8, 1, 1}};
-  if constexpr (kfmm::detail::Tuning<ExecutionSpace>::has_warp_primitives)
+  if constexpr (kfmm::tuning::Tuning<ExecutionSpace>::has_warp_primitives)
   {
     for (int team_size : {32, 64, 128, 256})
       variants.push_back({SortAlgorithm::onesweep, 8, team_size, 1});
@@ -154,7 +154,7 @@ std::vector<SortOptions> onesweepVariants()
 template <class ExecutionSpace>
 std::vector<SortOptions> optionVariants()
 {
-  using Tune = kfmm::detail::Tuning<ExecutionSpace>;
+  using Tune = kfmm::tuning::Tuning<ExecutionSpace>;
   constexpr auto onesweep = SortAlgorithm::onesweep;
   constexpr auto reduce_then_scan = SortAlgorithm::reduce_then_scan;
   std::vector<SortOptions> variants;
@@ -392,7 +392,7 @@ TEMPLATE_LIST_TEST_CASE("sortPairs rejects bad arguments", "[tree][sort]", kfmm:
   // Onesweep teams rank with warp primitives or are one thread.
   CHECK_THROWS_WITH(bad({SortAlgorithm::onesweep, 8, 48, 1}), ContainsSubstring("'team_size'"));
   // Warp ranking votes on at most the tuned digit width.
-  if (kfmm::detail::Tuning<Space>::has_warp_primitives)
+  if (kfmm::tuning::Tuning<Space>::has_warp_primitives)
     CHECK_THROWS_WITH(bad({SortAlgorithm::onesweep, 9, 128, 1}),
                       ContainsSubstring("'digit_bits'"));
 }

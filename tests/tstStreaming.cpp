@@ -62,7 +62,7 @@ struct IsMarked
 template <class ExecutionSpace>
 std::vector<std::size_t> testSizes()
 {
-  using Tune = kfmm::detail::Tuning<ExecutionSpace>;
+  using Tune = kfmm::tuning::Tuning<ExecutionSpace>;
   std::size_t const item = Tune::stream_elements_per_item;
   std::size_t const chunk =
       static_cast<std::size_t>(Tune::stream_team_size) * Tune::stream_elements_per_thread;

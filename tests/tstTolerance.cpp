@@ -7,7 +7,7 @@
 #include <kfmm/Accuracy.hpp>
 #include <kfmm/Exception.hpp>
 #include <kfmm/Fmm.hpp>
-#include <kfmm/detail/Tuning.hpp>
+#include <kfmm/tuning/Tuning.hpp>
 #include <kfmm/io/Generators.hpp>
 #include <kfmm/kernels/DirectSum.hpp>
 
@@ -70,7 +70,7 @@ double fieldError(kfmm::test::Particles<Config> const &p, std::size_t stride)
 template <class Real, class ExecutionSpace>
 double tableError(kfmm::Stats const &stats)
 {
-  using Tune = kfmm::detail::Tuning<ExecutionSpace>;
+  using Tune = kfmm::tuning::Tuning<ExecutionSpace>;
   auto const find = [&](auto const &rows) {
     for (auto const &row : rows)
       if (row.order == stats.order && row.theta == stats.theta)

@@ -2,8 +2,8 @@
 #ifndef KFMM_OPTIONS_HPP
 #define KFMM_OPTIONS_HPP
 
-#include <kfmm/detail/AccuracyTable.hpp>
-#include <kfmm/detail/LeafSizeTable.hpp>
+#include <kfmm/tuning/AccuracyTable.hpp>
+#include <kfmm/tuning/LeafSizeTable.hpp>
 #include <kfmm/detail/Validation.hpp>
 #include <kfmm/expansions/SphericalHarmonics.hpp>
 #include <kfmm/tree/ListRules.hpp>
@@ -169,10 +169,10 @@ double softeningSeparation(Options const &options)
   if (options.softening == 0)
     return 0;
   double const served =
-      tolerance_margin *
+      tuning::tolerance_margin *
       (std::is_same<Real, float>::value
-           ? expectedFieldError(Tuning::accuracy_float, options.order, options.theta)
-           : expectedFieldError(Tuning::accuracy_double, options.order, options.theta));
+           ? tuning::expectedFieldError(Tuning::accuracy_float, options.order, options.theta)
+           : tuning::expectedFieldError(Tuning::accuracy_double, options.order, options.theta));
   return options.softening * std::sqrt(1.5 / (softening_share * served));
 }
 
@@ -197,23 +197,34 @@ constexpr M2LVariant automaticM2LVariant(int p)
 }
 
 /// `options` with what it leaves to the backend filled in from the tuning data `Tuning` of
-/// precision Real: order and theta for its tolerance (detail/AccuracyTable.hpp), then the
-/// leaf size for that order where it is 0 (detail/LeafSizeTable.hpp).
+/// precision Real: order and theta for its tolerance (tuning/AccuracyTable.hpp), then the
+/// leaf size for that order where it is 0 (tuning/LeafSizeTable.hpp).
 template <class Tuning, class Real>
 Options withTunedParameters(Options options, std::string const &where)
 {
   bool const single = std::is_same<Real, float>::value;
   if (options.tolerance > 0)
   {
-    AccuracyRow const row =
-        single ? chooseAccuracyRow(Tuning::accuracy_float, options.tolerance, where, "float")
-               : chooseAccuracyRow(Tuning::accuracy_double, options.tolerance, where, "double");
+    auto const choose = [&](auto const &rows, char const *precision) {
+      tuning::AccuracyRow const *const row = tuning::servingAccuracyRow(rows, options.tolerance);
+      double const smallest = rows[std::extent<std::remove_reference_t<decltype(rows)>>::value - 1]
+                                  .field_error *
+                              tuning::tolerance_margin;
+      require(row != nullptr, where,
+              "option 'tolerance' " + formatNumber(options.tolerance) + " is below what " +
+                  precision + " reaches on this backend; the smallest is " +
+                  formatBoundAbove(smallest, 3) +
+                  (std::string(precision) == "float" ? " (compute in double for less)" : ""));
+      return *row;
+    };
+    tuning::AccuracyRow const row = single ? choose(Tuning::accuracy_float, "float")
+                                           : choose(Tuning::accuracy_double, "double");
     options.order = row.order;
     options.theta = row.theta;
   }
   if (options.leaf_size == 0)
-    options.leaf_size = single ? tunedLeafSize(Tuning::leaf_sizes_float, options.order)
-                               : tunedLeafSize(Tuning::leaf_sizes_double, options.order);
+    options.leaf_size = single ? tuning::tunedLeafSize(Tuning::leaf_sizes_float, options.order)
+                               : tuning::tunedLeafSize(Tuning::leaf_sizes_double, options.order);
   return options;
 }
 

@@ -80,7 +80,7 @@ def check_header(path, tuning):
     with open(path, encoding="utf-8") as file:
         text = file.read()
     for expected in ("struct TestLeafSizes", "#ifndef KFMM_TEST_LEAF_SIZES_HPP",
-                     "#include <kfmm/detail/LeafSizeTable.hpp>", "perf/tune_leaf_size.py"):
+                     "#include <kfmm/tuning/LeafSizeTable.hpp>", "perf/tune_leaf_size.py"):
         if expected not in text:
             fail(f"the header lacks '{expected}':\n{text}")
     for precision in ("float", "double"):
@@ -120,7 +120,7 @@ def check_include_guards(scripts, copied, outside):
     name."""
     checkout = os.path.dirname(os.path.abspath(scripts))
     for header in ("backends/cuda/include/kfmm/backend/CudaLeafSizes.hpp",
-                   "src/kfmm/detail/HostLeafSizes.hpp"):
+                   "src/kfmm/tuning/HostLeafSizes.hpp"):
         path = os.path.join(checkout, header)
         with open(path, encoding="utf-8") as file:
             written = re.search(r"^#ifndef (\w+)$", file.read(), re.M)
@@ -132,7 +132,7 @@ def check_include_guards(scripts, copied, outside):
     cases = ((copied, os.path.join(clone, "build", "cuda", "TestLeafSizes.hpp"),
               "KFMM_TEST_LEAF_SIZES_HPP"),
              (copied, os.path.join(clone, "src", "kfmm", "detail", "HostLeafSizes.hpp"),
-              "KFMM_DETAIL_HOST_LEAF_SIZES_HPP"),
+              "KFMM_TUNING_HOST_LEAF_SIZES_HPP"),
              (scripts, os.path.join(outside, "src", "kfmm", "build", "TestLeafSizes.hpp"),
               "KFMM_TEST_LEAF_SIZES_HPP"))
     for where, header, expected in cases:

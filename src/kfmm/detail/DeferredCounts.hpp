@@ -13,7 +13,7 @@
 // View the device can reach, the result is written by the kernel itself and the reduction
 // queues like any other kernel; the host waits only when it reads the counts.
 
-#include <kfmm/detail/Tuning.hpp>
+#include <kfmm/tuning/Tuning.hpp>
 #include <kfmm/detail/Workspace.hpp>
 
 #include <Kokkos_Core.hpp>
@@ -44,7 +44,7 @@ template <class MemorySpace>
 class DeferredCounts
 {
 public:
-  using staging_space = typename Tuning<typename MemorySpace::execution_space>::staging_space;
+  using staging_space = typename tuning::Tuning<typename MemorySpace::execution_space>::staging_space;
   using Slot = Kokkos::View<std::size_t, staging_space>;
 
   enum Count : int

@@ -15,7 +15,7 @@
 // Kernels that gather or scatter through a permutation stay one element per work item: with
 // several, each thread waits on its random accesses one after the other.
 
-#include <kfmm/detail/Tuning.hpp>
+#include <kfmm/tuning/Tuning.hpp>
 
 #include <Kokkos_Core.hpp>
 
@@ -53,7 +53,7 @@ void streamFor(std::string const &label, ExecutionSpace const &space, std::size_
 {
   if (n == 0)
     return;
-  constexpr int per_item = Tuning<ExecutionSpace>::stream_elements_per_item;
+  constexpr int per_item = tuning::Tuning<ExecutionSpace>::stream_elements_per_item;
   std::size_t const items = (n + per_item - 1) / per_item;
   Kokkos::parallel_for(label, Kokkos::RangePolicy<ExecutionSpace>(space, 0, items),
                        StridedElements<Functor>{functor, n, items, per_item});
@@ -86,7 +86,7 @@ template <class ExecutionSpace, class Functor, class Reducer>
 void streamReduce(std::string const &label, ExecutionSpace const &space, std::size_t n,
                   Functor const &functor, Reducer const &reducer)
 {
-  using Tune = Tuning<ExecutionSpace>;
+  using Tune = tuning::Tuning<ExecutionSpace>;
   using Value = typename Reducer::value_type;
   std::size_t const chunk =
       static_cast<std::size_t>(Tune::stream_team_size) * Tune::stream_elements_per_thread;

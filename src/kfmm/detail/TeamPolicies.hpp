@@ -9,7 +9,7 @@
 // `Launch`: functors are kernel arguments by default (detail/ArgumentLaunch.hpp).
 
 #include <kfmm/detail/ArgumentLaunch.hpp>
-#include <kfmm/detail/Tuning.hpp>
+#include <kfmm/tuning/Tuning.hpp>
 
 #include <Kokkos_Core.hpp>
 
@@ -30,7 +30,7 @@ TeamPolicy<ExecutionSpace, LaunchBounds> expansionPolicy(ExecutionSpace const &s
                                                          int teams, std::size_t scratch)
 {
   return TeamPolicy<ExecutionSpace, LaunchBounds>(space, teams,
-                                                  Tuning<ExecutionSpace>::expansionTeamSize(order))
+                                                  tuning::Tuning<ExecutionSpace>::expansionTeamSize(order))
       .set_scratch_size(0, Kokkos::PerTeam(scratch));
 }
 

@@ -23,7 +23,6 @@
 #include <kfmm/detail/Math.hpp>
 #include <kfmm/detail/Streaming.hpp>
 #include <kfmm/detail/Validation.hpp>
-#include <kfmm/tree/Morton.hpp>
 
 #include <Kokkos_Core.hpp>
 
@@ -127,11 +126,13 @@ struct UnitFrame
   }
 };
 
-/// The frame of the particles inside `cube`: 2^k is the smallest power of two above its side,
-/// the shift along each axis 0, or its centre rounded to a multiple of 2^k of at least 2.
+/// The frame of the particles inside `cube` (a tree::Cube: its `origin` and `side`): 2^k is the
+/// smallest power of two above its side, the shift along each axis 0, or its centre rounded to
+/// a multiple of 2^k of at least 2.
 /// Throws kfmm::Exception, naming `where`, when the cube is not finite: finite positions whose
 /// extent overflows a double (two points at x = -1e308 and 1e308, say) have no frame.
-inline UnitFrame unitFrame(tree::Cube const &cube, std::string const &where)
+template <class Cube>
+UnitFrame unitFrame(Cube const &cube, std::string const &where)
 {
   bool finite = std::isfinite(cube.side);
   for (int d = 0; d < 3; ++d)

@@ -34,7 +34,7 @@
 // than Tuning::workspace_cache_bytes: then its blocks are released. kfmm::releaseCachedMemory
 // releases the pool's idle blocks; Kokkos' finalisation releases them all.
 
-#include <kfmm/detail/Tuning.hpp>
+#include <kfmm/tuning/Tuning.hpp>
 
 #include <Kokkos_Core.hpp>
 
@@ -250,7 +250,7 @@ private:
     }
     // Kernels queued on any instance may still read the blocks.
     Kokkos::fence();
-    using Tune = Tuning<typename MemorySpace::execution_space>;
+    using Tune = tuning::Tuning<typename MemorySpace::execution_space>;
     if (workspace->heldBytes() > Tune::workspace_cache_bytes)
       return; // released by the destructor
     for (auto &b : workspace->_blocks)

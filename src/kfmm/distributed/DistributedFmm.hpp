@@ -330,7 +330,7 @@ private:
     });
     detail::requireOnAllRanks(comm, where,
                               [&] { detail::requireSameOptions(comm, where, options); });
-    _options = kfmm::detail::withTunedParameters<kfmm::detail::Tuning<ExecutionSpace>, Real>(
+    _options = kfmm::detail::withTunedParameters<kfmm::tuning::Tuning<ExecutionSpace>, Real>(
         options, where);
     PartitionOptions partition_options;
     partition_options.leaf_size = _options.leaf_size;
@@ -350,7 +350,7 @@ private:
                                            _partition->cube(), _options.leaf_size,
                                            _options.theta,
                                            kfmm::detail::softeningSeparation<
-                                               kfmm::detail::Tuning<ExecutionSpace>, Real>(
+                                               kfmm::tuning::Tuning<ExecutionSpace>, Real>(
                                                _options));
       // The order and theta the tolerance chose, given as such (Options' rule: a tolerance
       // comes with the default order and theta).

@@ -36,7 +36,7 @@
 // product itself (docs/TUNING.md, "The grouped M2L's product").
 
 #include <kfmm/detail/Math.hpp>
-#include <kfmm/detail/Tuning.hpp>
+#include <kfmm/tuning/Tuning.hpp>
 #include <kfmm/expansions/TeamOperators.hpp>
 #include <kfmm/farfield/M2LGroups.hpp>
 #include <kfmm/farfield/M2LMatrices.hpp>
@@ -99,7 +99,7 @@ struct GroupedM2LKernel
   /// Team scratch of one launch.
   std::size_t scratchBytes() const { return scratchBytes(order, columns, groups.block_rows); }
 
-  using Tune = kfmm::detail::Tuning<ExecutionSpace>;
+  using Tune = kfmm::tuning::Tuning<ExecutionSpace>;
   static constexpr bool kokkos_kernels_gemm = Tune::m2l_kokkos_kernels_gemm;
   static constexpr int row_tile = Tune::m2l_row_tile;
   static constexpr int column_tile = Tune::m2l_column_tile;

@@ -39,7 +39,7 @@
 #include <kfmm/detail/Math.hpp>
 #include <kfmm/detail/ReadOnHost.hpp>
 #include <kfmm/detail/ScopedRegion.hpp>
-#include <kfmm/detail/Tuning.hpp>
+#include <kfmm/tuning/Tuning.hpp>
 #include <kfmm/detail/Validation.hpp>
 #include <kfmm/detail/Workspace.hpp>
 #include <kfmm/expansions/Symmetries.hpp>
@@ -588,7 +588,7 @@ void sortIntoChunks(ExecutionSpace const &space, kfmm::detail::Workspace<MemoryS
   int const num_rows = m2l.numRows();
   int const num_blocks = groups.num_blocks;
   int const block_rows = groups.block_rows;
-  int const block_team_size = kfmm::detail::Tuning<ExecutionSpace>::m2l_grouping_team_size;
+  int const block_team_size = kfmm::tuning::Tuning<ExecutionSpace>::m2l_grouping_team_size;
 
   Kokkos::View<Key *, MemorySpace> sort_keys;
   memory.take(space, sort_keys, prefix + "sort_keys", size);

@@ -23,6 +23,7 @@
 #include <kfmm/expansions/TeamOperators.hpp>
 #include <kfmm/farfield/M2LGroups.hpp>
 #include <kfmm/kernels/detail/ExpansionArrays.hpp>
+#include <kfmm/kernels/detail/RealMatrices.hpp>
 
 #include <Kokkos_Core.hpp>
 
@@ -31,43 +32,17 @@ namespace kfmm::farfield
 
 /// Class matrices, transposed: matrices(class, k, i) = A_class(i, k), i < n padded.
 template <class Real, class MemorySpace>
-using M2LMatrixArray = Kokkos::View<Real ***, Kokkos::LayoutRight, MemorySpace>;
+using M2LMatrixArray = kernels::detail::RealMatrixArray<Real, MemorySpace>;
 
-/// Rows of a class matrix are padded to a multiple of this, a multiple of every backend's
-/// row tile (Tuning::m2l_row_tile), so that a thread's run of matrix entries is whole.
-constexpr int m2l_row_padding = 8;
-
-/// Length of the real coefficient vector of order p.
-KOKKOS_INLINE_FUNCTION constexpr int realCoefficientCount(int p)
-{
-  return 2 * expansions::coefficientCount(p);
-}
-
-/// realCoefficientCount(p) rounded up to a multiple of m2l_row_padding.
-KOKKOS_INLINE_FUNCTION constexpr int paddedRealCount(int p)
-{
-  return (realCoefficientCount(p) + m2l_row_padding - 1) / m2l_row_padding * m2l_row_padding;
-}
-
-/// expansions::mirrorParities of real component i (of coefficient i / 2) of the real vector.
-KOKKOS_INLINE_FUNCTION int componentParities(int i)
-{
-  int const n = expansions::detail::degreeOf(i / 2);
-  return expansions::mirrorParities(n, i / 2 - expansions::coefficientIndex(n, 0), i);
-}
-
-/// expansions::exchangeCode of real component i (of coefficient i / 2) of the real vector.
-KOKKOS_INLINE_FUNCTION int componentExchange(int i)
-{
-  int const n = expansions::detail::degreeOf(i / 2);
-  return expansions::exchangeCode(i / 2 - expansions::coefficientIndex(n, 0), i & 1);
-}
-
-/// The sign of real component k under the reflections `mirror`.
-KOKKOS_INLINE_FUNCTION int componentSign(int mirror, int k)
-{
-  return expansions::mirrorSign(mirror, componentParities(k));
-}
+using kernels::detail::componentExchange;
+using kernels::detail::componentParities;
+using kernels::detail::componentSign;
+using kernels::detail::operatorColumnScratchBytes;
+using kernels::detail::operatorMatrixColumn;
+using kernels::detail::paddedRealCount;
+using kernels::detail::realCoefficientCount;
+/// Rows of a class matrix are padded to a multiple of this (kernels/detail/RealMatrices.hpp).
+constexpr int m2l_row_padding = kernels::detail::matrix_row_padding;
 
 /// Bytes of the class matrices of `classes` classes at order p.
 template <class Real>
@@ -76,44 +51,6 @@ std::size_t m2lMatrixBytes(int classes, int p)
   auto const n = static_cast<std::size_t>(realCoefficientCount(p));
   return static_cast<std::size_t>(classes) * n * static_cast<std::size_t>(paddedRealCount(p)) *
          sizeof(Real);
-}
-
-/// Team scratch of operatorMatrixColumn for an operator whose team work array has
-/// `work_size` elements.
-template <class ExecutionSpace>
-std::size_t operatorColumnScratchBytes(int p, int work_size)
-{
-  return kfmm::kernels::detail::scratchCoefficientBytes<double, ExecutionSpace>(
-      2 * expansions::coefficientCount(p) + work_size);
-}
-
-/// Column `column` of the real matrix of a linear operator on coefficient arrays of order p,
-/// computed by one team in double: `apply(in, out, work)` (a team operator adding to `out`)
-/// maps the unit vector of real component `column`; the image is written through
-/// store(i, value) for i < paddedRealCount(p), zero past the n real components.
-template <class ExecutionSpace, class TeamMember, class Apply, class Store>
-KOKKOS_INLINE_FUNCTION void operatorMatrixColumn(TeamMember const &team, int p, int column,
-                                                 int work_size, Apply const &apply,
-                                                 Store const &store)
-{
-  int const count = expansions::coefficientCount(p);
-  kfmm::kernels::detail::ScratchCoefficients<double, ExecutionSpace> in(team.team_scratch(0),
-                                                                        count);
-  kfmm::kernels::detail::ScratchCoefficients<double, ExecutionSpace> out(team.team_scratch(0),
-                                                                         count);
-  kfmm::kernels::detail::ScratchCoefficients<double, ExecutionSpace> work(team.team_scratch(0),
-                                                                          work_size);
-  Kokkos::parallel_for(Kokkos::TeamThreadRange(team, count), [&](int i) {
-    double const one = i == column / 2 ? 1.0 : 0.0;
-    in(i) = column % 2 == 0 ? Kokkos::complex<double>(one, 0) : Kokkos::complex<double>(0, one);
-    out(i) = Kokkos::complex<double>(0, 0);
-  });
-  apply(in.data(), out.data(), work.data());
-  team.team_barrier();
-  auto const *out_real = reinterpret_cast<double const *>(out.data());
-  Kokkos::parallel_for(Kokkos::TeamThreadRange(team, paddedRealCount(p)), [&](int i) {
-    store(i, i < 2 * count ? out_real[i] : 0.0);
-  });
 }
 
 /// Team (class, column): the translation of one unit multipole vector.

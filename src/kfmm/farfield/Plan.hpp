@@ -23,7 +23,7 @@
 #include <kfmm/detail/Math.hpp>
 #include <kfmm/detail/SideInstance.hpp>
 #include <kfmm/detail/TeamPolicies.hpp>
-#include <kfmm/detail/Tuning.hpp>
+#include <kfmm/tuning/Tuning.hpp>
 #include <kfmm/detail/Validation.hpp>
 #include <kfmm/detail/Workspace.hpp>
 #include <kfmm/expansions/Operators.hpp>
@@ -31,7 +31,7 @@
 #include <kfmm/farfield/M2LGroups.hpp>
 #include <kfmm/farfield/M2LMatrices.hpp>
 #include <kfmm/farfield/M2LRotations.hpp>
-#include <kfmm/kernels/FarField.hpp>
+#include <kfmm/farfield/M2LKernel.hpp>
 #include <kfmm/kernels/detail/ExpansionArrays.hpp>
 #include <kfmm/kernels/detail/TargetBlock.hpp>
 #include <kfmm/tree/InteractionLists.hpp>
@@ -62,7 +62,7 @@ M2LVariant chooseVariant(Options const &options)
 {
   if (options.m2l_variant != M2LVariant::automatic)
     return options.m2l_variant;
-  return detail::automaticM2LVariant<detail::Tuning<ExecutionSpace>, Real>(options.order);
+  return detail::automaticM2LVariant<tuning::Tuning<ExecutionSpace>, Real>(options.order);
 }
 
 /// Whether the grouped M2L's kernel fits the backend's team scratch at the order: where it
@@ -72,7 +72,7 @@ template <class ExecutionSpace, class Real>
 bool groupedFits(Options const &options, std::string const &where)
 {
   int const order = options.order;
-  int const block_rows = detail::Tuning<ExecutionSpace>::m2lBlockRows(order);
+  int const block_rows = tuning::Tuning<ExecutionSpace>::m2lBlockRows(order);
   if (GroupedM2LKernel<ExecutionSpace, Real>::productColumns(order, block_rows) >= 1)
     return true;
   detail::require(options.m2l_variant != M2LVariant::grouped, where,
@@ -87,7 +87,7 @@ template <class ExecutionSpace>
 int minClassEntries(int order)
 {
   return kfmm::detail::max(1, realCoefficientCount(order) /
-                                  detail::Tuning<ExecutionSpace>::m2l_min_class_fraction);
+                                  tuning::Tuning<ExecutionSpace>::m2l_min_class_fraction);
 }
 
 /// Whether the grouped M2L's grouping runs on the side instance, beside the near field,
@@ -105,7 +105,7 @@ bool groupsBeside(detail::SideInstance<ExecutionSpace> const &side,
     return false;
   double const near_flops = kernels::detail::flops_per_interaction * double(lists.near_pairs);
   double const far_flops = double(lists.m2l.size) * double(expansions::flops::m2l(order));
-  return detail::Tuning<ExecutionSpace>::far_field_flop_cost * far_flops < near_flops;
+  return tuning::Tuning<ExecutionSpace>::far_field_flop_cost * far_flops < near_flops;
 }
 
 /// Estimated flops of the M2L: `pairs` entries, of which `per_pair` the rotation plan
@@ -148,7 +148,7 @@ void prepareGrouped(ExecutionSpace const &space, detail::SideInstance<ExecutionS
                     tree::Octree<MemorySpace> const &source_tree,
                     tree::InteractionLists<MemorySpace> &lists, M2LClassCount<MemorySpace> *classes)
 {
-  using Tune = detail::Tuning<ExecutionSpace>;
+  using Tune = tuning::Tuning<ExecutionSpace>;
   int const order = options.order;
   int const block_rows = Tune::m2lBlockRows(order);
   ExecutionSpace const grouping_space = beside ? side.space() : space;
@@ -209,7 +209,7 @@ void translate(ExecutionSpace const &space, Plan<Real, MemorySpace> const &plan,
                kernels::detail::CoefficientArray<Real, MemorySpace> const &multipoles,
                kernels::detail::CoefficientArray<Real, MemorySpace> const &locals, int order)
 {
-  using Tune = detail::Tuning<ExecutionSpace>;
+  using Tune = tuning::Tuning<ExecutionSpace>;
   if (plan.variant == M2LVariant::grouped)
   {
     GroupedM2LKernel<ExecutionSpace, Real> const kernel(target_cells, source_cells, plan.groups,
@@ -231,7 +231,7 @@ void translate(ExecutionSpace const &space, Plan<Real, MemorySpace> const &plan,
       launch(Kokkos::LaunchBounds<>{});
     return;
   }
-  using Kernel = kernels::M2LKernel<ExecutionSpace, Real, decltype(lists.m2l.offsets),
+  using Kernel = M2LKernel<ExecutionSpace, Real, decltype(lists.m2l.offsets),
                                     decltype(lists.m2l.sources)>;
   Kokkos::parallel_for(
       plan.variant == M2LVariant::rotation ? "kfmm::Fmm::M2L_rotation" : "kfmm::Fmm::M2L",

@@ -5,7 +5,7 @@
 #include <kfmm/detail/Math.hpp>
 #include <kfmm/detail/ScopedRegion.hpp>
 #include <kfmm/detail/StaticChecks.hpp>
-#include <kfmm/detail/Tuning.hpp>
+#include <kfmm/tuning/Tuning.hpp>
 #include <kfmm/detail/UnitFrame.hpp>
 #include <kfmm/detail/Validation.hpp>
 #include <kfmm/kernels/detail/TargetBlock.hpp>
@@ -233,7 +233,7 @@ void launchDirectSum(ExecutionSpace const &space, Targets const &targets, Source
                                              "kfmm::directSum");
   double const unit_softening = frame.length(softening);
 
-  using Tune = kfmm::detail::Tuning<ExecutionSpace>;
+  using Tune = kfmm::tuning::Tuning<ExecutionSpace>;
   constexpr int per_thread = Tune::directTargetsPerThread(static_cast<int>(sizeof(Real)));
   using Kernel = kfmm::kernels::DirectSumKernel<ExecutionSpace, Real, per_thread, Targets, Sources,
                                                 Charges, Potential, Field>;

@@ -9,7 +9,7 @@
 // its own tiles and synchronises only its own lanes.
 
 #include <kfmm/detail/Math.hpp>
-#include <kfmm/detail/Tuning.hpp>
+#include <kfmm/tuning/Tuning.hpp>
 #include <kfmm/detail/Warp.hpp>
 #include <kfmm/kernels/detail/ExpansionArrays.hpp>
 #include <kfmm/kernels/detail/TargetBlock.hpp>
@@ -41,7 +41,7 @@ struct P2PKernel
   using Block = detail::TargetBlock<Real, TargetsPerThread>;
 
   static_assert(GroupLanes == 1 ||
-                    (GroupLanes == 32 && kfmm::detail::Tuning<ExecutionSpace>::has_warp_primitives),
+                    (GroupLanes == 32 && kfmm::tuning::Tuning<ExecutionSpace>::has_warp_primitives),
                 "a group of targets is one thread or one 32-lane warp");
 
   /// The most targets of one group.

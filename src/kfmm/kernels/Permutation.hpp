@@ -8,7 +8,7 @@
 // units rides on these copies, so it costs no pass of its own.
 
 #include <kfmm/detail/Resolution.hpp>
-#include <kfmm/detail/Tuning.hpp>
+#include <kfmm/tuning/Tuning.hpp>
 #include <kfmm/detail/UnitFrame.hpp>
 #include <kfmm/detail/Validation.hpp>
 #include <kfmm/detail/Workspace.hpp>
@@ -167,7 +167,7 @@ void sortPositions(ExecutionSpace const &space, kfmm::detail::Workspace<MemorySp
     Kokkos::parallel_for(
         "kfmm::permutation::sort_positions",
         Kokkos::TeamPolicy<ExecutionSpace>(
-            space, teams, kfmm::detail::Tuning<ExecutionSpace>::sort_positions_team_size)
+            space, teams, kfmm::tuning::Tuning<ExecutionSpace>::sort_positions_team_size)
             .set_scratch_size(0, Kokkos::PerTeam(Kernel::scratchBytes())),
         kernel);
     if constexpr (Kernel::counts_unresolved)

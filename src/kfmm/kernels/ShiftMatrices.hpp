@@ -20,8 +20,7 @@
 
 #include <kfmm/detail/Workspace.hpp>
 #include <kfmm/expansions/TeamOperators.hpp>
-#include <kfmm/farfield/M2LGroups.hpp>
-#include <kfmm/farfield/M2LMatrices.hpp>
+#include <kfmm/kernels/detail/RealMatrices.hpp>
 #include <kfmm/kernels/detail/ExpansionArrays.hpp>
 
 #include <Kokkos_Core.hpp>
@@ -32,7 +31,7 @@ namespace kfmm::kernels
 /// shift_matrices(0, k, i) = A_M2M(i, k), shift_matrices(1, k, i) = A_L2L(i, k): the shifts
 /// of the child in octant (+, +, +), transposed like the M2L class matrices.
 template <class Real, class MemorySpace>
-using ShiftMatrixArray = farfield::M2LMatrixArray<Real, MemorySpace>;
+using ShiftMatrixArray = detail::RealMatrixArray<Real, MemorySpace>;
 
 /// Team (shift, column): the M2M (shift 0) or L2L (shift 1) of one unit vector.
 template <class ExecutionSpace, class Real>
@@ -45,17 +44,17 @@ struct ShiftMatrixKernel
 
   static std::size_t scratchBytes(int p)
   {
-    return farfield::operatorColumnScratchBytes<ExecutionSpace>(p,
+    return detail::operatorColumnScratchBytes<ExecutionSpace>(p,
                                                                 expansions::m2mTeamScratchSize(p));
   }
 
   KOKKOS_FUNCTION void operator()(TeamMember const &team) const
   {
-    int const n = farfield::realCoefficientCount(order);
+    int const n = detail::realCoefficientCount(order);
     int const shift = team.league_rank() / n;
     int const column = team.league_rank() % n;
     // In units of the child's scale: the child at (1, 1, 1) from its parent, scales 1 and 2.
-    farfield::operatorMatrixColumn<ExecutionSpace>(
+    detail::operatorMatrixColumn<ExecutionSpace>(
         team, order, column, expansions::m2mTeamScratchSize(order),
         [&](Kokkos::complex<double> const *in, Kokkos::complex<double> *out,
             Kokkos::complex<double> *work) {
@@ -74,9 +73,9 @@ ShiftMatrixArray<Real, MemorySpace> buildShiftMatrices(ExecutionSpace const &spa
                                                        kfmm::detail::Workspace<MemorySpace> &memory,
                                                        int p, int team_size)
 {
-  int const n = farfield::realCoefficientCount(p);
+  int const n = detail::realCoefficientCount(p);
   auto const matrices = memory.template take<ShiftMatrixArray<Real, MemorySpace>>(
-      space, "kfmm::Fmm::shift_matrices", 2, n, farfield::paddedRealCount(p));
+      space, "kfmm::Fmm::shift_matrices", 2, n, detail::paddedRealCount(p));
   using Kernel = ShiftMatrixKernel<ExecutionSpace, Real>;
   Kokkos::parallel_for("kfmm::Fmm::shift_matrices",
                        Kokkos::TeamPolicy<ExecutionSpace>(space, 2 * n, team_size)
@@ -114,7 +113,7 @@ KOKKOS_INLINE_FUNCTION void shiftProduct(TeamMember const &team, Matrices const 
 {
   Kokkos::parallel_for(Kokkos::TeamThreadRange(team, n), [&](int k) {
     for (int c = 0; c < 8; ++c)
-      in(k, c) = c < children ? Real(farfield::componentSign(mirrors[c], k)) * input(k, c)
+      in(k, c) = c < children ? Real(detail::componentSign(mirrors[c], k)) * input(k, c)
                               : Real(0);
   });
   team.team_barrier();
@@ -127,7 +126,7 @@ KOKKOS_INLINE_FUNCTION void shiftProduct(TeamMember const &team, Matrices const 
         sums[c] += a * in(k, c);
     }
     for (int c = 0; c < children; ++c)
-      add(i, c, Real(farfield::componentSign(mirrors[c], i)) * sums[c]);
+      add(i, c, Real(detail::componentSign(mirrors[c], i)) * sums[c]);
   });
 }
 
@@ -151,7 +150,7 @@ struct ShiftProductKernel
 
   static std::size_t scratchBytes(int p)
   {
-    return Columns::shmem_size(farfield::realCoefficientCount(p));
+    return Columns::shmem_size(detail::realCoefficientCount(p));
   }
 
   KOKKOS_FUNCTION void operator()(TeamMember const &team) const
@@ -164,7 +163,7 @@ struct ShiftProductKernel
     int mirrors[8] = {};
     for (int c = 0; c < children; ++c)
       mirrors[c] = childOctantMirror(tree, first + c, cell);
-    int const n = farfield::realCoefficientCount(order);
+    int const n = detail::realCoefficientCount(order);
     Columns columns(team.team_scratch(0), n);
     auto *own = reinterpret_cast<Real *>(&expansions(cell, 0));
     auto const child = [&](int c) {

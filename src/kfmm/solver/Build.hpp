@@ -11,7 +11,7 @@
 #include <kfmm/detail/DeferredCounts.hpp>
 #include <kfmm/detail/Resolution.hpp>
 #include <kfmm/detail/SideInstance.hpp>
-#include <kfmm/detail/Tuning.hpp>
+#include <kfmm/tuning/Tuning.hpp>
 #include <kfmm/detail/UnitFrame.hpp>
 #include <kfmm/detail/Validation.hpp>
 #include <kfmm/detail/Workspace.hpp>
@@ -162,7 +162,7 @@ void allocateUpward(ExecutionSpace const &space, State<Real, MemorySpace> &state
               state.coefficients());
   if (shiftsByMatrices<ExecutionSpace>(order))
     state.shift_matrices = kernels::buildShiftMatrices<Real, ExecutionSpace, MemorySpace>(
-        space, memory, order, detail::Tuning<ExecutionSpace>::expansionTeamSize(order));
+        space, memory, order, tuning::Tuning<ExecutionSpace>::expansionTeamSize(order));
 }
 
 /// The other arrays (the results, the targets' ranks, the locals): taken in the setup, after
@@ -202,7 +202,7 @@ void buildOnTrees(ExecutionSpace const &space, detail::SideInstance<ExecutionSpa
   bool const grouped =
       variant == M2LVariant::grouped && farfield::groupedFits<ExecutionSpace, Real>(options, where);
   std::optional<farfield::M2LClassCount<MemorySpace>> classes;
-  if (grouped && detail::Tuning<ExecutionSpace>::m2l_classes_in_lists_read)
+  if (grouped && tuning::Tuning<ExecutionSpace>::m2l_classes_in_lists_read)
     classes.emplace(space, memory, state.target_tree, state.source_tree,
                     farfield::minClassEntries<ExecutionSpace>(order));
   auto *const counted = classes ? &*classes : nullptr;
@@ -210,7 +210,7 @@ void buildOnTrees(ExecutionSpace const &space, detail::SideInstance<ExecutionSpa
     // Softening enters the acceptance as a least separation (docs/ACCURACY.md); the stricter
     // test of unequal cells serves separate targets, not the distributed ranks' trees.
     double const separation =
-        state.frame.length(detail::softeningSeparation<detail::Tuning<ExecutionSpace>, Real>(options));
+        state.frame.length(detail::softeningSeparation<tuning::Tuning<ExecutionSpace>, Real>(options));
     state.lists = tree::detail::buildInteractionListsIn(
         space, memory, state.target_tree, state.source_tree, options.theta, options.method,
         options.acceptance, separation, targets && !state.other_ranks_sources, 1, counted);
@@ -245,7 +245,7 @@ void buildOnTrees(ExecutionSpace const &space, detail::SideInstance<ExecutionSpa
     if (!positions_sorted)
       sortPositions(space, state, sources, targets);
     kernels::invertPermutation(space, state.target_tree.permutation, state.target_ranks);
-    using Tune = detail::Tuning<ExecutionSpace>;
+    using Tune = tuning::Tuning<ExecutionSpace>;
     state.p2p_groups = kernels::detail::buildTargetGroups(
         space, memory, state.targetCells(), state.lists.p2p.numRows(), state.numTargets(),
         Tune::p2p_group_lanes * Tune::p2p_targets_per_thread);
@@ -266,7 +266,7 @@ void adoptTrees(ExecutionSpace const &space, State<Real, MemorySpace> &state,
                 tree::Octree<MemorySpace> const &target_tree, Options const &options)
 {
   detail::validate(options, where);
-  state.options = detail::withTunedParameters<detail::Tuning<ExecutionSpace>, Real>(options, where);
+  state.options = detail::withTunedParameters<tuning::Tuning<ExecutionSpace>, Real>(options, where);
   state.other_ranks_sources = true;
   runStage(space, state.options, "tree", state.build_stages, [&] {
     state.source_tree = source_tree;

@@ -8,7 +8,7 @@
 
 #include <kfmm/detail/TeamPolicies.hpp>
 #include <kfmm/farfield/Plan.hpp>
-#include <kfmm/kernels/FarField.hpp>
+#include <kfmm/kernels/M2P.hpp>
 #include <kfmm/solver/Stage.hpp>
 #include <kfmm/solver/State.hpp>
 

@@ -8,7 +8,7 @@
 
 #include <kfmm/detail/ArgumentLaunch.hpp>
 #include <kfmm/detail/TeamPolicies.hpp>
-#include <kfmm/detail/Tuning.hpp>
+#include <kfmm/tuning/Tuning.hpp>
 #include <kfmm/detail/ZeroFill.hpp>
 #include <kfmm/kernels/P2P.hpp>
 #include <kfmm/solver/Stage.hpp>
@@ -25,7 +25,7 @@ namespace kfmm::solver
 template <class ExecutionSpace, class Real, class MemorySpace>
 void p2p(ExecutionSpace const &space, State<Real, MemorySpace> &state)
 {
-  using Tune = detail::Tuning<ExecutionSpace>;
+  using Tune = tuning::Tuning<ExecutionSpace>;
   using S = State<Real, MemorySpace>;
   double const softening = state.frame.length(state.options.softening);
   auto const &lists = state.lists;

@@ -20,7 +20,7 @@
 #include <kfmm/detail/Resolution.hpp>
 #include <kfmm/detail/ScopedRegion.hpp>
 #include <kfmm/detail/SideInstance.hpp>
-#include <kfmm/detail/Tuning.hpp>
+#include <kfmm/tuning/Tuning.hpp>
 #include <kfmm/detail/Validation.hpp>
 #include <kfmm/solver/Build.hpp>
 #include <kfmm/solver/Downward.hpp>
@@ -100,7 +100,7 @@ void build(ExecutionSpace const &space, State<Real, MemorySpace> &state, std::st
       (targets && detail::roundsPositions<Real, typename Targets::non_const_value_type>());
   detail::validate(state.options, where);
   state.options =
-      detail::withTunedParameters<detail::Tuning<ExecutionSpace>, Real>(state.options, where);
+      detail::withTunedParameters<tuning::Tuning<ExecutionSpace>, Real>(state.options, where);
   runStage(space, state.options, "tree", state.build_stages,
            [&] { buildTrees(space, state, where, sources, targets); });
   if (charges)

@@ -7,7 +7,7 @@
 // 1987; M2M as matrix products at low orders, kernels/ShiftMatrices.hpp).
 
 #include <kfmm/detail/TeamPolicies.hpp>
-#include <kfmm/detail/Tuning.hpp>
+#include <kfmm/tuning/Tuning.hpp>
 #include <kfmm/detail/UnitFrame.hpp>
 #include <kfmm/detail/ZeroFill.hpp>
 #include <kfmm/kernels/Permutation.hpp>
@@ -28,7 +28,7 @@ namespace kfmm::solver
 template <class ExecutionSpace>
 bool shiftsByMatrices(int order)
 {
-  return order <= detail::Tuning<ExecutionSpace>::shift_matrix_max_order;
+  return order <= tuning::Tuning<ExecutionSpace>::shift_matrix_max_order;
 }
 
 /// The charge unit 2^charge_exponent, which the host found, where the kernels read it.
@@ -80,7 +80,7 @@ void p2m(ExecutionSpace const &space, State<Real, MemorySpace> &state)
   int const order = state.order();
   detail::zeroFill(space, "kfmm::Fmm::clear_multipoles", state.multipoles);
   using Kernel = kernels::P2MKernel<ExecutionSpace, Real, decltype(state.x), decltype(state.q)>;
-  int const team_size = detail::Tuning<ExecutionSpace>::expansionTeamSize(order);
+  int const team_size = tuning::Tuning<ExecutionSpace>::expansionTeamSize(order);
   Kokkos::parallel_for("kfmm::Fmm::P2M",
                        detail::expansionPolicy(space, order, state.source_tree.numLeaves(),
                                                Kernel::scratchBytes(order, team_size)),

@@ -21,7 +21,7 @@
 
 #include <kfmm/Exception.hpp>
 #include <kfmm/detail/Streaming.hpp>
-#include <kfmm/detail/Tuning.hpp>
+#include <kfmm/tuning/Tuning.hpp>
 #include <kfmm/detail/Workspace.hpp>
 #include <kfmm/tree/Morton.hpp>
 
@@ -62,7 +62,7 @@ class DeviceCube
 {
 public:
   using staging_space =
-      typename kfmm::detail::Tuning<typename MemorySpace::execution_space>::staging_space;
+      typename kfmm::tuning::Tuning<typename MemorySpace::execution_space>::staging_space;
 
   DeviceCube() : _staging(kfmm::detail::WorkspacePool<staging_space>::shared().lease()) {}
 

@@ -54,7 +54,7 @@
 #include <kfmm/detail/Math.hpp>
 #include <kfmm/detail/ScopedRegion.hpp>
 #include <kfmm/detail/Streaming.hpp>
-#include <kfmm/detail/Tuning.hpp>
+#include <kfmm/tuning/Tuning.hpp>
 #include <kfmm/detail/Validation.hpp>
 #include <kfmm/tree/ListRules.hpp>
 #include <kfmm/tree/Octree.hpp>
@@ -410,7 +410,7 @@ template <class ExecutionSpace, class MemorySpace>
 struct TraverseRound
 {
   using Member = typename Kokkos::TeamPolicy<ExecutionSpace>::member_type;
-  using Tune = kfmm::detail::Tuning<ExecutionSpace>;
+  using Tune = kfmm::tuning::Tuning<ExecutionSpace>;
   using Count = TraversalCounters::Count;
   static constexpr int items = Tune::lists_items_per_thread;
   static constexpr int lookback_window = Tune::lists_lookback_window;
@@ -858,9 +858,9 @@ InteractionLists<MemorySpace> buildInteractionListsIn(
   // waiting on each (kfmm/detail/ArgumentLaunch.hpp), under a register cap (Tuning).
   using TeamPolicy =
       Kokkos::TeamPolicy<ExecutionSpace, kfmm::detail::ArgumentLaunch,
-                         typename kfmm::detail::Tuning<ExecutionSpace>::ListsLaunchBounds>;
+                         typename kfmm::tuning::Tuning<ExecutionSpace>::ListsLaunchBounds>;
   using Round = detail::TraverseRound<ExecutionSpace, MemorySpace>;
-  int const team_size = kfmm::detail::Tuning<ExecutionSpace>::lists_team_size;
+  int const team_size = kfmm::tuning::Tuning<ExecutionSpace>::lists_team_size;
   int const teams = kfmm::detail::max(1, space.concurrency() / team_size);
 
   Kokkos::Profiling::pushRegion("kfmm::lists::traverse");

@@ -59,7 +59,7 @@
 #include <kfmm/detail/CoherentLoad.hpp>
 #include <kfmm/detail/Math.hpp>
 #include <kfmm/detail/ScopedRegion.hpp>
-#include <kfmm/detail/Tuning.hpp>
+#include <kfmm/tuning/Tuning.hpp>
 #include <kfmm/detail/UnitFrame.hpp>
 #include <kfmm/detail/Validation.hpp>
 #include <kfmm/detail/Workspace.hpp>
@@ -440,7 +440,7 @@ template <class ExecutionSpace, class MemorySpace, class Points>
 void leafRadiiOf(ExecutionSpace const &space, Octree<MemorySpace> const &tree,
                  Points const &points)
 {
-  using Tune = kfmm::detail::Tuning<ExecutionSpace>;
+  using Tune = kfmm::tuning::Tuning<ExecutionSpace>;
   int const num_leaves = tree.numLeaves();
   if (num_leaves == 0)
     return;
@@ -1000,7 +1000,7 @@ bool levelsSizedOnDevice(LevelReads reads)
 {
   return reads == LevelReads::batched || reads == LevelReads::counted ||
          (reads == LevelReads::tuned &&
-          kfmm::detail::Tuning<ExecutionSpace>::tree_levels_sized_on_device);
+          kfmm::tuning::Tuning<ExecutionSpace>::tree_levels_sized_on_device);
 }
 
 /// Whether buildCells counts the levels' sizes from the sorted keys (see there).
@@ -1102,7 +1102,7 @@ buildOctreeFromSortedKeys(ExecutionSpace const &space, Positions const &position
   detail::checkPositions(space, where, positions);
   kfmm::detail::requireExtent(where, "keys", keys.extent(0), positions.extent(0));
   kfmm::detail::requireExtent(where, "permutation", permutation.extent(0), positions.extent(0));
-  auto const reads = kfmm::detail::Tuning<ExecutionSpace>::tree_levels_sized_on_device
+  auto const reads = kfmm::tuning::Tuning<ExecutionSpace>::tree_levels_sized_on_device
                          ? detail::LevelReads::batched
                          : detail::LevelReads::per_level;
   return detail::buildCells(space, kfmm::detail::Workspace<MemorySpace>::direct(), positions,

@@ -12,7 +12,7 @@
 //   and a scatter kernel; the host spaces' algorithm;
 // - onesweep (detail/OnesweepSort.hpp): all passes' histograms from one read of the keys,
 //   then one kernel per pass whose tiles find their offsets by decoupled look-back; the
-//   GPU's algorithm. kfmm::detail::Tuning<ExecutionSpace>::sort_onesweep picks.
+//   GPU's algorithm. kfmm::tuning::Tuning<ExecutionSpace>::sort_onesweep picks.
 //
 // Only the digits that matter are sorted: a digit that every key shares would give a
 // histogram with one bin holding all N items, and its pass would be the identity. Each
@@ -32,7 +32,7 @@
 #include <kfmm/Exception.hpp>
 #include <kfmm/detail/Math.hpp>
 #include <kfmm/detail/ScopedRegion.hpp>
-#include <kfmm/detail/Tuning.hpp>
+#include <kfmm/tuning/Tuning.hpp>
 #include <kfmm/detail/Validation.hpp>
 #include <kfmm/tree/detail/OnesweepSort.hpp>
 #include <kfmm/tree/detail/ReduceThenScanSort.hpp>
@@ -72,7 +72,7 @@ std::size_t sortScratchBytes(SortOptions const &options)
 template <class ExecutionSpace, class KeyView, class ValueView>
 int sortMaxTeamSize(ExecutionSpace const &space, SortOptions const &options)
 {
-  constexpr int ipt = kfmm::detail::Tuning<ExecutionSpace>::sort_items_per_thread;
+  constexpr int ipt = kfmm::tuning::Tuning<ExecutionSpace>::sort_items_per_thread;
   SortPolicy<ExecutionSpace> const policy(space, 1, Kokkos::AUTO);
   Kokkos::ParallelForTag const tag;
   if (options.algorithm == SortAlgorithm::onesweep)
@@ -90,7 +90,7 @@ template <class ExecutionSpace, class KeyView, class ValueView>
 void validateSortOptions(ExecutionSpace const &space, std::string const &where,
                          SortOptions const &options)
 {
-  using Tune = kfmm::detail::Tuning<ExecutionSpace>;
+  using Tune = kfmm::tuning::Tuning<ExecutionSpace>;
   using kfmm::detail::formatNumber;
   using kfmm::detail::require;
   require(options.digit_bits >= 1 && options.digit_bits <= 16, where,

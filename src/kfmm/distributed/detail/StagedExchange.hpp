@@ -21,7 +21,7 @@
 
 #include <kfmm/Config.hpp>
 #include <kfmm/Exception.hpp>
-#include <kfmm/detail/Tuning.hpp>
+#include <kfmm/tuning/Tuning.hpp>
 #include <kfmm/distributed/detail/Collectives.hpp>
 
 #include <Kokkos_Core.hpp>
@@ -108,7 +108,7 @@ struct StagingBuffers
 template <class MemorySpace>
 class StagedExchange
 {
-  using StagingSpace = typename kfmm::detail::Tuning<
+  using StagingSpace = typename kfmm::tuning::Tuning<
       typename MemorySpace::execution_space>::staging_space;
   using Bytes = Kokkos::View<unsigned char *, MemorySpace, Kokkos::MemoryUnmanaged>;
   using Buffers = StagingBuffers<StagingSpace>;

@@ -47,7 +47,7 @@
 //   run (coalesced stores).
 
 #include <kfmm/detail/Math.hpp>
-#include <kfmm/detail/Tuning.hpp>
+#include <kfmm/tuning/Tuning.hpp>
 #include <kfmm/detail/Warp.hpp>
 #include <kfmm/tree/detail/SortCommon.hpp>
 #include <kfmm/tree/detail/TileStatus.hpp>
@@ -275,11 +275,11 @@ struct OnesweepPassKernel
   using DigitStarts = Unmanaged1D<SortOffset, typename ExecutionSpace::memory_space>;
   using Status = Kokkos::View<std::uint64_t *, typename ExecutionSpace::memory_space>;
 
-  static constexpr bool warp_capable = kfmm::detail::Tuning<ExecutionSpace>::has_warp_primitives;
+  static constexpr bool warp_capable = kfmm::tuning::Tuning<ExecutionSpace>::has_warp_primitives;
   /// Digit bits the warp ranking votes on: enough for every pass of the tuned sort.
-  static constexpr int vote_bits = kfmm::detail::Tuning<ExecutionSpace>::sort_digit_bits;
+  static constexpr int vote_bits = kfmm::tuning::Tuning<ExecutionSpace>::sort_digit_bits;
   /// Earlier tiles whose status words the look-back reads at once.
-  static constexpr int lookback_window = kfmm::detail::Tuning<ExecutionSpace>::sort_lookback_window;
+  static constexpr int lookback_window = kfmm::tuning::Tuning<ExecutionSpace>::sort_lookback_window;
   static_assert(alignof(Value) <= alignof(std::uint64_t) && alignof(Key) <= alignof(std::uint64_t),
                 "kfmm::tree::sortPairs: keys and values must be at most 8-byte aligned");
   static_assert(!warp_capable || vote_bits <= 8,
@@ -601,7 +601,7 @@ struct OnesweepPassKernel
 template <class ExecutionSpace, class KeyView, class ValueView>
 std::size_t onesweepScratchBytes(SortOptions const &options, int pass_count)
 {
-  constexpr int ipt = kfmm::detail::Tuning<ExecutionSpace>::sort_items_per_thread;
+  constexpr int ipt = kfmm::tuning::Tuning<ExecutionSpace>::sort_items_per_thread;
   int const radix = 1 << options.digit_bits;
   return kfmm::detail::max(
       DigitHistogramsKernel<ExecutionSpace, KeyView, ipt>::scratchBytes(options.team_size,
@@ -654,7 +654,7 @@ void onesweepSort(ExecutionSpace const &space, KeyView const &keys, ValueView co
                   KeyView const &keys_buffer, ValueView const &values_buffer, int key_bits,
                   SortOptions const &options, Workspace &workspace)
 {
-  constexpr int ipt = kfmm::detail::Tuning<ExecutionSpace>::sort_items_per_thread;
+  constexpr int ipt = kfmm::tuning::Tuning<ExecutionSpace>::sort_items_per_thread;
   using Histograms = DigitHistogramsKernel<ExecutionSpace, KeyView, ipt>;
   using Pass = OnesweepPassKernel<ExecutionSpace, KeyView, ValueView, ipt>;
   using Policy = SortPolicy<ExecutionSpace>;
@@ -702,7 +702,7 @@ void onesweepSort(ExecutionSpace const &space, KeyView const &keys, ValueView co
                        PassRoutesKernel<Counts>{workspace.pass_routes, positions.count});
 
   // The tuned team shape runs the pass kernel compiled for it.
-  using Tune = kfmm::detail::Tuning<ExecutionSpace>;
+  using Tune = kfmm::tuning::Tuning<ExecutionSpace>;
   bool const tuned = Tune::has_warp_primitives && team_size == Tune::sort_team_size &&
                      options.digit_bits == Tune::sort_digit_bits;
   if (tuned)

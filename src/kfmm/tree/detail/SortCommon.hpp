@@ -8,7 +8,7 @@
 #include <kfmm/detail/ArgumentLaunch.hpp>
 #include <kfmm/detail/Math.hpp>
 #include <kfmm/detail/Streaming.hpp>
-#include <kfmm/detail/Tuning.hpp>
+#include <kfmm/tuning/Tuning.hpp>
 #include <kfmm/detail/Workspace.hpp>
 
 #include <Kokkos_Core.hpp>
@@ -31,7 +31,7 @@ enum class SortAlgorithm
 };
 
 /// Launch parameters of sortPairs. The public entry points take them from
-/// kfmm::detail::Tuning; tests set them to exercise other algorithms and team shapes.
+/// kfmm::tuning::Tuning; tests set them to exercise other algorithms and team shapes.
 struct SortOptions
 {
   SortAlgorithm algorithm;
@@ -43,7 +43,7 @@ struct SortOptions
 template <class ExecutionSpace>
 SortOptions defaultSortOptions()
 {
-  using Tune = kfmm::detail::Tuning<ExecutionSpace>;
+  using Tune = kfmm::tuning::Tuning<ExecutionSpace>;
   return {Tune::sort_onesweep ? SortAlgorithm::onesweep : SortAlgorithm::reduce_then_scan,
           Tune::sort_digit_bits, Tune::sort_team_size, Tune::sort_tiles_per_team};
 }
@@ -60,7 +60,7 @@ template <class ExecutionSpace>
 std::uint64_t tileItems(SortOptions const &options)
 {
   return static_cast<std::uint64_t>(options.team_size) *
-         kfmm::detail::Tuning<ExecutionSpace>::sort_items_per_thread;
+         kfmm::tuning::Tuning<ExecutionSpace>::sort_items_per_thread;
 }
 
 /// Team policy of the sort kernels: on CUDA bounded so that the compiler keeps registers
@@ -69,10 +69,10 @@ std::uint64_t tileItems(SortOptions const &options)
 template <class ExecutionSpace>
 using SortPolicy = Kokkos::TeamPolicy<
     ExecutionSpace,
-    Kokkos::LaunchBounds<(kfmm::detail::Tuning<ExecutionSpace>::sort_min_teams_per_sm > 0
-                              ? kfmm::detail::Tuning<ExecutionSpace>::sort_team_size
+    Kokkos::LaunchBounds<(kfmm::tuning::Tuning<ExecutionSpace>::sort_min_teams_per_sm > 0
+                              ? kfmm::tuning::Tuning<ExecutionSpace>::sort_team_size
                               : 0),
-                         kfmm::detail::Tuning<ExecutionSpace>::sort_min_teams_per_sm>,
+                         kfmm::tuning::Tuning<ExecutionSpace>::sort_min_teams_per_sm>,
     kfmm::detail::ArgumentLaunch>;
 
 template <class T, class Memory>

@@ -3,7 +3,7 @@
 #ifndef KFMM_BACKEND_CUDA_LEAF_SIZES_HPP
 #define KFMM_BACKEND_CUDA_LEAF_SIZES_HPP
 
-// The fastest leaf size per order (detail/LeafSizeTable.hpp), measured on
+// The fastest leaf size per order (tuning/LeafSizeTable.hpp), measured on
 //   NVIDIA H200; host Intel(R) Xeon(R) Processor (16 logical CPUs),
 //   Kokkos 3.4.1, default space Cuda, OMP_PROC_BIND=false,
 //   2026-11-22, with
@@ -13,9 +13,9 @@
 // at 1e6 particles (uniform, plummer; the geometric mean of their times),
 // theta 0.7, leaf sizes 16, 32, 64, 128, 256, 512, 1024.
 
-#include <kfmm/detail/LeafSizeTable.hpp>
+#include <kfmm/tuning/LeafSizeTable.hpp>
 
-namespace kfmm::detail
+namespace kfmm::tuning
 {
 
 struct CudaLeafSizes
@@ -30,6 +30,6 @@ struct CudaLeafSizes
   };
 };
 
-} // namespace kfmm::detail
+} // namespace kfmm::tuning
 
 #endif

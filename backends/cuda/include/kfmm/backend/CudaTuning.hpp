@@ -2,7 +2,7 @@
 #ifndef KFMM_BACKEND_CUDA_TUNING_HPP
 #define KFMM_BACKEND_CUDA_TUNING_HPP
 
-// Included by kfmm/detail/Tuning.hpp when Kokkos has CUDA: launch parameters for GPUs,
+// Included by kfmm/tuning/Tuning.hpp when Kokkos has CUDA: launch parameters for GPUs,
 // where a team is a thread block and each thread owns one target.
 
 #include <kfmm/backend/CudaLeafSizes.hpp>
@@ -11,7 +11,7 @@
 
 #include <cstddef>
 
-namespace kfmm::detail
+namespace kfmm::tuning
 {
 
 template <class ExecutionSpace>
@@ -145,7 +145,7 @@ struct Tuning<Kokkos::Cuda> : CudaLeafSizes
   static constexpr int leaf_radii_team_size = 8;
   static constexpr int leaf_radii_lanes = 32;
 
-  // The accuracy table of Options::tolerance (detail/AccuracyTable.hpp): the worst errors at
+  // The accuracy table of Options::tolerance (tuning/AccuracyTable.hpp): the worst errors at
   // leaf size 64 and at the leaf sizes both backends' tables give, over all of 2e4 particles
   // of seeds 1 and 2 and over samples at 2e4 and 5e4, the front of the times at 1e6 uniform
   // particles, with thetas up to 0.9 in float and 0.85 in double (docs/ACCURACY.md).
@@ -213,6 +213,6 @@ struct Tuning<Kokkos::Cuda> : CudaLeafSizes
   };
 };
 
-} // namespace kfmm::detail
+} // namespace kfmm::tuning
 
 #endif

@@ -1,18 +1,18 @@
 // SPDX-License-Identifier: BSD-3-Clause
-#ifndef KFMM_DETAIL_LEAF_SIZE_TABLE_HPP
-#define KFMM_DETAIL_LEAF_SIZE_TABLE_HPP
+#ifndef KFMM_TUNING_LEAF_SIZE_TABLE_HPP
+#define KFMM_TUNING_LEAF_SIZE_TABLE_HPP
 
 // The leaf size behind Options::leaf_size = 0. With s particles per leaf the FMM costs about
 // N (A + B / s + C s): the far field's work per particle falls as 1/s (fewer cells), the near
 // field's grows as s, and the fastest s = (B / C)^(1/2) (Gumerov & Duraiswami 2008, the
 // optimal cluster size s_opt). B grows with the order, and B and C differ per backend and
-// precision, so each backend's tuning (detail/Tuning.hpp and backends/<name>/) holds a table
+// precision, so each backend's tuning (tuning/Tuning.hpp and backends/<name>/) holds a table
 // per precision of the fastest leaf size measured at a set of orders; perf/tune_leaf_size.py
 // measures it and writes it (docs/TUNING.md).
 
 #include <cstddef>
 
-namespace kfmm::detail
+namespace kfmm::tuning
 {
 
 struct LeafSizeRow
@@ -37,6 +37,6 @@ constexpr int tunedLeafSize(LeafSizeRow const (&rows)[N], int order)
   return nearest.leaf_size;
 }
 
-} // namespace kfmm::detail
+} // namespace kfmm::tuning
 
 #endif

@@ -1,22 +1,22 @@
 // SPDX-License-Identifier: BSD-3-Clause
-#ifndef KFMM_DETAIL_TUNING_HPP
-#define KFMM_DETAIL_TUNING_HPP
+#ifndef KFMM_TUNING_TUNING_HPP
+#define KFMM_TUNING_TUNING_HPP
 
 // Launch parameters of kfmm's kernels, one struct per execution space. The kernels are the
 // same source on every backend; only these numbers differ. This portable default suits the
 // host spaces (a team is one thread that works on several targets at once so that the
 // compiler can vectorise across them); backends/<name>/include/kfmm/backend/ specialises
-// it for devices. The leaf-size tables (detail/LeafSizeTable.hpp) are written by
+// it for devices. The leaf-size tables (tuning/LeafSizeTable.hpp) are written by
 // perf/tune_leaf_size.py into a header of their own, whose struct each Tuning derives from.
 
-#include <kfmm/detail/AccuracyTable.hpp>
-#include <kfmm/detail/HostLeafSizes.hpp>
+#include <kfmm/tuning/AccuracyTable.hpp>
+#include <kfmm/tuning/HostLeafSizes.hpp>
 
 #include <Kokkos_Core.hpp>
 
 #include <cstddef>
 
-namespace kfmm::detail
+namespace kfmm::tuning
 {
 
 template <class ExecutionSpace>
@@ -165,7 +165,7 @@ struct Tuning : HostLeafSizes
   static constexpr int leaf_radii_team_size = 1;
   static constexpr int leaf_radii_lanes = 1;
 
-  /// The accuracy table of Options::tolerance (detail/AccuracyTable.hpp): the worst errors
+  /// The accuracy table of Options::tolerance (tuning/AccuracyTable.hpp): the worst errors
   /// measured (with the CUDA build) at leaf size 64 and at the leaf sizes both backends'
   /// tables give, over all of 2e4 particles of seeds 1 and 2 and over samples at 2e4 and
   /// 5e4, the front of the times of the OpenMP build at 2e5 uniform particles
@@ -222,7 +222,7 @@ struct Tuning : HostLeafSizes
   };
 };
 
-} // namespace kfmm::detail
+} // namespace kfmm::tuning
 
 #if defined(KOKKOS_ENABLE_CUDA)
 #include <kfmm/backend/CudaTuning.hpp>

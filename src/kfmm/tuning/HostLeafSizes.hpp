@@ -1,21 +1,21 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // Written by perf/tune_leaf_size.py; remake it with the command below, do not edit it.
-#ifndef KFMM_DETAIL_HOST_LEAF_SIZES_HPP
-#define KFMM_DETAIL_HOST_LEAF_SIZES_HPP
+#ifndef KFMM_TUNING_HOST_LEAF_SIZES_HPP
+#define KFMM_TUNING_HOST_LEAF_SIZES_HPP
 
-// The fastest leaf size per order (detail/LeafSizeTable.hpp), measured on
+// The fastest leaf size per order (tuning/LeafSizeTable.hpp), measured on
 //   AMD EPYC (2 logical CPUs),
 //   Kokkos 3.4.1, default space OpenMP, OMP_PROC_BIND=spread OMP_PLACES=threads,
 //   2026-11-22, with
 //   python3 perf/tune_leaf_size.py --program build/openmp/apps/kfmm --out \
-//       tune-openmp-2core.json --header src/kfmm/detail/HostLeafSizes.hpp --n 2e5 --leaf-sizes \
+//       tune-openmp-2core.json --header src/kfmm/tuning/HostLeafSizes.hpp --n 2e5 --leaf-sizes \
 //       16,32,64,128,256,512,1024,2048 --repeat 1
 // at 2e5 particles (uniform, plummer; the geometric mean of their times),
 // theta 0.7, leaf sizes 16, 32, 64, 128, 256, 512, 1024, 2048.
 
-#include <kfmm/detail/LeafSizeTable.hpp>
+#include <kfmm/tuning/LeafSizeTable.hpp>
 
-namespace kfmm::detail
+namespace kfmm::tuning
 {
 
 struct HostLeafSizes
@@ -30,6 +30,6 @@ struct HostLeafSizes
   };
 };
 
-} // namespace kfmm::detail
+} // namespace kfmm::tuning
 
 #endif

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: BSD-3-Clause
-#ifndef KFMM_DETAIL_ACCURACY_TABLE_HPP
-#define KFMM_DETAIL_ACCURACY_TABLE_HPP
+#ifndef KFMM_TUNING_ACCURACY_TABLE_HPP
+#define KFMM_TUNING_ACCURACY_TABLE_HPP
 
-// The parameters behind Options::tolerance. Each backend's tuning (detail/Tuning.hpp and
+// The parameters behind Options::tolerance. Each backend's tuning (tuning/Tuning.hpp and
 // backends/<name>/) holds, per precision, the rows of its accuracy table: an order and a theta
 // of the theta rule with the worst relative L2 field error measured with them on uniform,
 // Plummer and ellipsoid-surface particles, fastest first on that backend, each more accurate
@@ -10,13 +10,9 @@
 // expansions and the acceptance rule; the order of the rows is the backend's timing.
 // perf/accuracy_table.py measures them and docs/ACCURACY.md says how.
 
-#include <kfmm/Exception.hpp>
-#include <kfmm/detail/FormatNumber.hpp>
-
 #include <cstddef>
-#include <string>
 
-namespace kfmm::detail
+namespace kfmm::tuning
 {
 
 struct AccuracyRow
@@ -31,20 +27,15 @@ struct AccuracyRow
 /// particles (which differ by up to 8x), and other sizes and particle sets scatter about it.
 constexpr double tolerance_margin = 1.5;
 
-/// The fastest of `rows` (fastest first) that serves `tolerance`. Throws kfmm::Exception
-/// naming the smallest tolerance the table serves when none does.
+/// The fastest of `rows` (fastest first) that serves `tolerance`, or null where none does
+/// (Options.hpp's withTunedParameters names the smallest tolerance the table serves then).
 template <std::size_t N>
-AccuracyRow chooseAccuracyRow(AccuracyRow const (&rows)[N], double tolerance,
-                              std::string const &where, char const *precision)
+AccuracyRow const *servingAccuracyRow(AccuracyRow const (&rows)[N], double tolerance)
 {
   for (auto const &row : rows)
     if (row.field_error * tolerance_margin <= tolerance)
-      return row;
-  double const smallest = rows[N - 1].field_error * tolerance_margin;
-  throw Exception(where + ": option 'tolerance' " + formatNumber(tolerance) +
-                  " is below what " + precision +
-                  " reaches on this backend; the smallest is " + formatBoundAbove(smallest, 3) +
-                  (std::string(precision) == "float" ? " (compute in double for less)" : ""));
+      return &row;
+  return nullptr;
 }
 
 /// The field error to expect of `order` and `theta` from the table `rows`: the least error of
@@ -65,6 +56,6 @@ double expectedFieldError(AccuracyRow const (&rows)[N], int order, double theta)
   return bound > 0 ? bound : largest;
 }
 
-} // namespace kfmm::detail
+} // namespace kfmm::tuning
 
 #endif
