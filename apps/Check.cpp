@@ -65,8 +65,7 @@ inline Kokkos::View<double *, Memory> inDouble(Space const &space,
 template <class Real>
 CheckResult checkAccuracy(Space const &space, Particles<Real> const &particles,
                           Positions const &targets, Results<Real> const &results,
-                          std::size_t samples, std::uint64_t seed, double softening,
-                          bool progress)
+                          std::size_t samples, std::uint64_t seed, double softening, bool progress)
 {
   Kokkos::Timer timer;
   std::size_t const n = particles.size();
@@ -147,7 +146,7 @@ template CheckResult checkAccuracy<float>(Space const &, Particles<float> const 
                                           Positions const &, Results<float> const &, std::size_t,
                                           std::uint64_t, double, bool);
 template CheckResult checkAccuracy<double>(Space const &, Particles<double> const &,
-                                           Positions const &, Results<double> const &,
-                                           std::size_t, std::uint64_t, double, bool);
+                                           Positions const &, Results<double> const &, std::size_t,
+                                           std::uint64_t, double, bool);
 
 } // namespace kfmm::app

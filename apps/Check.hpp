@@ -25,8 +25,7 @@ std::vector<std::size_t> sampleIndices(std::size_t n, std::size_t k, std::uint64
 template <class Real>
 CheckResult checkAccuracy(Space const &space, Particles<Real> const &particles,
                           Positions const &targets, Results<Real> const &results,
-                          std::size_t samples, std::uint64_t seed, double softening,
-                          bool progress);
+                          std::size_t samples, std::uint64_t seed, double softening, bool progress);
 
 } // namespace kfmm::app
 

@@ -31,21 +31,21 @@ constexpr std::uint64_t max_repeat = 1000;
 [[noreturn]] void badValue(std::string const &option, std::string const &value,
                            std::string const &expected)
 {
-  throw UsageError("bad value '" + value + "' for option '" + option + "' (expected " +
-                   expected + ")");
+  throw UsageError("bad value '" + value + "' for option '" + option + "' (expected " + expected +
+                   ")");
 }
 
 [[noreturn]] void outOfRange(std::string const &option, std::string const &value,
                              std::string const &range)
 {
-  throw UsageError("value '" + value + "' for option '" + option + "' is out of range (" +
-                   range + ")");
+  throw UsageError("value '" + value + "' for option '" + option + "' is out of range (" + range +
+                   ")");
 }
 
 /// A non-negative integer in [min, max]: plain digits, or a number like 1e6 or 2.5e5 that is
 /// an integer (particle counts are easier to type that way).
-std::uint64_t parseInteger(std::string const &option, std::string const &value,
-                           std::uint64_t min, std::uint64_t max)
+std::uint64_t parseInteger(std::string const &option, std::string const &value, std::uint64_t min,
+                           std::uint64_t max)
 {
   std::string const range = "expected " + std::to_string(min) + " to " + std::to_string(max);
   char const *const end = value.data() + value.size();
@@ -106,8 +106,7 @@ void requireWritablePath(std::string const &option, std::string const &path)
     throw UsageError("option '" + option + "': '" + path + "' is a folder");
   auto const folder = p.parent_path();
   if (!folder.empty() && !std::filesystem::is_directory(folder, ec))
-    throw UsageError("option '" + option + "': folder '" + folder.string() +
-                     "' does not exist");
+    throw UsageError("option '" + option + "': folder '" + folder.string() + "' does not exist");
   // An existing file (or the file a symbolic link names) is replaced by a complete new one:
   // one that nobody may write is refused instead, for root too, who could replace it.
   auto const status = std::filesystem::status(p, ec);
@@ -151,8 +150,8 @@ void requireSeparateFiles(Configuration const &c)
                          "'): the run would overwrite what it reads");
   }
   if (!c.output.empty() && !c.json.empty() && sameFile(c.output, c.json))
-    throw UsageError("options '--output' and '--json' name the same file ('" + c.output +
-                     "', '" + c.json + "')");
+    throw UsageError("options '--output' and '--json' name the same file ('" + c.output + "', '" +
+                     c.json + "')");
 }
 
 /// A --kokkos-NAME=VALUE argument's value, or nothing when `argument` is not one for `name`.

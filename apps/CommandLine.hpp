@@ -31,7 +31,10 @@ enum class Precision
   double_
 };
 
-inline char const *precisionName(Precision p) { return p == Precision::single ? "float" : "double"; }
+inline char const *precisionName(Precision p)
+{
+  return p == Precision::single ? "float" : "double";
+}
 
 struct Configuration
 {

@@ -182,9 +182,8 @@ std::vector<T> gatherToRoot(std::vector<T> const &local)
     // MPI_Send does not write through its buffer; the cast only drops the const.
     auto *bytes =
         const_cast<unsigned char *>(reinterpret_cast<unsigned char const *>(local.data()));
-    pieces(bytes, local.size() * sizeof(T), [](unsigned char *p, int size) {
-      MPI_Send(p, size, MPI_BYTE, 0, 0, MPI_COMM_WORLD);
-    });
+    pieces(bytes, local.size() * sizeof(T),
+           [](unsigned char *p, int size) { MPI_Send(p, size, MPI_BYTE, 0, 0, MPI_COMM_WORLD); });
     return {};
   }
   std::size_t total = 0;
@@ -313,8 +312,11 @@ Stats reportedStats(std::vector<RankRun> const &runs)
   for (auto const &run : runs)
     all.push_back(run.stats);
   Stats stats = medianStats(all);
-  double sums[6] = {double(stats.p2p_interactions), double(stats.m2l_interactions),
-                    double(stats.m2p_interactions), stats.flops, double(stats.bytes),
+  double sums[6] = {double(stats.p2p_interactions),
+                    double(stats.m2l_interactions),
+                    double(stats.m2p_interactions),
+                    stats.flops,
+                    double(stats.bytes),
                     double(stats.unresolved_pairs)};
   MPI_Allreduce(MPI_IN_PLACE, sums, 6, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
   stats.p2p_interactions = static_cast<std::size_t>(sums[0]);
@@ -358,9 +360,9 @@ int runIn(Configuration const &c, io::ParticleTable const *input)
   Particles<Real> particles;
   Results<Real> results;
   onEveryRank([&] {
-    particles = input ? fromFileBlock<Real>(*input, block)
-                      : generateParticles<Real>(space, block.count, c.distribution, c.seed,
-                                                block.first, n);
+    particles =
+        input ? fromFileBlock<Real>(*input, block)
+              : generateParticles<Real>(space, block.count, c.distribution, c.seed, block.first, n);
     results = allocateResults<Real>(block.count);
   });
 

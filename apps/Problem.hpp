@@ -69,8 +69,7 @@ Results<Real> allocateResults(std::size_t n)
 /// n - 1 (a rank's block, the same particles as in the whole problem).
 template <class Real>
 Particles<Real> generateParticles(Space const &space, std::size_t n, Distribution distribution,
-                                  std::uint64_t seed, std::size_t first = 0,
-                                  std::size_t total = 0)
+                                  std::uint64_t seed, std::size_t first = 0, std::size_t total = 0)
 {
   auto particles = allocateParticles<Real>(n);
   generate(space, distribution, seed, particles.positions, particles.charges, first,
@@ -111,9 +110,12 @@ inline void requireRepresentableExtent(io::ParticleTable const &table)
       hi = i == 0 || v > hi ? v : hi;
     }
     if (!std::isfinite(hi - lo))
-      throw io::FileError("'" + table.path + "': the positions span more than a double can hold "
-                          "along " + axes[d] + " (from " + detail::formatNumber(lo) + " to " +
-                          detail::formatNumber(hi) + "): scale or shift them into a smaller "
+      throw io::FileError("'" + table.path +
+                          "': the positions span more than a double can hold "
+                          "along " +
+                          axes[d] + " (from " + detail::formatNumber(lo) + " to " +
+                          detail::formatNumber(hi) +
+                          "): scale or shift them into a smaller "
                           "range");
   }
 }

@@ -51,14 +51,11 @@ std::string versionString()
 
 std::string kokkosVersion()
 {
-  return std::to_string(KOKKOS_VERSION / 10000) + "." +
-         std::to_string(KOKKOS_VERSION / 100 % 100) + "." + std::to_string(KOKKOS_VERSION % 100);
+  return std::to_string(KOKKOS_VERSION / 10000) + "." + std::to_string(KOKKOS_VERSION / 100 % 100) +
+         "." + std::to_string(KOKKOS_VERSION % 100);
 }
 
-std::string algorithmName(Configuration const &c)
-{
-  return methodName(c.options.method);
-}
+std::string algorithmName(Configuration const &c) { return methodName(c.options.method); }
 
 std::string problemText(Report const &r)
 {
@@ -263,30 +260,30 @@ void printReport(std::FILE *out, Report const &r)
   std::fprintf(out, "  particles     %s\n", problemText(r).c_str());
   // The order and theta the solver used: with --tolerance, those it chose.
   // The classic rule has no theta.
-  std::string const acceptance =
-      c.options.acceptance == Acceptance::classic
-          ? std::string("classic")
-          : "theta, theta " + detail::formatNumber(r.stats.theta);
+  std::string const acceptance = c.options.acceptance == Acceptance::classic
+                                     ? std::string("classic")
+                                     : "theta, theta " + detail::formatNumber(r.stats.theta);
   std::fprintf(out,
                "  options       method %s, order %d, acceptance %s, leaf size %d, softening %g\n",
-               methodName(c.options.method), r.stats.order, acceptance.c_str(),
-               r.stats.leaf_size, c.options.softening);
+               methodName(c.options.method), r.stats.order, acceptance.c_str(), r.stats.leaf_size,
+               c.options.softening);
   if (c.options.leaf_size == 0)
     std::fprintf(out, "  leaf size     %d: the backend's tuned one for order %d in %s\n",
                  r.stats.leaf_size, r.stats.order, precisionName(c.precision));
   if (c.options.tolerance > 0)
-    std::fprintf(out, "  tolerance     %g: order %d and theta %g from the backend's accuracy table\n",
+    std::fprintf(out,
+                 "  tolerance     %g: order %d and theta %g from the backend's accuracy table\n",
                  c.options.tolerance, r.stats.order, r.stats.theta);
   // On several ranks: rank 0's tree, its particles' and the cells it received from others.
   std::fprintf(out, "  tree          %sdepth %d, %zu leaves, %zu cells\n",
-               r.per_rank.empty() ? "" : "rank 0: ", r.stats.depth, r.stats.leaves,
-               r.stats.cells);
+               r.per_rank.empty() ? "" : "rank 0: ", r.stats.depth, r.stats.leaves, r.stats.cells);
   std::fprintf(out, "  interactions  p2p %.3e, m2l %.3e, m2p %.3e\n",
                static_cast<double>(r.stats.p2p_interactions),
                static_cast<double>(r.stats.m2l_interactions),
                static_cast<double>(r.stats.m2p_interactions));
   if (!r.stats.m2l_variant.empty())
-    std::fprintf(out, "  m2l           %s, %zu classes, matrices %.1f MiB, %zu pairs outside them\n",
+    std::fprintf(out,
+                 "  m2l           %s, %zu classes, matrices %.1f MiB, %zu pairs outside them\n",
                  r.stats.m2l_variant.c_str(), r.stats.m2l_classes,
                  megabytes(r.stats.m2l_matrix_bytes), r.stats.m2l_per_pair_interactions);
 

@@ -99,12 +99,10 @@ void printReport(std::FILE *out, Report const &report);
 
 /// The error message (no "kfmm: error:", no line end) for a solve whose precision does not
 /// resolve the particles (Stats::precision_limited), without --allow-unresolved.
-std::string precisionMessage(Configuration const &configuration, std::size_t n,
-                             Stats const &stats);
+std::string precisionMessage(Configuration const &configuration, std::size_t n, Stats const &stats);
 
 /// The warning line (with its line end) for such a solve with --allow-unresolved.
-std::string precisionWarning(Configuration const &configuration, std::size_t n,
-                             Stats const &stats);
+std::string precisionWarning(Configuration const &configuration, std::size_t n, Stats const &stats);
 
 /// The run's exit status once its report is written: exit_tolerance_missed, after a warning
 /// on stderr (even with --quiet), where --check measured a field error above --tolerance

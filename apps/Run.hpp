@@ -17,9 +17,9 @@ namespace kfmm::app
 enum ExitStatus : int
 {
   exit_success = 0,
-  exit_failure = 1, ///< something failed while running (solver, memory, writing a file)
-  exit_usage = 2,   ///< bad command line; nothing was run or written
-  exit_input = 3,   ///< the --input or --targets file cannot be used; nothing was run or written
+  exit_failure = 1,    ///< something failed while running (solver, memory, writing a file)
+  exit_usage = 2,      ///< bad command line; nothing was run or written
+  exit_input = 3,      ///< the --input or --targets file cannot be used; nothing was run or written
   exit_unresolved = 4, ///< the precision does not resolve the particles; nothing was written
   exit_tolerance_missed = 5 ///< --check measured an error above --tolerance; all was written
 };
@@ -44,7 +44,7 @@ public:
 /// --targets file's records, or is null to compute at the particles. Returns exit_success, or
 /// exit_tolerance_missed (checkedStatus).
 int run(Configuration const &configuration, io::ParticleTable const *input,
-         io::ParticleTable const *targets);
+        io::ParticleTable const *targets);
 
 } // namespace kfmm::app
 

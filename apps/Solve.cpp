@@ -19,8 +19,8 @@ Stats solve(Space const &space, Options const &given, Particles<Real> const &par
   if (targets.data() == particles.positions.data())
     return kfmm::evaluate(space, particles.positions, particles.charges, results.potential,
                           results.field, options);
-  return kfmm::evaluate(space, particles.positions, particles.charges, targets,
-                        results.potential, results.field, options);
+  return kfmm::evaluate(space, particles.positions, particles.charges, targets, results.potential,
+                        results.field, options);
 }
 
 template Stats solve<float>(Space const &, Options const &, Particles<float> const &,

@@ -74,8 +74,8 @@ int main(int argc, char *argv[])
   }
   try
   {
-    checkKokkosArguments(std::vector<std::string>(kokkos_arguments.begin() + 1,
-                                                  kokkos_arguments.end()));
+    checkKokkosArguments(
+        std::vector<std::string>(kokkos_arguments.begin() + 1, kokkos_arguments.end()));
   }
   catch (UsageError const &e)
   {

@@ -93,9 +93,8 @@ void run(std::size_t n, int repeat)
   double const median = kfmm::bench::medianSeconds(
       repeat, [] {}, [&] { kfmm::directSum(space, x, q, phi, g); }, [&] { space.fence(); });
   double const interactions = static_cast<double>(n) * static_cast<double>(n);
-  std::printf("%-8s %-6s N=%-9zu median %.4e s  %.3e interactions/s\n",
-              ExecutionSpace::name(), sizeof(Real) == 4 ? "fp32" : "fp64", n, median,
-              interactions / median);
+  std::printf("%-8s %-6s N=%-9zu median %.4e s  %.3e interactions/s\n", ExecutionSpace::name(),
+              sizeof(Real) == 4 ? "fp32" : "fp64", n, median, interactions / median);
   if constexpr (Kokkos::SpaceAccessibility<Kokkos::HostSpace, Memory>::accessible)
   {
     ReferenceSum<Real> reference_sum(x, q);
@@ -136,8 +135,7 @@ int main(int argc, char *argv[])
       repeat = std::max(1, std::atoi(argv[++i]));
     else
     {
-      std::fprintf(stderr, "usage: %s [--n N[,N...]] [--host-n N[,N...]] [--repeat R]\n",
-                   argv[0]);
+      std::fprintf(stderr, "usage: %s [--n N[,N...]] [--host-n N[,N...]] [--repeat R]\n", argv[0]);
       return 2;
     }
   }

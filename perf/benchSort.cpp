@@ -66,8 +66,7 @@ Pairs<typename ExecutionSpace::memory_space> makeInput(std::size_t n)
       Kokkos::View<std::uint64_t *, Memory>(
           Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "kfmm::bench::keys_input"), n),
       Kokkos::View<std::uint32_t *, Memory>(
-          Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "kfmm::bench::values_input"),
-          n)};
+          Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "kfmm::bench::values_input"), n)};
   auto const cube = kfmm::tree::boundingCube(space, x);
   kfmm::tree::computeMortonKeys(space, cube, x, input.keys);
   auto const values = input.values;
@@ -85,16 +84,15 @@ std::size_t descents(ExecutionSpace const &space, Keys const &keys)
   std::size_t count = 0;
   Kokkos::parallel_reduce(
       "kfmm::bench::descents", Kokkos::RangePolicy<ExecutionSpace>(space, 1, keys.extent(0)),
-      KOKKOS_LAMBDA(std::size_t i, std::size_t & c) { c += keys(i - 1) > keys(i) ? 1 : 0; },
-      count);
+      KOKKOS_LAMBDA(std::size_t i, std::size_t & c) { c += keys(i - 1) > keys(i) ? 1 : 0; }, count);
   return count;
 }
 
-void report(char const *space, char const *method, std::size_t n, double seconds,
-            double baseline, char const *baseline_name, bool sorted)
+void report(char const *space, char const *method, std::size_t n, double seconds, double baseline,
+            char const *baseline_name, bool sorted)
 {
-  std::printf("%-8s %-17s N=%-10zu median %.4e s  %.3e pairs/s  %.2fx %s%s\n", space, method,
-              n, seconds, static_cast<double>(n) / seconds, seconds / baseline, baseline_name,
+  std::printf("%-8s %-17s N=%-10zu median %.4e s  %.3e pairs/s  %.2fx %s%s\n", space, method, n,
+              seconds, static_cast<double>(n) / seconds, seconds / baseline, baseline_name,
               sorted ? "" : "  NOT SORTED");
   std::fflush(stdout);
 }
@@ -175,18 +173,18 @@ void runCuda(std::size_t n, int repeat, bool kernels)
   using Memory = Kokkos::CudaSpace;
   Kokkos::Cuda space;
   auto const input = makeInput<Kokkos::Cuda>(n);
-  Pairs<Memory> work{Kokkos::View<std::uint64_t *, Memory>(
-                         Kokkos::view_alloc(Kokkos::WithoutInitializing, "kfmm::bench::keys"), n),
-                     Kokkos::View<std::uint32_t *, Memory>(
-                         Kokkos::view_alloc(Kokkos::WithoutInitializing, "kfmm::bench::values"),
-                         n)};
+  Pairs<Memory> work{
+      Kokkos::View<std::uint64_t *, Memory>(
+          Kokkos::view_alloc(Kokkos::WithoutInitializing, "kfmm::bench::keys"), n),
+      Kokkos::View<std::uint32_t *, Memory>(
+          Kokkos::view_alloc(Kokkos::WithoutInitializing, "kfmm::bench::values"), n)};
 
   // CUB sorts from input arrays to output arrays with temporary storage sized by a first
   // call; allocated once, outside the timing.
   std::size_t temp_bytes = 0;
   cub::DeviceRadixSort::SortPairs(nullptr, temp_bytes, input.keys.data(), work.keys.data(),
-                                  input.values.data(), work.values.data(), static_cast<int>(n),
-                                  0, key_bits, space.cuda_stream());
+                                  input.values.data(), work.values.data(), static_cast<int>(n), 0,
+                                  key_bits, space.cuda_stream());
   Kokkos::View<char *, Memory> temp(
       Kokkos::view_alloc(Kokkos::WithoutInitializing, "kfmm::bench::cub_temp"), temp_bytes);
   auto const fence = [&] { space.fence(); };
@@ -210,11 +208,11 @@ void runHost(std::size_t n, int repeat, bool kernels)
 {
   using Memory = typename ExecutionSpace::memory_space;
   auto const input = makeInput<ExecutionSpace>(n);
-  Pairs<Memory> work{Kokkos::View<std::uint64_t *, Memory>(
-                         Kokkos::view_alloc(Kokkos::WithoutInitializing, "kfmm::bench::keys"), n),
-                     Kokkos::View<std::uint32_t *, Memory>(
-                         Kokkos::view_alloc(Kokkos::WithoutInitializing, "kfmm::bench::values"),
-                         n)};
+  Pairs<Memory> work{
+      Kokkos::View<std::uint64_t *, Memory>(
+          Kokkos::view_alloc(Kokkos::WithoutInitializing, "kfmm::bench::keys"), n),
+      Kokkos::View<std::uint32_t *, Memory>(
+          Kokkos::view_alloc(Kokkos::WithoutInitializing, "kfmm::bench::values"), n)};
 
   std::vector<std::pair<std::uint64_t, std::uint32_t>> pairs(n);
   auto const reset = [&] {
@@ -256,7 +254,8 @@ int main(int argc, char *argv[])
       kernels = true;
     else
     {
-      std::fprintf(stderr, "usage: %s [--n N[,N...]] [--repeat R] [--host-max N] [--kernels]\n", argv[0]);
+      std::fprintf(stderr, "usage: %s [--n N[,N...]] [--repeat R] [--host-max N] [--kernels]\n",
+                   argv[0]);
       return 2;
     }
   }

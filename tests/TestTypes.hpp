@@ -26,8 +26,8 @@ struct Config
 };
 
 template <class... Spaces>
-using BothPrecisions = decltype(std::tuple_cat(
-    std::tuple<Config<Spaces, float>, Config<Spaces, double>>{}...));
+using BothPrecisions =
+    decltype(std::tuple_cat(std::tuple<Config<Spaces, float>, Config<Spaces, double>>{}...));
 
 using Configs = BothPrecisions<
 #if defined(KOKKOS_ENABLE_SERIAL)

@@ -103,15 +103,14 @@ TEMPLATE_LIST_TEST_CASE("sets in the solver's precision reach the accuracy the o
   // So is the multiscale set's 1e-6 cluster: one point holding half the charge, whose
   // expansion meets the truncation bound theta^(p+1) head on, and a double solver on those
   // float positions errs as much. Its float case is the next test's, positions in double.)
-  auto const set = isFloat<Real>
-                       ? GENERATE(Adversarial::large_cube, Adversarial::small_cube,
-                                  Adversarial::two_clusters, Adversarial::identical,
-                                  Adversarial::line, Adversarial::duplicated_pairs,
-                                  Adversarial::neutral)
-                       : GENERATE(Adversarial::large_cube, Adversarial::small_cube,
-                                  Adversarial::two_clusters, Adversarial::multiscale,
-                                  Adversarial::identical, Adversarial::line,
-                                  Adversarial::duplicated_pairs, Adversarial::neutral);
+  auto const set =
+      isFloat<Real>
+          ? GENERATE(Adversarial::large_cube, Adversarial::small_cube, Adversarial::two_clusters,
+                     Adversarial::identical, Adversarial::line, Adversarial::duplicated_pairs,
+                     Adversarial::neutral)
+          : GENERATE(Adversarial::large_cube, Adversarial::small_cube, Adversarial::two_clusters,
+                     Adversarial::multiscale, Adversarial::identical, Adversarial::line,
+                     Adversarial::duplicated_pairs, Adversarial::neutral);
   auto const method = GENERATE(kfmm::Method::fmm, kfmm::Method::treecode);
   CAPTURE(kfmm::test::adversarialName(set), kfmm::methodName(method));
   auto p = onDevice<TestType>(kfmm::test::adversarial(set, 1000));
@@ -201,9 +200,9 @@ TEMPLATE_LIST_TEST_CASE("sets in double are accurate where the precision resolve
   Kokkos::deep_copy(x, x_mirror);
   // Float does not resolve 1e-12 at 1, 1e-6 at 1e8, nor a line 1e6 long whose neighbours are
   // 1000 apart on average, many far closer; double resolves them all.
-  bool const unresolvable = isFloat<Real> && (set == Adversarial::two_clusters ||
-                                              set == Adversarial::multiscale ||
-                                              set == Adversarial::line);
+  bool const unresolvable = isFloat<Real> &&
+                            (set == Adversarial::two_clusters || set == Adversarial::multiscale ||
+                             set == Adversarial::line);
   // By default such results are an error the caller cannot miss; asked for, they come back
   // with Stats saying what they are.
   kfmm::Fmm<Real, Memory> strict(space, x, accurateOptions<Real>());
@@ -249,8 +248,8 @@ TEMPLATE_LIST_TEST_CASE("results beyond the precision's range throw, naming the 
     h.q(2) = h.q(3) = 1e300;
   auto p = onDevice<TestType>(h);
   kfmm::Fmm<Real, Memory> fmm(space, p.x, kfmm::Options{});
-  std::string const range =
-      isFloat<Real> ? "beyond the range of float" : "beyond the range of double";
+  std::string const range = isFloat<Real> ? "beyond the range of float"
+                                          : "beyond the range of double";
   CHECK_THROWS_WITH(fmm.evaluate(space, p.q, p.phi, p.field),
                     ContainsSubstring("kfmm::Fmm::evaluate: the potential of particle 2 at "
                                       "(0, 0, 0) is infinite") &&
@@ -278,8 +277,8 @@ TEMPLATE_LIST_TEST_CASE("results beyond the precision's range throw, naming the 
     {
       using Wide = kfmm::test::Config<typename TestType::execution_space, double>;
       auto wide = onDevice<Wide>(h);
-      auto const stats = kfmm::evaluate(space, wide.x, wide.q, wide.phi, wide.field,
-                                        accurateOptions<double>());
+      auto const stats =
+          kfmm::evaluate(space, wide.x, wide.q, wide.phi, wide.field, accurateOptions<double>());
       CHECK(stats.results_checked);
       auto const errors = errorsAgainstReference(wide);
       CHECK(errors.field <= required_error<double>);
@@ -413,13 +412,13 @@ TEST_CASE("the unit frame moves positions exactly and scales without overflow",
     for (std::uint64_t set = 0; set < 200; ++set)
     {
       double const size = std::pow(10.0, -30 + 60 * uniform01(7, set, 0));
-      double const offset =
-          uniform01(7, set, 1) < 0.3 ? 0 : std::pow(10.0, 4 * uniform01(7, set, 2));
+      double const offset = uniform01(7, set, 1) < 0.3 ? 0
+                                                       : std::pow(10.0, 4 * uniform01(7, set, 2));
       Kokkos::View<float *[3], Kokkos::HostSpace> x("kfmm::test::x", 100);
       for (std::size_t i = 0; i < x.extent(0); ++i)
         for (int d = 0; d < 3; ++d)
-          x(i, d) = static_cast<float>(size *
-                                       (offset * (d == 0 ? 1 : -0.5) + uniform01(set, i, d)));
+          x(i, d) =
+              static_cast<float>(size * (offset * (d == 0 ? 1 : -0.5) + uniform01(set, i, d)));
       auto const frame = kfmm::detail::unitFrame(
           kfmm::tree::boundingCube(Kokkos::DefaultHostExecutionSpace{}, x), "test");
       bool exact = true;
@@ -544,8 +543,8 @@ TEMPLATE_LIST_TEST_CASE("the units' exponents and powers of two are frexp's and 
   int const count = static_cast<int>(values.size());
   int const powers = 2046; // 2^-1022 .. 2^1023
   Kokkos::View<double *, Memory> device_values("kfmm::test::values", count);
-  Kokkos::deep_copy(device_values, Kokkos::View<double const *, Kokkos::HostSpace>(
-                                       values.data(), values.size()));
+  Kokkos::deep_copy(device_values,
+                    Kokkos::View<double const *, Kokkos::HostSpace>(values.data(), values.size()));
   UnitExponents<Memory> const functor{device_values,
                                       Kokkos::View<int *, Memory>("kfmm::test::exponents", count),
                                       Kokkos::View<double *, Memory>("kfmm::test::powers", powers)};

@@ -38,8 +38,8 @@ TEST_CASE("allGatherv gathers every rank's elements in rank order, in pieces of 
 
   // Whole messages, pieces of 8 bytes (one element) and of 7 bytes (pieces that split
   // elements, as 1 GiB pieces split nothing but bytes).
-  for (std::size_t piece : {kfmm::distributed::detail::max_piece_bytes, std::size_t(8),
-                            std::size_t(7)})
+  for (std::size_t piece :
+       {kfmm::distributed::detail::max_piece_bytes, std::size_t(8), std::size_t(7)})
   {
     std::vector<double> const all =
         kfmm::distributed::detail::allGatherv(MPI_COMM_WORLD, elementsOf(rank), piece);
@@ -73,8 +73,8 @@ TEST_CASE("exchange sends each rank its block, in rank order, in pieces of any s
   auto const recv_counts = kfmm::distributed::detail::receiveCounts(MPI_COMM_WORLD, send_counts);
   for (int s = 0; s < ranks; ++s)
     CHECK(recv_counts[s] == blockSize(s, rank));
-  for (std::size_t piece : {kfmm::distributed::detail::max_piece_bytes, std::size_t(8),
-                            std::size_t(7)})
+  for (std::size_t piece :
+       {kfmm::distributed::detail::max_piece_bytes, std::size_t(8), std::size_t(7)})
   {
     std::vector<double> const received = kfmm::distributed::detail::exchange(
         MPI_COMM_WORLD, send.data(), send_counts, recv_counts, piece);

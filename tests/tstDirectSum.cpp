@@ -41,19 +41,17 @@ constexpr double directSumTolerance()
 
 } // namespace
 
-TEMPLATE_LIST_TEST_CASE("direct sum matches the double-precision serial loop",
-                        "[kernels][direct]", kfmm::test::Configs)
+TEMPLATE_LIST_TEST_CASE("direct sum matches the double-precision serial loop", "[kernels][direct]",
+                        kfmm::test::Configs)
 {
   using Real = typename TestType::real_type;
   auto const n = GENERATE(as<std::size_t>{}, 0, 1, 2, 3, 1000, 4097);
   auto const softening = GENERATE(0.0, 0.01);
-  auto const distribution =
-      GENERATE(kfmm::Distribution::uniform, kfmm::Distribution::plummer);
+  auto const distribution = GENERATE(kfmm::Distribution::uniform, kfmm::Distribution::plummer);
   CAPTURE(n, softening, kfmm::distributionName(distribution));
 
   Particles<TestType> p(n);
-  kfmm::generate(typename TestType::execution_space{}, distribution, 42, p.x,
-                 p.q);
+  kfmm::generate(typename TestType::execution_space{}, distribution, 42, p.x, p.q);
   auto const [phi_error, field_error] = directSumErrors(p, softening);
   CAPTURE(phi_error, field_error);
   // A single particle sees nothing: both errors are 0 against an exact 0.
@@ -61,8 +59,8 @@ TEMPLATE_LIST_TEST_CASE("direct sum matches the double-precision serial loop",
   CHECK(field_error <= directSumTolerance<Real>());
 }
 
-TEMPLATE_LIST_TEST_CASE("direct sum: coincident particles do not interact",
-                        "[kernels][direct]", kfmm::test::Configs)
+TEMPLATE_LIST_TEST_CASE("direct sum: coincident particles do not interact", "[kernels][direct]",
+                        kfmm::test::Configs)
 {
   using Real = typename TestType::real_type;
   Particles<TestType> p(3);
@@ -76,8 +74,7 @@ TEMPLATE_LIST_TEST_CASE("direct sum: coincident particles do not interact",
   q(2) = 2;
   Kokkos::deep_copy(p.x, x);
   Kokkos::deep_copy(p.q, q);
-  kfmm::directSum(typename TestType::execution_space{}, p.x, p.q, p.phi,
-                  p.field, 0.5);
+  kfmm::directSum(typename TestType::execution_space{}, p.x, p.q, p.phi, p.field, 0.5);
   auto phi = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, p.phi);
   auto g = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, p.field);
   // Origin: only the charge 2 at distance 2 with softening 0.5: 2 / sqrt(4.25).
@@ -103,8 +100,7 @@ TEMPLATE_LIST_TEST_CASE("direct sum: coincident particles in different source ti
   std::size_t const n = 1000;
   std::size_t const copies = 300;
   Particles<TestType> p(n);
-  kfmm::generate(typename TestType::execution_space{}, kfmm::Distribution::uniform, 9, p.x,
-                 p.q);
+  kfmm::generate(typename TestType::execution_space{}, kfmm::Distribution::uniform, 9, p.x, p.q);
   auto x = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, p.x);
   for (std::size_t i = 0; i < copies; ++i)
     for (int d = 0; d < 3; ++d)
@@ -134,8 +130,7 @@ TEMPLATE_LIST_TEST_CASE("direct sum at sampled targets equals the full sum there
   // Whole Views to the host, then the rows of the sampled targets (a strided device subview
   // cannot be copied between memory spaces).
   auto const all_phi = Kokkos::subview(
-      Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, p.phi),
-      Kokkos::make_pair(100, 150));
+      Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, p.phi), Kokkos::make_pair(100, 150));
   auto const all_g =
       Kokkos::subview(Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, p.field),
                       Kokkos::make_pair(100, 150), Kokkos::ALL);

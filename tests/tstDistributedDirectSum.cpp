@@ -18,8 +18,8 @@
 
 #include "TestTypes.hpp"
 
-TEMPLATE_LIST_TEST_CASE("distributed direct sum equals the single-process sum",
-                        "[mpi][direct]", kfmm::test::Configs)
+TEMPLATE_LIST_TEST_CASE("distributed direct sum equals the single-process sum", "[mpi][direct]",
+                        kfmm::test::Configs)
 {
   using Real = typename TestType::real_type;
   using Memory = typename TestType::memory_space;
@@ -58,8 +58,8 @@ TEMPLATE_LIST_TEST_CASE("distributed direct sum equals the single-process sum",
 
   auto const phi_h = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, phi);
   auto const g_h = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, g);
-  auto const expected_phi = Kokkos::subview(
-      Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, all_phi), range);
+  auto const expected_phi =
+      Kokkos::subview(Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, all_phi), range);
   auto const expected_g = Kokkos::subview(
       Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, all_g), range, Kokkos::ALL);
   CAPTURE(rank, ranks);

@@ -45,16 +45,13 @@ int ownerOf(Spread spread, std::size_t i, std::size_t n, std::size_t copies, int
 {
   switch (spread)
   {
-  case Spread::interleaved:
-    return static_cast<int>(i % ranks);
-  case Spread::one_rank:
-    return 0;
+  case Spread::interleaved: return static_cast<int>(i % ranks);
+  case Spread::one_rank: return 0;
   case Spread::coincident:
     if (i >= n - copies)
       return ranks - 1;
     break;
-  case Spread::blocks:
-    break;
+  case Spread::blocks: break;
   }
   std::size_t const m = n - (spread == Spread::coincident ? copies : 0);
   // Blocks of growing size: rank r holds (r + 1) parts of ranks (ranks + 1) / 2.
@@ -71,9 +68,12 @@ int ownerOf(Spread spread, std::size_t i, std::size_t n, std::size_t copies, int
 
 /// The particles `rows` of the whole problem (host `all_x`, `all_q`), in that order, as this
 /// rank's positions and charges in Memory.
+template <class Memory>
+using RankParticles = std::pair<Kokkos::View<double *[3], Memory>, Kokkos::View<double *, Memory>>;
+
 template <class Memory, class AllX, class AllQ>
-std::pair<Kokkos::View<double *[3], Memory>, Kokkos::View<double *, Memory>>
-rankParticles(AllX const &all_x, AllQ const &all_q, std::vector<std::size_t> const &rows)
+RankParticles<Memory> rankParticles(AllX const &all_x, AllQ const &all_q,
+                                    std::vector<std::size_t> const &rows)
 {
   std::size_t const m = rows.size();
   Kokkos::View<double *[3], Memory> x("kfmm::test::x", m);
@@ -115,8 +115,8 @@ double maxOverRanks(double value)
 
 } // namespace
 
-TEMPLATE_LIST_TEST_CASE("distributed FMM equals the single-rank FMM to rounding",
-                        "[mpi][fmm]", kfmm::test::Configs)
+TEMPLATE_LIST_TEST_CASE("distributed FMM equals the single-rank FMM to rounding", "[mpi][fmm]",
+                        kfmm::test::Configs)
 {
   using Real = typename TestType::real_type;
   using Memory = typename TestType::memory_space;
@@ -145,94 +145,94 @@ TEMPLATE_LIST_TEST_CASE("distributed FMM equals the single-rank FMM to rounding"
     std::size_t n;
   };
   std::vector<Case> cases;
-  for (auto distribution : {kfmm::Distribution::uniform, kfmm::Distribution::plummer,
-                            kfmm::Distribution::ellipsoid})
+  for (auto distribution :
+       {kfmm::Distribution::uniform, kfmm::Distribution::plummer, kfmm::Distribution::ellipsoid})
     for (Spread spread :
          {Spread::blocks, Spread::interleaved, Spread::one_rank, Spread::coincident})
       cases.push_back({distribution, spread, 1600});
   // Large enough that ranks prune: multipoles travel instead of particles.
   cases.push_back({kfmm::Distribution::uniform, Spread::blocks, 16000});
   for (auto const [distribution, spread, base] : cases)
+  {
+    CAPTURE(rank, ranks, kfmm::distributionName(distribution), static_cast<int>(spread));
+    // The whole problem on every rank (same seed), in double; the copies of the
+    // coincident spread repeat its first particles.
+    std::size_t const copies = spread == Spread::coincident ? 300 : 0;
+    std::size_t const n = base + copies;
+    Kokkos::View<double *[3], Memory> all_x("kfmm::test::all_x", n);
+    Kokkos::View<double *, Memory> all_q("kfmm::test::all_q", n);
+    auto const generated = Kokkos::make_pair(std::size_t(0), n - copies);
+    kfmm::generate(space, distribution, 17, Kokkos::subview(all_x, generated, Kokkos::ALL),
+                   Kokkos::subview(all_q, generated));
+    auto all_x_h = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, all_x);
+    auto all_q_h = Kokkos::create_mirror_view(all_q);
+    for (std::size_t i = 0; i < n; ++i)
     {
-      CAPTURE(rank, ranks, kfmm::distributionName(distribution), static_cast<int>(spread));
-      // The whole problem on every rank (same seed), in double; the copies of the
-      // coincident spread repeat its first particles.
-      std::size_t const copies = spread == Spread::coincident ? 300 : 0;
-      std::size_t const n = base + copies;
-      Kokkos::View<double *[3], Memory> all_x("kfmm::test::all_x", n);
-      Kokkos::View<double *, Memory> all_q("kfmm::test::all_q", n);
-      auto const generated = Kokkos::make_pair(std::size_t(0), n - copies);
-      kfmm::generate(space, distribution, 17, Kokkos::subview(all_x, generated, Kokkos::ALL),
-                     Kokkos::subview(all_q, generated));
-      auto all_x_h = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, all_x);
-      auto all_q_h = Kokkos::create_mirror_view(all_q);
-      for (std::size_t i = 0; i < n; ++i)
-      {
-        for (int c = 0; c < 3 && i >= n - copies; ++c)
-          all_x_h(i, c) = all_x_h(i - (n - copies), c);
-        // Charges of both signs and varied magnitude.
-        all_q_h(i) = (i % 3 == 0 ? -1.0 : 1.0) * (1.0 + 0.5 * std::sin(double(i)));
-      }
-      Kokkos::deep_copy(all_x, all_x_h);
-      Kokkos::deep_copy(all_q, all_q_h);
-
-      // This rank's particles, in the whole problem's order.
-      std::vector<std::size_t> mine;
-      for (std::size_t i = 0; i < n; ++i)
-        if (ownerOf(spread, i, n, copies, ranks) == rank)
-          mine.push_back(i);
-      std::size_t const m = mine.size();
-      auto const [x, q] = rankParticles<Memory>(all_x_h, all_q_h, mine);
-      auto const x_h = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, x);
-
-      kfmm::Fmm<Real, Memory> whole(space, all_x, options);
-      Kokkos::View<Real *, Memory> all_phi("kfmm::test::all_phi", n);
-      Kokkos::View<Real *[3], Memory> all_g("kfmm::test::all_g", n);
-      whole.evaluate(space, all_q, all_phi, all_g);
-
-      kfmm::distributed::DistributedFmm<Real, Memory> solver(MPI_COMM_WORLD, space, x, options);
-      Kokkos::View<Real *, Memory> phi("kfmm::test::phi", m);
-      Kokkos::View<Real *[3], Memory> g("kfmm::test::g", m);
-      solver.evaluate(space, q, phi, g);
-
-      auto const g_h = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, g);
-      auto const phi_h = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, phi);
-      auto const all_g_h = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, all_g);
-      auto const all_phi_h = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, all_phi);
-      Kokkos::View<double **, Kokkos::HostSpace> phi_col("kfmm::test::phi_col", m, 1);
-      Kokkos::View<double **, Kokkos::HostSpace> all_phi_col("kfmm::test::all_phi_col", n, 1);
-      for (std::size_t k = 0; k < m; ++k)
-        phi_col(k, 0) = phi_h(k);
-      for (std::size_t i = 0; i < n; ++i)
-        all_phi_col(i, 0) = all_phi_h(i);
-      double const field_difference = maxOverRanks(relativeDifference(g_h, all_g_h, mine));
-      double const potential_difference =
-          maxOverRanks(relativeDifference(phi_col, all_phi_col, mine));
-      CAPTURE(field_difference, potential_difference);
-      CHECK(field_difference <= bound);
-      CHECK(potential_difference <= bound);
-
-      // Both are the FMM's answer: the field error against the double-precision direct sum
-      // (this rank's particles, all sources) within the bound the options give.
-      auto const exact = kfmm::test::referenceDirectSum(x_h, all_x_h, all_q_h);
-      double const error = maxOverRanks(kfmm::relativeL2Error(g_h, exact.field));
-      CAPTURE(error);
-      CHECK(error <= fmm_error);
-
-      // The work is shared: the ranks' particles add up to the whole problem.
-      std::int64_t owned = static_cast<std::int64_t>(solver.stats().particles);
-      MPI_Allreduce(MPI_IN_PLACE, &owned, 1, MPI_INT64_T, MPI_SUM, MPI_COMM_WORLD);
-      CHECK(owned == static_cast<std::int64_t>(n));
-      if (base > 1600 && ranks > 1)
-      {
-        // A local essential tree, not everything: some multipoles travel instead of
-        // particles, and fewer than all other ranks' particles arrive.
-        std::int64_t pruned = static_cast<std::int64_t>(solver.stats().pruned_cells);
-        MPI_Allreduce(MPI_IN_PLACE, &pruned, 1, MPI_INT64_T, MPI_SUM, MPI_COMM_WORLD);
-        CHECK(pruned > 0);
-        CHECK(solver.stats().ghosts < n - solver.stats().particles);
-      }
+      for (int c = 0; c < 3 && i >= n - copies; ++c)
+        all_x_h(i, c) = all_x_h(i - (n - copies), c);
+      // Charges of both signs and varied magnitude.
+      all_q_h(i) = (i % 3 == 0 ? -1.0 : 1.0) * (1.0 + 0.5 * std::sin(double(i)));
     }
+    Kokkos::deep_copy(all_x, all_x_h);
+    Kokkos::deep_copy(all_q, all_q_h);
+
+    // This rank's particles, in the whole problem's order.
+    std::vector<std::size_t> mine;
+    for (std::size_t i = 0; i < n; ++i)
+      if (ownerOf(spread, i, n, copies, ranks) == rank)
+        mine.push_back(i);
+    std::size_t const m = mine.size();
+    auto const [x, q] = rankParticles<Memory>(all_x_h, all_q_h, mine);
+    auto const x_h = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, x);
+
+    kfmm::Fmm<Real, Memory> whole(space, all_x, options);
+    Kokkos::View<Real *, Memory> all_phi("kfmm::test::all_phi", n);
+    Kokkos::View<Real *[3], Memory> all_g("kfmm::test::all_g", n);
+    whole.evaluate(space, all_q, all_phi, all_g);
+
+    kfmm::distributed::DistributedFmm<Real, Memory> solver(MPI_COMM_WORLD, space, x, options);
+    Kokkos::View<Real *, Memory> phi("kfmm::test::phi", m);
+    Kokkos::View<Real *[3], Memory> g("kfmm::test::g", m);
+    solver.evaluate(space, q, phi, g);
+
+    auto const g_h = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, g);
+    auto const phi_h = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, phi);
+    auto const all_g_h = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, all_g);
+    auto const all_phi_h = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, all_phi);
+    Kokkos::View<double **, Kokkos::HostSpace> phi_col("kfmm::test::phi_col", m, 1);
+    Kokkos::View<double **, Kokkos::HostSpace> all_phi_col("kfmm::test::all_phi_col", n, 1);
+    for (std::size_t k = 0; k < m; ++k)
+      phi_col(k, 0) = phi_h(k);
+    for (std::size_t i = 0; i < n; ++i)
+      all_phi_col(i, 0) = all_phi_h(i);
+    double const field_difference = maxOverRanks(relativeDifference(g_h, all_g_h, mine));
+    double const potential_difference =
+        maxOverRanks(relativeDifference(phi_col, all_phi_col, mine));
+    CAPTURE(field_difference, potential_difference);
+    CHECK(field_difference <= bound);
+    CHECK(potential_difference <= bound);
+
+    // Both are the FMM's answer: the field error against the double-precision direct sum
+    // (this rank's particles, all sources) within the bound the options give.
+    auto const exact = kfmm::test::referenceDirectSum(x_h, all_x_h, all_q_h);
+    double const error = maxOverRanks(kfmm::relativeL2Error(g_h, exact.field));
+    CAPTURE(error);
+    CHECK(error <= fmm_error);
+
+    // The work is shared: the ranks' particles add up to the whole problem.
+    std::int64_t owned = static_cast<std::int64_t>(solver.stats().particles);
+    MPI_Allreduce(MPI_IN_PLACE, &owned, 1, MPI_INT64_T, MPI_SUM, MPI_COMM_WORLD);
+    CHECK(owned == static_cast<std::int64_t>(n));
+    if (base > 1600 && ranks > 1)
+    {
+      // A local essential tree, not everything: some multipoles travel instead of
+      // particles, and fewer than all other ranks' particles arrive.
+      std::int64_t pruned = static_cast<std::int64_t>(solver.stats().pruned_cells);
+      MPI_Allreduce(MPI_IN_PLACE, &pruned, 1, MPI_INT64_T, MPI_SUM, MPI_COMM_WORLD);
+      CHECK(pruned > 0);
+      CHECK(solver.stats().ghosts < n - solver.stats().particles);
+    }
+  }
 }
 
 TEMPLATE_LIST_TEST_CASE("distributed FMM: the work its lists count and ranges balanced by it",
@@ -297,12 +297,11 @@ TEMPLATE_LIST_TEST_CASE("distributed FMM: the work its lists count and ranges ba
 
   // The work as weights: the ranges are those of a partition by these weights, and the answer
   // is the same.
-  kfmm::distributed::DistributedFmm<Real, Memory> by_work(MPI_COMM_WORLD, space, x, work,
-                                                           options);
+  kfmm::distributed::DistributedFmm<Real, Memory> by_work(MPI_COMM_WORLD, space, x, work, options);
   kfmm::distributed::PartitionOptions partition_options;
   partition_options.leaf_size = options.leaf_size;
-  kfmm::distributed::MortonPartition<double, Memory> const partition(MPI_COMM_WORLD, space, x,
-                                                                     work, partition_options);
+  kfmm::distributed::MortonPartition<double, Memory> const partition(MPI_COMM_WORLD, space, x, work,
+                                                                     partition_options);
   CHECK(by_work.stats().particles == partition.ownedCount());
   Kokkos::View<Real *, Memory> phi("kfmm::test::phi", m), phi2("kfmm::test::phi2", m);
   Kokkos::View<Real *[3], Memory> g("kfmm::test::g", m), g2("kfmm::test::g2", m);
@@ -320,13 +319,12 @@ TEMPLATE_LIST_TEST_CASE("distributed FMM: the work its lists count and ranges ba
   // Weights of the wrong length on one rank stop every rank.
   Kokkos::View<double *, Memory> short_work("kfmm::test::short_work",
                                             rank == ranks - 1 ? m - 1 : m);
-  CHECK_THROWS_WITH(
-      (kfmm::distributed::DistributedFmm<Real, Memory>(MPI_COMM_WORLD, space, x, short_work,
-                                                        options)),
-      Catch::Matchers::StartsWith("kfmm::distributed::MortonPartition: " +
-                                  std::string(rank == ranks - 1
-                                                  ? "argument 'weights' must have one entry"
-                                                  : "invalid arguments on another rank")));
+  CHECK_THROWS_WITH((kfmm::distributed::DistributedFmm<Real, Memory>(MPI_COMM_WORLD, space, x,
+                                                                     short_work, options)),
+                    Catch::Matchers::StartsWith(
+                        "kfmm::distributed::MortonPartition: " +
+                        std::string(rank == ranks - 1 ? "argument 'weights' must have one entry"
+                                                      : "invalid arguments on another rank")));
 }
 
 TEMPLATE_LIST_TEST_CASE("distributed FMM: bad input on one rank stops every rank",
@@ -353,8 +351,7 @@ TEMPLATE_LIST_TEST_CASE("distributed FMM: bad input on one rank stops every rank
   Kokkos::deep_copy(nan_x, x);
   if (rank == bad_rank)
     Kokkos::deep_copy(Kokkos::subview(nan_x, 7, 1), std::numeric_limits<Real>::quiet_NaN());
-  CHECK_THROWS_WITH((kfmm::distributed::DistributedFmm<Real, Memory>(MPI_COMM_WORLD, space,
-                                                                      nan_x)),
+  CHECK_THROWS_WITH((kfmm::distributed::DistributedFmm<Real, Memory>(MPI_COMM_WORLD, space, nan_x)),
                     Catch::Matchers::Equals(
                         rank == bad_rank
                             ? "kfmm::distributed::MortonPartition: argument 'positions' holds a "

@@ -48,12 +48,9 @@ char const *chainName(Chain c)
 {
   switch (c)
   {
-  case Chain::treecode:
-    return "P2M-M2P";
-  case Chain::fmm:
-    return "P2M-M2L-L2P";
-  default:
-    return "P2M-M2M-M2L-L2L-L2P";
+  case Chain::treecode: return "P2M-M2P";
+  case Chain::fmm: return "P2M-M2L-L2P";
+  default: return "P2M-M2M-M2L-L2L-L2P";
   }
 }
 
@@ -571,18 +568,12 @@ int teamScratchSize(Op op, int p, int team_size)
 {
   switch (op)
   {
-  case Op::p2m:
-    return ex::p2mTeamScratchSize<Real>(p, team_size);
-  case Op::m2m:
-    return ex::m2mTeamScratchSize(p);
-  case Op::m2l:
-    return ex::m2lTeamScratchSize(p);
-  case Op::l2l:
-    return ex::l2lTeamScratchSize(p);
-  case Op::l2p:
-    return ex::l2pTeamScratchSize(p);
-  default:
-    return ex::m2pTeamScratchSize(p);
+  case Op::p2m: return ex::p2mTeamScratchSize<Real>(p, team_size);
+  case Op::m2m: return ex::m2mTeamScratchSize(p);
+  case Op::m2l: return ex::m2lTeamScratchSize(p);
+  case Op::l2l: return ex::l2lTeamScratchSize(p);
+  case Op::l2p: return ex::l2pTeamScratchSize(p);
+  default: return ex::m2pTeamScratchSize(p);
   }
 }
 
@@ -750,18 +741,10 @@ TEMPLATE_LIST_TEST_CASE("expansions: serial and team variants agree", "[expansio
       double difference = 0;
       switch (op)
       {
-      case Op::p2m:
-        difference = coefficientDifference(out, serial.m_leaf);
-        break;
-      case Op::m2m:
-        difference = coefficientDifference(out, serial.m_parent);
-        break;
-      case Op::m2l:
-        difference = coefficientDifference(out, serial.l_parent);
-        break;
-      case Op::l2l:
-        difference = coefficientDifference(out, serial.l_leaf);
-        break;
+      case Op::p2m: difference = coefficientDifference(out, serial.m_leaf); break;
+      case Op::m2m: difference = coefficientDifference(out, serial.m_parent); break;
+      case Op::m2l: difference = coefficientDifference(out, serial.l_parent); break;
+      case Op::l2l: difference = coefficientDifference(out, serial.l_leaf); break;
       case Op::l2p:
         difference = std::max(valueDifference(d.potential, serial_potential),
                               valueDifference(d.field, serial_field));

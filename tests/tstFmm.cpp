@@ -208,8 +208,8 @@ TEMPLATE_LIST_TEST_CASE("every M2L variant reaches the required accuracy", "[fmm
                         kfmm::test::Configs)
 {
   using Real = typename TestType::real_type;
-  auto const variant = GENERATE(kfmm::M2LVariant::per_pair, kfmm::M2LVariant::grouped,
-                                kfmm::M2LVariant::rotation);
+  auto const variant =
+      GENERATE(kfmm::M2LVariant::per_pair, kfmm::M2LVariant::grouped, kfmm::M2LVariant::rotation);
   auto const distribution = GENERATE(kfmm::Distribution::uniform, kfmm::Distribution::plummer);
   kfmm::Options options;
   options.m2l_variant = variant;
@@ -276,9 +276,8 @@ TEMPLATE_LIST_TEST_CASE("grouped, rotation and per-pair M2L agree to rounding", 
   CHECK(rotation.m2l_variant == "rotation");
   CHECK(rotation.m2l_classes > 0);
   CHECK(rotation.m2l_classes < rotation.m2l_interactions);
-  CHECK(rotation.m2l_matrix_bytes >= rotation.m2l_classes *
-                                          kfmm::expansions::rotationTableSize(options.order) *
-                                          sizeof(Real));
+  CHECK(rotation.m2l_matrix_bytes >=
+        rotation.m2l_classes * kfmm::expansions::rotationTableSize(options.order) * sizeof(Real));
   CHECK(rotation.m2l_interactions == per_pair.m2l_interactions);
   CAPTURE(rotation.m2l_classes, rotation.m2l_per_pair_interactions);
   CHECK(rotation.m2l_per_pair_interactions <= rotation.m2l_interactions);
@@ -290,8 +289,8 @@ TEMPLATE_LIST_TEST_CASE("grouped, rotation and per-pair M2L agree to rounding", 
   auto const few = Kokkos::subview(p.x, Kokkos::make_pair(0, 500), Kokkos::ALL);
   using Tune = kfmm::tuning::Tuning<Space>;
   int const rotation_from = kfmm::detail::rotationM2LMinOrder<Tune, Real>();
-  for (int order : {Tune::m2l_grouped_max_order, Tune::m2l_grouped_max_order + 1,
-                    rotation_from - 1, rotation_from})
+  for (int order : {Tune::m2l_grouped_max_order, Tune::m2l_grouped_max_order + 1, rotation_from - 1,
+                    rotation_from})
   {
     options.order = order;
     options.m2l_variant = kfmm::M2LVariant::automatic;
@@ -416,10 +415,9 @@ TEMPLATE_LIST_TEST_CASE("kfmm::evaluate starts its evaluation in the build, to t
   // Timed, the stages run once each, the upward pass's in the build.
   options.time_stages = true;
   auto const stats = kfmm::evaluate(space, p.x, p.q, p.phi, p.field, options);
-  CHECK(stageNames(stats) ==
-        withEvaluationStages(
-            {"tree", "allocate", "charge unit", "sort charges", "P2M", "M2M", "lists"}, options,
-            stats, {}));
+  CHECK(stageNames(stats) == withEvaluationStages({"tree", "allocate", "charge unit",
+                                                   "sort charges", "P2M", "M2M", "lists"},
+                                                  options, stats, {}));
   CHECK(kfmm::relativeL2Error(onHost(phi), onHost(p.phi)) == 0);
   CHECK(kfmm::relativeL2Error(onHost(field), onHost(p.field)) == 0);
 }
@@ -570,9 +568,8 @@ TEMPLATE_LIST_TEST_CASE("solver rejects bad input in the caller's terms", "[fmm]
                              "the backend's tuned one, got -1"));
     options = {};
     options.softening = -1;
-    CHECK_THROWS_WITH(
-        evaluate(p.x, p.q, p.phi, p.field),
-        Equals("kfmm::evaluate: option 'softening' must be finite and >= 0, got -1"));
+    CHECK_THROWS_WITH(evaluate(p.x, p.q, p.phi, p.field),
+                      Equals("kfmm::evaluate: option 'softening' must be finite and >= 0, got -1"));
   }
   SECTION("Views of the wrong length")
   {
@@ -580,8 +577,9 @@ TEMPLATE_LIST_TEST_CASE("solver rejects bad input in the caller's terms", "[fmm]
     Kokkos::View<Real *, Memory> phi("kfmm::test::long_phi", 101);
     Kokkos::View<Real *[3], Memory> field("kfmm::test::short_field", 2);
     Solver fmm(space, p.x, options);
-    CHECK_THROWS_WITH(fmm.evaluate(space, q, p.phi, p.field),
-                      Equals("kfmm::Fmm::evaluate: argument 'charges' has extent 99, expected 100"));
+    CHECK_THROWS_WITH(
+        fmm.evaluate(space, q, p.phi, p.field),
+        Equals("kfmm::Fmm::evaluate: argument 'charges' has extent 99, expected 100"));
     CHECK_THROWS_WITH(evaluate(p.x, q, p.phi, p.field),
                       Equals("kfmm::evaluate: argument 'charges' has extent 99, expected 100"));
     CHECK_THROWS_WITH(evaluate(p.x, p.q, phi, p.field),
@@ -595,8 +593,8 @@ TEMPLATE_LIST_TEST_CASE("solver rejects bad input in the caller's terms", "[fmm]
     // checked at the end, with the results; without it, on the host, before anything runs.
     // Either way the next evaluation of good charges is not taken for a bad one.
     options.check_results = GENERATE(true, false);
-    Real const bad = GENERATE(std::numeric_limits<Real>::quiet_NaN(),
-                              -std::numeric_limits<Real>::infinity());
+    Real const bad =
+        GENERATE(std::numeric_limits<Real>::quiet_NaN(), -std::numeric_limits<Real>::infinity());
     CAPTURE(options.check_results, bad);
     Solver fmm(space, p.x, options);
     auto q = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, p.q);
@@ -614,8 +612,8 @@ TEMPLATE_LIST_TEST_CASE("solver rejects bad input in the caller's terms", "[fmm]
   SECTION("a NaN or infinite coordinate is named with its index")
   {
     auto x = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, p.x);
-    x(17, 2) = GENERATE(std::numeric_limits<Real>::infinity(),
-                        std::numeric_limits<Real>::quiet_NaN());
+    x(17, 2) =
+        GENERATE(std::numeric_limits<Real>::infinity(), std::numeric_limits<Real>::quiet_NaN());
     Kokkos::deep_copy(p.x, x);
     std::string const what = "argument 'positions' holds a NaN or infinite value at index 17";
     CHECK_THROWS_WITH(Solver(space, p.x, options), Equals("kfmm::Fmm: " + what));

@@ -102,8 +102,7 @@ void checkLists(Tree const &tree, Lists const &lists)
     {
       double const ht = std::ldexp(tree.cube.side, -level(t));
       double const hs = std::ldexp(tree.cube.side, -level(s));
-      double const gap =
-          std::max({std::abs(dx), std::abs(dy), std::abs(dz)}) - (ht + hs) / 2;
+      double const gap = std::max({std::abs(dx), std::abs(dy), std::abs(dz)}) - (ht + hs) / 2;
       return gap >= std::max(ht, hs) - (slack > 0 ? 0.25 : -0.25) * std::min(ht, hs) &&
              std::sqrt(dx * dx + dy * dy + dz * dz) * (1 + slack) - radius(t) - radius(s) >=
                  lists.separation;
@@ -182,11 +181,10 @@ void checkBothMethods(Positions<Config> const &x, int leaf_size, double theta,
   for (auto const method : {Method::fmm, Method::treecode})
     for (auto const acceptance : {kfmm::Acceptance::theta, kfmm::Acceptance::classic})
     {
-      CAPTURE(method == Method::fmm ? "fmm" : "treecode", kfmm::acceptanceName(acceptance),
-              theta, leaf_size);
-      auto const lists =
-          kfmm::tree::buildInteractionLists(space, tree, theta, method, acceptance, separation,
-                                            equal_ratios);
+      CAPTURE(method == Method::fmm ? "fmm" : "treecode", kfmm::acceptanceName(acceptance), theta,
+              leaf_size);
+      auto const lists = kfmm::tree::buildInteractionLists(space, tree, theta, method, acceptance,
+                                                           separation, equal_ratios);
       CHECK(lists.separation == separation);
       CHECK(lists.equal_ratios == equal_ratios);
       CHECK(lists.method == method);
@@ -213,9 +211,9 @@ bool sameList(List const &a, List const &b)
 TEMPLATE_LIST_TEST_CASE("interaction lists cover every particle once on the five distributions",
                         "[tree][lists]", kfmm::test::Configs)
 {
-  auto const distribution =
-      GENERATE(kfmm::Distribution::uniform, kfmm::Distribution::plummer, kfmm::Distribution::sphere,
-               kfmm::Distribution::ellipsoid, kfmm::Distribution::cylinder);
+  auto const distribution = GENERATE(kfmm::Distribution::uniform, kfmm::Distribution::plummer,
+                                     kfmm::Distribution::sphere, kfmm::Distribution::ellipsoid,
+                                     kfmm::Distribution::cylinder);
   double const theta = GENERATE(0.4, 1.0);
   // The plain rule, and the rule with a least separation of far pairs (what softening asks
   // for) and the test of unequal cells that separate targets take (thetaAccepts).
@@ -301,7 +299,8 @@ TEMPLATE_LIST_TEST_CASE("interaction lists of a Plummer sphere deeper than 15 le
 }
 
 TEMPLATE_LIST_TEST_CASE("classic lists of a full grid are the textbook neighbour and "
-                        "interaction lists", "[tree][lists]", kfmm::test::Configs)
+                        "interaction lists",
+                        "[tree][lists]", kfmm::test::Configs)
 {
   // One particle at the centre of each cell of an 8 x 8 x 8 grid, leaf size 1: every leaf is
   // at level 3. A leaf's near list is its 3 x 3 x 3 block of neighbours clipped to the grid,

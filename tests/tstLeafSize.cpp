@@ -61,8 +61,8 @@ TEST_CASE("the tuned leaf size is the nearest measured order's", "[tuning][leaf_
   static_assert(tunedLeafSize(rows, 7) == 64, "usable at compile time");
 }
 
-TEMPLATE_LIST_TEST_CASE("the backend's leaf-size tables are sorted by order",
-                        "[tuning][leaf_size]", kfmm::test::Configs)
+TEMPLATE_LIST_TEST_CASE("the backend's leaf-size tables are sorted by order", "[tuning][leaf_size]",
+                        kfmm::test::Configs)
 {
   using Tuning = kfmm::tuning::Tuning<typename TestType::execution_space>;
   checkTable(Tuning::leaf_sizes_float);

@@ -163,9 +163,9 @@ TEMPLATE_LIST_TEST_CASE("grouped M2L list holds the same pairs, one class per ch
     long o[3];
     for (int d = 0; d < 3; ++d)
       o[d] = std::lround((centre(t, d) - centre(s, d)) / unit);
-    bool const inside = std::abs(delta) <= Bounds::max_level_delta &&
-                        std::abs(o[0]) <= Bounds::max_offset &&
-                        std::abs(o[1]) <= Bounds::max_offset && std::abs(o[2]) <= Bounds::max_offset;
+    bool const inside =
+        std::abs(delta) <= Bounds::max_level_delta && std::abs(o[0]) <= Bounds::max_offset &&
+        std::abs(o[1]) <= Bounds::max_offset && std::abs(o[2]) <= Bounds::max_offset;
     bool const grouped = inside && class_sizes[keyOf(e)] >= min_class_entries;
     wrong_grouping += inside == (keyOf(e) >= 0) && (classes[e] >= 0) == grouped ? 0 : 1;
     if (classes[e] < 0)
@@ -262,8 +262,8 @@ TEMPLATE_LIST_TEST_CASE("classes counted on the traversal's far entries give the
                                               min_class_entries);
   kfmm::farfield::M2LClassCount<Memory> classes(space, memory, tree, tree, min_class_entries);
   auto const counted_lists = kfmm::tree::detail::buildInteractionListsIn(
-      space, memory, tree, tree, 0.5, kfmm::Method::fmm, kfmm::Acceptance::theta, 0,
-      false, capacity_factor, &classes);
+      space, memory, tree, tree, 0.5, kfmm::Method::fmm, kfmm::Acceptance::theta, 0, false,
+      capacity_factor, &classes);
   auto const counted = kfmm::farfield::groupM2LIn(space, memory, tree, tree, counted_lists.m2l,
                                                   block_rows, min_class_entries,
                                                   SortKeyWidth::fitted, &classes);

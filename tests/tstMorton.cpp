@@ -159,8 +159,7 @@ TEST_CASE("Morton: children of a cell are ordered by octant", "[tree][morton]")
   }
 }
 
-TEST_CASE("Morton: every level's prefix of a point's key is the cell holding it",
-          "[tree][morton]")
+TEST_CASE("Morton: every level's prefix of a point's key is the cell holding it", "[tree][morton]")
 {
   kfmm::tree::Cube const cube{{-2.0, -2.0, -2.0}, 4.0};
   std::mt19937_64 random(5);
@@ -186,8 +185,7 @@ TEMPLATE_LIST_TEST_CASE("Morton: the bounding cube encloses every particle", "[t
   using Memory = typename TestType::memory_space;
   typename TestType::execution_space space;
   auto const distribution = GENERATE(kfmm::Distribution::uniform, kfmm::Distribution::plummer,
-                                     kfmm::Distribution::ellipsoid,
-                                     kfmm::Distribution::cylinder);
+                                     kfmm::Distribution::ellipsoid, kfmm::Distribution::cylinder);
   auto const n = GENERATE(as<std::size_t>{}, 2, 1000);
   CAPTURE(kfmm::distributionName(distribution), n);
   Positions<TestType> x("kfmm::test::positions", n);
@@ -262,9 +260,8 @@ TEMPLATE_LIST_TEST_CASE("Morton: the cube found on the device is the bounding cu
     kfmm::generate(space, kfmm::Distribution::plummer, seed, x, q);
     return x;
   };
-  auto const [sources, targets] =
-      GENERATE(table<int, int>({{1000, -1}, {1, -1}, {0, -1}, {1000, 300}, {0, 300}, {300, 0},
-                                {0, 0}}));
+  auto const [sources, targets] = GENERATE(
+      table<int, int>({{1000, -1}, {1, -1}, {0, -1}, {1000, 300}, {0, 300}, {300, 0}, {0, 0}}));
   CAPTURE(sources, targets); // -1: no targets
   auto const a = generated(static_cast<std::size_t>(sources), 3);
   auto const b = generated(static_cast<std::size_t>(targets > 0 ? targets : 0), 5);

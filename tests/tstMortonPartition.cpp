@@ -31,24 +31,20 @@ namespace
 
 enum class Scenario
 {
-  uneven,         ///< every rank its own particles, 700 + 337 r of them
-  all_on_rank_0,  ///< 3000 particles on rank 0, none elsewhere
+  uneven,          ///< every rank its own particles, 700 + 337 r of them
+  all_on_rank_0,   ///< 3000 particles on rank 0, none elsewhere
   same_everywhere, ///< the same 500 particles on every rank (coincident across ranks)
-  none            ///< no particles anywhere
+  none             ///< no particles anywhere
 };
 
 std::size_t countOn(Scenario scenario, int rank)
 {
   switch (scenario)
   {
-  case Scenario::uneven:
-    return 700 + 337 * static_cast<std::size_t>(rank);
-  case Scenario::all_on_rank_0:
-    return rank == 0 ? 3000 : 0;
-  case Scenario::same_everywhere:
-    return 500;
-  case Scenario::none:
-    break;
+  case Scenario::uneven: return 700 + 337 * static_cast<std::size_t>(rank);
+  case Scenario::all_on_rank_0: return rank == 0 ? 3000 : 0;
+  case Scenario::same_everywhere: return 500;
+  case Scenario::none: break;
   }
   return 0;
 }
@@ -80,8 +76,8 @@ TEMPLATE_LIST_TEST_CASE("Morton partition: owned once, in key order, balanced, a
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &ranks);
 
-  for (Scenario scenario : {Scenario::uneven, Scenario::all_on_rank_0, Scenario::same_everywhere,
-                            Scenario::none})
+  for (Scenario scenario :
+       {Scenario::uneven, Scenario::all_on_rank_0, Scenario::same_everywhere, Scenario::none})
   {
     CAPTURE(rank, ranks, static_cast<int>(scenario));
     std::size_t const n = countOn(scenario, rank);
@@ -113,8 +109,8 @@ TEMPLATE_LIST_TEST_CASE("Morton partition: owned once, in key order, balanced, a
     std::size_t outside = 0;
     for (std::size_t i = 0; i < owned_x.extent(0); ++i)
     {
-      auto const key = kfmm::tree::mortonKey(partition.cube(), owned_x(i, 0), owned_x(i, 1),
-                                             owned_x(i, 2));
+      auto const key =
+          kfmm::tree::mortonKey(partition.cube(), owned_x(i, 0), owned_x(i, 1), owned_x(i, 2));
       outside += key < splitters[rank] || key >= splitters[rank + 1] ? 1 : 0;
     }
     CHECK(outside == 0);
@@ -122,8 +118,7 @@ TEMPLATE_LIST_TEST_CASE("Morton partition: owned once, in key order, balanced, a
     // Distinct keys: every rank within 10 % of the mean (1024 samples per rank).
     if (scenario == Scenario::uneven || scenario == Scenario::all_on_rank_0)
     {
-      double const mean =
-          static_cast<double>(sumOverRanks(static_cast<std::int64_t>(n))) / ranks;
+      double const mean = static_cast<double>(sumOverRanks(static_cast<std::int64_t>(n))) / ranks;
       CHECK(static_cast<double>(maxOverRanks(owned)) <= 1.1 * mean);
     }
 
@@ -196,8 +191,7 @@ TEMPLATE_LIST_TEST_CASE("Morton partition by weight: every rank within 10 % of t
   Kokkos::parallel_for(
       "kfmm::test::work", Kokkos::RangePolicy<Space>(space, 0, n),
       KOKKOS_LAMBDA(std::size_t i) { work(i) = x(i, 0) > 0 ? 9.0 : 1.0; });
-  kfmm::distributed::MortonPartition<Real, Memory> const partition(MPI_COMM_WORLD, space, x,
-                                                                   work);
+  kfmm::distributed::MortonPartition<Real, Memory> const partition(MPI_COMM_WORLD, space, x, work);
   Kokkos::View<double *, Memory> owned_work("kfmm::test::owned_work", partition.ownedCount());
   partition.toOwners(space, work, owned_work);
   auto const owned_h = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, owned_work);
@@ -252,8 +246,8 @@ TEMPLATE_LIST_TEST_CASE("Morton partition aligned to leaves: no leaf of the whol
     auto const block = Kokkos::subview(all_x, Kokkos::make_pair(begin, end), Kokkos::ALL);
     kfmm::distributed::PartitionOptions options;
     options.leaf_size = leaf_size;
-    kfmm::distributed::MortonPartition<Real, Memory> const partition(MPI_COMM_WORLD, space,
-                                                                     block, options);
+    kfmm::distributed::MortonPartition<Real, Memory> const partition(MPI_COMM_WORLD, space, block,
+                                                                     options);
     auto const &splitters = partition.splitters();
     CHECK(std::is_sorted(splitters.begin(), splitters.end()));
 

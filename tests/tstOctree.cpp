@@ -205,9 +205,9 @@ void checkSameCells(Tree const &a, Tree const &b)
 TEMPLATE_LIST_TEST_CASE("octree invariants on the five distributions", "[tree][octree]",
                         kfmm::test::Configs)
 {
-  auto const distribution =
-      GENERATE(kfmm::Distribution::uniform, kfmm::Distribution::plummer, kfmm::Distribution::sphere,
-               kfmm::Distribution::ellipsoid, kfmm::Distribution::cylinder);
+  auto const distribution = GENERATE(kfmm::Distribution::uniform, kfmm::Distribution::plummer,
+                                     kfmm::Distribution::sphere, kfmm::Distribution::ellipsoid,
+                                     kfmm::Distribution::cylinder);
   int const leaf_size = GENERATE(1, 8, 64);
   std::size_t const n = 3000;
   CAPTURE(kfmm::distributionName(distribution), leaf_size);
@@ -335,8 +335,9 @@ TEMPLATE_LIST_TEST_CASE("a counted build reads the device once, however deep its
     CHECK(device_reads == 1);
 }
 
-TEMPLATE_LIST_TEST_CASE("two trees built together read their levels once and equal each built alone",
-                        "[tree][octree]", kfmm::test::Configs)
+TEMPLATE_LIST_TEST_CASE(
+    "two trees built together read their levels once and equal each built alone", "[tree][octree]",
+    kfmm::test::Configs)
 {
   // A solver of sources and targets builds both trees at once (tree::detail::
   // buildTwoOctreesOfValidInput): where the levels are counted, both trees' sizes come back
@@ -400,8 +401,8 @@ TEMPLATE_LIST_TEST_CASE("keys sorted only down to the cells' levels give the ful
   auto const build = [&](KeyOrder order, LevelReads reads) {
     return kfmm::tree::detail::buildOctreeOfValidInput(
         space, kfmm::detail::Workspace<Memory>::direct(), x, cube,
-        kfmm::tree::detail::SplitByCount{leaf_size}, kfmm::tree::detail::GatheredLeafRadii{},
-        reads, order);
+        kfmm::tree::detail::SplitByCount{leaf_size}, kfmm::tree::detail::GatheredLeafRadii{}, reads,
+        order);
   };
   auto const full = build(KeyOrder::all_bits, LevelReads::per_level);
   auto const coarse = build(KeyOrder::cell_levels, LevelReads::per_level);

@@ -94,8 +94,14 @@ struct Sample
 
   Sample()
   {
-    double const values[] = {0.1, -0.0, 4.9406564584124654e-324, 1.7976931348623157e308,
-                             -2.2250738585072014e-308, 1.0 / 3.0, 123456789.123456789, -1e-300};
+    double const values[] = {0.1,
+                             -0.0,
+                             4.9406564584124654e-324,
+                             1.7976931348623157e308,
+                             -2.2250738585072014e-308,
+                             1.0 / 3.0,
+                             123456789.123456789,
+                             -1e-300};
     int k = 0;
     for (std::size_t i = 0; i < 5; ++i)
     {
@@ -152,10 +158,10 @@ TEST_CASE("the binary format is laid out as documented", "[io]")
   REQUIRE(bytes.size() == 24 + 2 * 4 * 8);
   CHECK(bytes.substr(0, 8) == "KFMMPART");
   auto const *b = reinterpret_cast<unsigned char const *>(bytes.data());
-  CHECK(io::detail::loadU32(b + 8) == 1);  // version
-  CHECK(io::detail::loadU32(b + 12) == 4); // columns
-  CHECK(io::detail::loadU64(b + 16) == 2); // records
-  CHECK(io::detail::loadF64(b + 24 + 3 * 8) == -2.0);     // q of record 0
+  CHECK(io::detail::loadU32(b + 8) == 1);                    // version
+  CHECK(io::detail::loadU32(b + 12) == 4);                   // columns
+  CHECK(io::detail::loadU64(b + 16) == 2);                   // records
+  CHECK(io::detail::loadF64(b + 24 + 3 * 8) == -2.0);        // q of record 0
   CHECK(io::detail::loadF64(b + 24 + 4 * 8 + 2 * 8) == 1.0); // z of record 1
   // Little-endian: 1.0 is 0x3ff0000000000000, so its last byte comes last.
   CHECK(b[24 + 6 * 8 + 7] == 0x3f);
@@ -186,8 +192,7 @@ TEST_CASE("CSV numbers have the digits of their type", "[io]")
   CHECK(readBytes(path) == "x,y,z,q\n0.10000000000000001,0,0,0.33333333333333331\n");
 }
 
-TEST_CASE("CSV files may have spaces, CRLF, a byte order mark and trailing blank lines",
-          "[io]")
+TEST_CASE("CSV files may have spaces, CRLF, a byte order mark and trailing blank lines", "[io]")
 {
   ScratchFolder folder;
   std::string const path = folder.file("ok.csv");
@@ -231,11 +236,9 @@ TEST_CASE("bad CSV files name the file and the line", "[io]")
     char const *what;
   };
   auto const c = GENERATE(
-      Case{"", "'", "empty file"},
-      Case{"\n \n\r\n", "'", "empty file"},
+      Case{"", "'", "empty file"}, Case{"\n \n\r\n", "'", "empty file"},
       Case{"x,y,q,z\n1,2,3,4\n", "line 1", "bad header 'x,y,q,z'"},
-      Case{"x,y,z\n1,2,3\n", "line 1", "bad header"},
-      Case{"X,Y,Z,Q\n", "line 1", "bad header"},
+      Case{"x,y,z\n1,2,3\n", "line 1", "bad header"}, Case{"X,Y,Z,Q\n", "line 1", "bad header"},
       Case{"1,2,3,4\n", "line 1", "bad header"},
       Case{"x,y,z,q\n1,2,3,4\n1,abc,3,4\n", "line 3", "field 2 (y) 'abc' is not a number"},
       Case{"x,y,z,q\n1,2,3,4x\n", "line 2", "field 4 (q) '4x' is not a number"},
@@ -284,8 +287,8 @@ TEST_CASE("a line longer than 1 MiB is refused", "[io]")
   ScratchFolder folder;
   std::string const path = folder.file("long.csv");
   writeBytes(path, "x,y,z,q\n" + std::string(std::size_t(1) << 21, '1'));
-  CHECK_THROWS_WITH(io::readParticles(path), ContainsSubstring("byte offset 8") &&
-                                                 ContainsSubstring("longer than 1 MiB"));
+  CHECK_THROWS_WITH(io::readParticles(path),
+                    ContainsSubstring("byte offset 8") && ContainsSubstring("longer than 1 MiB"));
 }
 
 TEST_CASE("bad binary files name the file and the byte offset", "[io]")
@@ -338,8 +341,7 @@ TEST_CASE("missing files, folders and unknown extensions", "[io]")
                     ContainsSubstring("cannot open '" + folder.file("missing.csv") + "'") &&
                         ContainsSubstring("No such file"));
   fs::create_directories(folder.file("dir.csv"));
-  CHECK_THROWS_WITH(io::readParticles(folder.file("dir.csv")),
-                    ContainsSubstring("is a directory"));
+  CHECK_THROWS_WITH(io::readParticles(folder.file("dir.csv")), ContainsSubstring("is a directory"));
   CHECK_THROWS_WITH(io::readParticles(folder.file("p.txt")),
                     ContainsSubstring("unknown file extension '.txt'"));
   CHECK_THROWS_WITH(io::readParticles(folder.file("p")),
@@ -406,8 +408,8 @@ TEST_CASE("large files round-trip and report progress", "[io]")
     REQUIRE(table.size() == n);
     bool exact = true;
     for (std::size_t i = 0; i < n; ++i)
-      exact = exact && table(i, 0) == x(i, 0) && table(i, 1) == x(i, 1) &&
-              table(i, 2) == x(i, 2) && table(i, 3) == q(i);
+      exact = exact && table(i, 0) == x(i, 0) && table(i, 1) == x(i, 1) && table(i, 2) == x(i, 2) &&
+              table(i, 3) == q(i);
     CHECK(exact);
   }
 }

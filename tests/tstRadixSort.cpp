@@ -181,14 +181,11 @@ std::vector<SortOptions> optionVariants()
 
 } // namespace
 
-TEMPLATE_LIST_TEST_CASE("sortPairs matches std::stable_sort", "[tree][sort]",
-                        kfmm::test::Spaces)
+TEMPLATE_LIST_TEST_CASE("sortPairs matches std::stable_sort", "[tree][sort]", kfmm::test::Spaces)
 {
-  auto const n =
-      GENERATE(as<std::size_t>{}, 0, 1, 2, 3, 1000, 4097, 100000, std::size_t(1) << 20);
-  auto const pattern = GENERATE(Pattern::random, Pattern::equal, Pattern::sorted,
-                                Pattern::reversed, Pattern::low_bits, Pattern::sparse_bits,
-                                Pattern::high_bits);
+  auto const n = GENERATE(as<std::size_t>{}, 0, 1, 2, 3, 1000, 4097, 100000, std::size_t(1) << 20);
+  auto const pattern = GENERATE(Pattern::random, Pattern::equal, Pattern::sorted, Pattern::reversed,
+                                Pattern::low_bits, Pattern::sparse_bits, Pattern::high_bits);
   CAPTURE(n, patternName(pattern));
   CHECK(firstMismatch<TestType>(makeKeys(pattern, n), 64) == -1);
 }
@@ -241,10 +238,7 @@ TEMPLATE_LIST_TEST_CASE("sortPairs with other key and value types", "[tree][sort
   {
     CHECK(firstMismatch<TestType, std::uint64_t>(keys, 64) == -1);
   }
-  SECTION("64-bit keys, double values")
-  {
-    CHECK(firstMismatch<TestType, double>(keys, 64) == -1);
-  }
+  SECTION("64-bit keys, double values") { CHECK(firstMismatch<TestType, double>(keys, 64) == -1); }
   SECTION("32-bit keys, 16-bit values")
   {
     // Values are indices modulo 2^16; the comparison converts the same way.
@@ -289,8 +283,7 @@ TEMPLATE_LIST_TEST_CASE("sortPairs on strided Views", "[tree][sort]", kfmm::test
                    [&](std::size_t a, std::size_t b) { return keys[a] < keys[b]; });
   std::size_t wrong = 0;
   for (std::size_t i = 0; i < n; ++i)
-    wrong += kh(i, 1) != keys[order[i]] || vh(i, 0) != order[i] || kh(i, 0) != 77 ||
-             vh(i, 1) != 99;
+    wrong += kh(i, 1) != keys[order[i]] || vh(i, 0) != order[i] || kh(i, 0) != 77 || vh(i, 1) != 99;
   CHECK(wrong == 0);
 }
 
@@ -379,8 +372,7 @@ TEMPLATE_LIST_TEST_CASE("sortPairs rejects bad arguments", "[tree][sort]", kfmm:
   auto bad = [&](SortOptions const &options) {
     kfmm::tree::detail::sortPairs(space, keys, values, 64, options);
   };
-  CHECK_THROWS_WITH(bad({base.algorithm, 0, base.team_size, 1}),
-                    ContainsSubstring("'digit_bits'"));
+  CHECK_THROWS_WITH(bad({base.algorithm, 0, base.team_size, 1}), ContainsSubstring("'digit_bits'"));
   CHECK_THROWS_WITH(bad({base.algorithm, 17, base.team_size, 1}),
                     ContainsSubstring("'digit_bits'"));
   CHECK_THROWS_WITH(bad({base.algorithm, 8, 0, 1}), ContainsSubstring("'team_size'"));
@@ -393,8 +385,7 @@ TEMPLATE_LIST_TEST_CASE("sortPairs rejects bad arguments", "[tree][sort]", kfmm:
   CHECK_THROWS_WITH(bad({SortAlgorithm::onesweep, 8, 48, 1}), ContainsSubstring("'team_size'"));
   // Warp ranking votes on at most the tuned digit width.
   if (kfmm::tuning::Tuning<Space>::has_warp_primitives)
-    CHECK_THROWS_WITH(bad({SortAlgorithm::onesweep, 9, 128, 1}),
-                      ContainsSubstring("'digit_bits'"));
+    CHECK_THROWS_WITH(bad({SortAlgorithm::onesweep, 9, 128, 1}), ContainsSubstring("'digit_bits'"));
 }
 
 namespace
@@ -405,7 +396,10 @@ std::vector<std::string> tool_kernels;
 std::vector<std::string> tool_allocations;
 std::vector<std::string> tool_regions;
 
-void recordKernel(char const *name, std::uint32_t, std::uint64_t *) { tool_kernels.emplace_back(name); }
+void recordKernel(char const *name, std::uint32_t, std::uint64_t *)
+{
+  tool_kernels.emplace_back(name);
+}
 void recordRegion(char const *name) { tool_regions.emplace_back(name); }
 void recordAllocation(Kokkos::Tools::SpaceHandle, char const *label, void const *, std::uint64_t)
 {
@@ -414,8 +408,8 @@ void recordAllocation(Kokkos::Tools::SpaceHandle, char const *label, void const 
 
 } // namespace
 
-TEMPLATE_LIST_TEST_CASE("sortPairs labels its kernels, allocations and region",
-                        "[tree][sort]", kfmm::test::Spaces)
+TEMPLATE_LIST_TEST_CASE("sortPairs labels its kernels, allocations and region", "[tree][sort]",
+                        kfmm::test::Spaces)
 {
   using Memory = typename TestType::memory_space;
   typename TestType::execution_space space;

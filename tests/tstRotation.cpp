@@ -27,7 +27,7 @@ namespace ex = kfmm::expansions;
 /// Offsets on the tree's grid that the rotation M2L meets: both poles (theta 0 and pi, where
 /// the half-angle forms switch), the equator, and oblique ones in every octant.
 std::vector<std::array<int, 3>> const lattice_offsets = {
-    {0, 0, 3}, {0, 0, -2}, {2, 0, 0}, {0, -3, 0}, {1, 1, 0},  {3, -2, 1},
+    {0, 0, 3},   {0, 0, -2}, {2, 0, 0},    {0, -3, 0}, {1, 1, 0},  {3, -2, 1},
     {-2, 1, -3}, {1, -1, 5}, {-4, -4, -1}, {5, 3, -6}, {-1, 2, 2}, {31, 30, -31}};
 
 /// The relative L2 error of (W) over the orders of degree n: sum_m' W_{m m'} R_n^m'(y)
@@ -122,8 +122,8 @@ TEMPLATE_LIST_TEST_CASE("rotation: the rotation M2L is (T2) to rounding", "[expa
           int const k = i / entries;
           double const x = o(k, 0), y = o(k, 1), z = o(k, 2);
           double const r = kfmm::detail::sqrt(x * x + y * y + z * z);
-          ex::rotationTableEntry(p, i % entries, z / r,
-                                 kfmm::detail::sqrt(x * x + y * y) / r, &tables(k, 0));
+          ex::rotationTableEntry(p, i % entries, z / r, kfmm::detail::sqrt(x * x + y * y) / r,
+                                 &tables(k, 0));
         });
     using Scratch =
         Kokkos::View<Complex *, typename Space::scratch_memory_space, Kokkos::MemoryUnmanaged>;
@@ -143,8 +143,7 @@ TEMPLATE_LIST_TEST_CASE("rotation: the rotation M2L is (T2) to rounding", "[expa
           ex::coaxialBinomialsTeam(team, p, binomials.data());
           // The pair's centres are the offset apart in units of the finer (source) scale.
           Real const dx = Real(o(k, 0)), dy = Real(o(k, 1)), dz = Real(o(k, 2));
-          ex::m2lTeam(team, p, dx, dy, dz, &M(k, 0), &direct(k, 0), work.data(), Real(1),
-                      Real(2));
+          ex::m2lTeam(team, p, dx, dy, dz, &M(k, 0), &direct(k, 0), work.data(), Real(1), Real(2));
           ex::m2lRotatedTeam(team, p, dx, dy, dz, &tables(k, 0), binomials.data(), &M(k, 0),
                              &rotated(k, 0), work.data(), Real(1), Real(2));
         });

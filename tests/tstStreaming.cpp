@@ -32,10 +32,7 @@ struct CountVisit
 {
   Counts counts;
 
-  KOKKOS_INLINE_FUNCTION void operator()(std::size_t i) const
-  {
-    Kokkos::atomic_add(&counts(i), 1);
-  }
+  KOKKOS_INLINE_FUNCTION void operator()(std::size_t i) const { Kokkos::atomic_add(&counts(i), 1); }
 };
 
 /// sum += i.
@@ -66,8 +63,10 @@ std::vector<std::size_t> testSizes()
   std::size_t const item = Tune::stream_elements_per_item;
   std::size_t const chunk =
       static_cast<std::size_t>(Tune::stream_team_size) * Tune::stream_elements_per_thread;
-  return {0, 1, item - 1 > 0 ? item - 1 : 1, item, item + 1, chunk - 1, chunk, chunk + 1,
-          3 * chunk + 17, 100003};
+  return {0,     1,         item - 1 > 0 ? item - 1 : 1,
+          item,  item + 1,  chunk - 1,
+          chunk, chunk + 1, 3 * chunk + 17,
+          100003};
 }
 
 } // namespace

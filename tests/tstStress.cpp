@@ -56,10 +56,9 @@ inline RandomSet randomSet(std::uint64_t seed, std::uint64_t index, std::size_t 
   // each particle's numbers from a seed of the set's own.
   auto const draw = [&](int k) { return uniform01(seed, index, k); };
   auto const more = [&](int k) { return uniform01(~seed, index, k); };
-  std::size_t const n =
-      index == 0 ? max_n
-                 : static_cast<std::size_t>(
-                       std::round(std::pow(10.0, 2 + draw(0) * (std::log10(double(max_n)) - 2))));
+  std::size_t const n = index == 0 ? max_n
+                                   : static_cast<std::size_t>(std::round(std::pow(
+                                         10.0, 2 + draw(0) * (std::log10(double(max_n)) - 2))));
   double const scale = std::pow(10.0, -15 + 30 * draw(1));
   double const offset = more(0) < 0.3 ? 0 : std::pow(10.0, 3 * draw(2));
   int const clusters = draw(3) < 0.3 ? 0 : 1 + static_cast<int>(8 * more(1));
@@ -81,8 +80,7 @@ inline RandomSet randomSet(std::uint64_t seed, std::uint64_t index, std::size_t 
     {
       double const u = uniform01(particle_seed, i, d);
       double const unit = clusters == 0 ? u
-                                        : centre[i % clusters][d] +
-                                              width[i % clusters] * (u - 0.5);
+                                        : centre[i % clusters][d] + width[i % clusters] * (u - 0.5);
       p.x(i, d) = scale * (offset + unit);
     }
     double const magnitude = charge * (0.5 + uniform01(particle_seed, i, 3));
@@ -97,7 +95,9 @@ inline RandomSet randomSet(std::uint64_t seed, std::uint64_t index, std::size_t 
   std::snprintf(text, sizeof text,
                 "set %llu: N %zu, scale %.3g, offset %.3g scales, %d clusters, charges %.3g (%s)",
                 static_cast<unsigned long long>(index), n, scale, offset, clusters, charge,
-                signs == 0 ? "positive" : signs == 1 ? "both signs" : "neutral pairs");
+                signs == 0   ? "positive"
+                : signs == 1 ? "both signs"
+                             : "neutral pairs");
   return {p, text};
 }
 

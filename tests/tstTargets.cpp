@@ -120,7 +120,8 @@ TEMPLATE_LIST_TEST_CASE("targets equal to the sources give the results of one se
   std::size_t const n = 3000;
   kfmm::test::Particles<TestType> one_set(n);
   kfmm::generate(space, kfmm::Distribution::plummer, 4, one_set.x, one_set.q);
-  auto const stats = kfmm::evaluate(space, one_set.x, one_set.q, one_set.phi, one_set.field, options);
+  auto const stats =
+      kfmm::evaluate(space, one_set.x, one_set.q, one_set.phi, one_set.field, options);
 
   // The same positions in a View of their own: a second tree, the same as the first.
   kfmm::test::Positions<TestType> targets("kfmm::test::targets", n);
@@ -161,7 +162,8 @@ TEMPLATE_LIST_TEST_CASE("a solver of sources and targets evaluates new charges l
   // Other charges, of both signs.
   Kokkos::View<Real *, Memory> q2("kfmm::test::q2", 1200);
   Kokkos::parallel_for(
-      "kfmm::test::other_charges", Kokkos::RangePolicy<typename TestType::execution_space>(space, 0, 1200),
+      "kfmm::test::other_charges",
+      Kokkos::RangePolicy<typename TestType::execution_space>(space, 0, 1200),
       KOKKOS_LAMBDA(int i) { q2(i) = (i % 3 == 0 ? -1 : 1) * sources.q(i); });
   fmm.evaluate(space, q2, second.phi, second.field);
   kfmm::evaluate(space, sources.x, q2, targets, fresh.phi, fresh.field, options);

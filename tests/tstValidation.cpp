@@ -86,8 +86,8 @@ TEST_CASE("solver options are rejected with the value as given", "[validation][o
   CHECK_NOTHROW(kfmm::detail::validate(kfmm::Options{}, "kfmm::evaluate"));
   kfmm::Options options;
   options.order = 0;
-  check(options, "kfmm::evaluate: option 'order' must be in 1.." +
-                     std::to_string(kfmm::max_order) + ", got 0");
+  check(options, "kfmm::evaluate: option 'order' must be in 1.." + std::to_string(kfmm::max_order) +
+                     ", got 0");
   options = {};
   options.theta = 0;
   check(options, "kfmm::evaluate: option 'theta' must be in (0, 1], got 0");

@@ -42,16 +42,15 @@ template <class Config>
 void solve(kfmm::test::Particles<Config> &p, kfmm::Options const &options)
 {
   typename Config::execution_space space;
-  kfmm::Fmm<typename Config::real_type, typename Config::memory_space> fmm(space, p.x,
-                                                                           options);
+  kfmm::Fmm<typename Config::real_type, typename Config::memory_space> fmm(space, p.x, options);
   fmm.evaluate(space, p.q, p.phi, p.field);
   space.fence();
 }
 
 } // namespace
 
-TEMPLATE_LIST_TEST_CASE("a pooled workspace reuses the blocks given back to it",
-                        "[workspace]", kfmm::test::Spaces)
+TEMPLATE_LIST_TEST_CASE("a pooled workspace reuses the blocks given back to it", "[workspace]",
+                        kfmm::test::Spaces)
 {
   using Space = typename TestType::execution_space;
   using Memory = typename Space::memory_space;
@@ -98,8 +97,8 @@ TEMPLATE_LIST_TEST_CASE("a pooled workspace reuses the blocks given back to it",
     memory.give(*view);
 }
 
-TEMPLATE_LIST_TEST_CASE("a direct workspace allocates Views that own their memory",
-                        "[workspace]", kfmm::test::Spaces)
+TEMPLATE_LIST_TEST_CASE("a direct workspace allocates Views that own their memory", "[workspace]",
+                        kfmm::test::Spaces)
 {
   using Space = typename TestType::execution_space;
   using Memory = typename Space::memory_space;

@@ -77,8 +77,7 @@ void plummerVelocities(Vectors const &x, Vectors const &v, std::uint64_t seed)
 {
   Kokkos::Random_XorShift64_Pool<Space> pool(seed);
   Kokkos::parallel_for(
-      "kfmm::nbody::velocities", Kokkos::RangePolicy<Space>(0, x.extent(0)),
-      KOKKOS_LAMBDA(int i) {
+      "kfmm::nbody::velocities", Kokkos::RangePolicy<Space>(0, x.extent(0)), KOKKOS_LAMBDA(int i) {
         auto random = pool.get_state();
         double q = 0, y = 1;
         while (y > q * q * pow(1 - q * q, 3.5))
@@ -158,8 +157,8 @@ int simulate(Settings const &s)
   // The particles move, so the tree is rebuilt at every evaluation: the one-shot call.
   auto const accelerate = [&] { return kfmm::evaluate(space, x, m, phi, a, options); };
 
-  std::printf("kfmm nbody: %d particles, %d steps of %g, softening %g, on %s\n", s.n, s.steps,
-              s.dt, softening, Space::name());
+  std::printf("kfmm nbody: %d particles, %d steps of %g, softening %g, on %s\n", s.n, s.steps, s.dt,
+              softening, Space::name());
   std::printf("%6s %8s %14s %14s %14s %11s\n", "step", "time", "kinetic", "potential", "total",
               "drift");
   accelerate();

@@ -82,9 +82,9 @@ public:
   /// source's position gets nothing from that source (as in kfmm::directSum).
   /// \throws kfmm::Exception on invalid options or positions (NaN/Inf: the argument and the
   /// first bad index)
-  template <class ExecutionSpace, class Sources, class Targets,
-            std::enable_if_t<Kokkos::is_view<Sources>::value && Kokkos::is_view<Targets>::value,
-                             int> = 0>
+  template <
+      class ExecutionSpace, class Sources, class Targets,
+      std::enable_if_t<Kokkos::is_view<Sources>::value && Kokkos::is_view<Targets>::value, int> = 0>
   Fmm(ExecutionSpace const &space, Sources const &sources, Targets const &targets,
       Options const &options = {})
   {
@@ -134,8 +134,7 @@ public:
   {
     checkSpace<ExecutionSpace>();
     KFMM_STATIC_REQUIRE_VIEW("kfmm::Fmm::evaluate", "charges", Charges, 1, "N", ExecutionSpace);
-    KFMM_STATIC_REQUIRE_VIEW("kfmm::Fmm::evaluate", "potential", Potential, 1, "N",
-                             ExecutionSpace);
+    KFMM_STATIC_REQUIRE_VIEW("kfmm::Fmm::evaluate", "potential", Potential, 1, "N", ExecutionSpace);
     KFMM_STATIC_REQUIRE_VIEW("kfmm::Fmm::evaluate", "field", Field, 2, "N x 3", ExecutionSpace);
     static_assert(detail::holdsWritableReal<Potential>() && detail::holdsWritableReal<Field>(),
                   "kfmm::Fmm::evaluate: arguments 'potential' and 'field' must hold non-const "
@@ -188,9 +187,8 @@ namespace detail
 {
 
 template <class ExecutionSpace, class Positions, class Charges, class Potential, class Field>
-Stats evaluateOnce(ExecutionSpace const &space, Positions const &positions,
-                   Charges const &charges, Potential const &potential, Field const &field,
-                   Options const &options)
+Stats evaluateOnce(ExecutionSpace const &space, Positions const &positions, Charges const &charges,
+                   Potential const &potential, Field const &field, Options const &options)
 {
   detail::ScopedRegion region("kfmm::evaluate");
   EntryPoint const caller{"kfmm::evaluate"};
@@ -205,9 +203,9 @@ Stats evaluateOnce(ExecutionSpace const &space, Positions const &positions,
 /// kfmm::evaluate's work at targets that are not the sources, on Views whose types it checked.
 template <class ExecutionSpace, class Sources, class Charges, class Targets, class Potential,
           class Field>
-Stats evaluateAtTargets(ExecutionSpace const &space, Sources const &sources,
-                        Charges const &charges, Targets const &targets,
-                        Potential const &potential, Field const &field, Options const &options)
+Stats evaluateAtTargets(ExecutionSpace const &space, Sources const &sources, Charges const &charges,
+                        Targets const &targets, Potential const &potential, Field const &field,
+                        Options const &options)
 {
   detail::ScopedRegion region("kfmm::evaluate");
   EntryPoint const caller{"kfmm::evaluate"};
@@ -249,7 +247,8 @@ Stats evaluate(ExecutionSpace const &space, Positions const &positions, Charges 
     using Views = detail::PrecompiledViews<ExecutionSpace, typename Potential::value_type>;
     detail::noteSolverCompilation<ExecutionSpace, typename Potential::value_type, Positions,
                                   Charges, Potential, Field>();
-    return detail::evaluateOnce(space, detail::precompiledForm<typename Views::Positions>(positions),
+    return detail::evaluateOnce(space,
+                                detail::precompiledForm<typename Views::Positions>(positions),
                                 detail::precompiledForm<typename Views::Charges>(charges),
                                 detail::precompiledForm<typename Views::Potential>(potential),
                                 detail::precompiledForm<typename Views::Field>(field), options);
@@ -291,8 +290,8 @@ Stats evaluate(ExecutionSpace const &space, Sources const &sources, Charges cons
                 detail::holdsWritableReal<Potential>() && detail::holdsWritableReal<Field>())
   {
     using Views = detail::PrecompiledViews<ExecutionSpace, typename Potential::value_type>;
-    detail::noteSolverCompilation<ExecutionSpace, typename Potential::value_type, Sources,
-                                  Charges, Potential, Field, Targets>();
+    detail::noteSolverCompilation<ExecutionSpace, typename Potential::value_type, Sources, Charges,
+                                  Potential, Field, Targets>();
     return detail::evaluateAtTargets(
         space, detail::precompiledForm<typename Views::Positions>(sources),
         detail::precompiledForm<typename Views::Charges>(charges),

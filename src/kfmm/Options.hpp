@@ -141,12 +141,10 @@ inline void validate(Options const &o, std::string const &where)
   require(o.softening >= 0 && std::isfinite(o.softening), where,
           "option 'softening' must be finite and >= 0, got " + formatNumber(o.softening));
   require(o.tolerance >= 0 && std::isfinite(o.tolerance), where,
-          "option 'tolerance' must be finite and >= 0 (0: none), got " +
-              formatNumber(o.tolerance));
+          "option 'tolerance' must be finite and >= 0 (0: none), got " + formatNumber(o.tolerance));
   Options const defaults;
-  require(o.tolerance == 0 ||
-              (o.order == defaults.order && o.theta == defaults.theta &&
-               o.acceptance == defaults.acceptance),
+  require(o.tolerance == 0 || (o.order == defaults.order && o.theta == defaults.theta &&
+                               o.acceptance == defaults.acceptance),
           where,
           "option 'tolerance' chooses 'order' and 'theta': leave them, and 'acceptance', at "
           "their defaults");
@@ -207,9 +205,9 @@ Options withTunedParameters(Options options, std::string const &where)
   {
     auto const choose = [&](auto const &rows, char const *precision) {
       tuning::AccuracyRow const *const row = tuning::servingAccuracyRow(rows, options.tolerance);
-      double const smallest = rows[std::extent<std::remove_reference_t<decltype(rows)>>::value - 1]
-                                  .field_error *
-                              tuning::tolerance_margin;
+      double const smallest =
+          rows[std::extent<std::remove_reference_t<decltype(rows)>>::value - 1].field_error *
+          tuning::tolerance_margin;
       require(row != nullptr, where,
               "option 'tolerance' " + formatNumber(options.tolerance) + " is below what " +
                   precision + " reaches on this backend; the smallest is " +

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // Two unit charges one unit apart: each sees potential 1 and a field (the gradient of the
-// potential, so for gravity the attraction) of magnitude 1 pointing at the other. Exit code 0 when the installed kfmm says so.
+// potential, so for gravity the attraction) of magnitude 1 pointing at the other. Exit code 0 when
+// the installed kfmm says so.
 #include <kfmm/kfmm.hpp>
 
 #include <Kokkos_Core.hpp>

@@ -44,7 +44,8 @@ template <class MemorySpace>
 class DeferredCounts
 {
 public:
-  using staging_space = typename tuning::Tuning<typename MemorySpace::execution_space>::staging_space;
+  using staging_space =
+      typename tuning::Tuning<typename MemorySpace::execution_space>::staging_space;
   using Slot = Kokkos::View<std::size_t, staging_space>;
 
   enum Count : int

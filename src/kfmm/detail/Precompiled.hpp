@@ -7,13 +7,13 @@
 // Compiling the whole solver for one (execution space, precision) pair takes many seconds at
 // -O3 (docs/BUILDING.md, "Compile time"), nearly all of it in optimising and generating the
 // code of its kernels. kfmm::evaluate does its work in detail::evaluateOnce (at targets
-// that are not the sources, in detail::evaluateAtTargets), which the library instantiates for each enabled execution space of Serial, OpenMP and Cuda, in
-// float and in double, on the Views of PrecompiledViews (the execution space's memory space
-// and default layout: what Kokkos::View<float *[3], Space::memory_space> is). A program
-// linked with kfmm::precompiled gets KFMM_PRECOMPILED defined, and with it the explicit
-// instantiation declarations below: its calls with such Views use the library's code and
-// compile in seconds. Calls with other Views (another layout or memory space, mixed
-// precisions) instantiate the solver in the caller's translation unit, as without the
+// that are not the sources, in detail::evaluateAtTargets), which the library instantiates for each
+// enabled execution space of Serial, OpenMP and Cuda, in float and in double, on the Views of
+// PrecompiledViews (the execution space's memory space and default layout: what Kokkos::View<float
+// *[3], Space::memory_space> is). A program linked with kfmm::precompiled gets KFMM_PRECOMPILED
+// defined, and with it the explicit instantiation declarations below: its calls with such Views use
+// the library's code and compile in seconds. Calls with other Views (another layout or memory
+// space, mixed precisions) instantiate the solver in the caller's translation unit, as without the
 // library; without KFMM_PRECOMPILED everything is header-only.
 
 #include <kfmm/Options.hpp>
@@ -29,16 +29,15 @@ namespace kfmm::detail
 
 /// kfmm::evaluate's work on Views whose types it checked (defined in kfmm/Fmm.hpp).
 template <class ExecutionSpace, class Positions, class Charges, class Potential, class Field>
-Stats evaluateOnce(ExecutionSpace const &space, Positions const &positions,
-                   Charges const &charges, Potential const &potential, Field const &field,
-                   Options const &options);
+Stats evaluateOnce(ExecutionSpace const &space, Positions const &positions, Charges const &charges,
+                   Potential const &potential, Field const &field, Options const &options);
 
 /// kfmm::evaluate's work at targets, on Views whose types it checked (defined in kfmm/Fmm.hpp).
 template <class ExecutionSpace, class Sources, class Charges, class Targets, class Potential,
           class Field>
-Stats evaluateAtTargets(ExecutionSpace const &space, Sources const &sources,
-                        Charges const &charges, Targets const &targets,
-                        Potential const &potential, Field const &field, Options const &options);
+Stats evaluateAtTargets(ExecutionSpace const &space, Sources const &sources, Charges const &charges,
+                        Targets const &targets, Potential const &potential, Field const &field,
+                        Options const &options);
 
 /// The View types of kfmm::precompiled's instances for `ExecutionSpace` in `Real`.
 template <class ExecutionSpace, class Real>
@@ -59,8 +58,10 @@ auto precompiledForm(View const &view)
 {
   if constexpr (std::is_same<typename View::non_const_data_type,
                              typename Precompiled::non_const_data_type>::value &&
-                std::is_same<typename View::array_layout, typename Precompiled::array_layout>::value &&
-                std::is_same<typename View::memory_space, typename Precompiled::memory_space>::value)
+                std::is_same<typename View::array_layout,
+                             typename Precompiled::array_layout>::value &&
+                std::is_same<typename View::memory_space,
+                             typename Precompiled::memory_space>::value)
     return Precompiled(view);
   else
     return view;
@@ -136,27 +137,26 @@ constexpr void noteSolverCompilation()
 /// The signature of the instance of detail::evaluateOnce for execution space SPACE and
 /// precision REAL, for the explicit instantiation declarations below and the definitions in
 /// src/precompiled/.
-#define KFMM_DETAIL_EVALUATE_ONCE(SPACE, REAL)                                                 \
-  ::kfmm::Stats evaluateOnce(SPACE const &,                                                    \
-                             ::kfmm::detail::PrecompiledViews<SPACE, REAL>::Positions const &, \
-                             ::kfmm::detail::PrecompiledViews<SPACE, REAL>::Charges const &,   \
-                             ::kfmm::detail::PrecompiledViews<SPACE, REAL>::Potential const &, \
-                             ::kfmm::detail::PrecompiledViews<SPACE, REAL>::Field const &,     \
-                             ::kfmm::Options const &)
+#define KFMM_DETAIL_EVALUATE_ONCE(SPACE, REAL)                                                     \
+  ::kfmm::Stats evaluateOnce(                                                                      \
+      SPACE const &, ::kfmm::detail::PrecompiledViews<SPACE, REAL>::Positions const &,             \
+      ::kfmm::detail::PrecompiledViews<SPACE, REAL>::Charges const &,                              \
+      ::kfmm::detail::PrecompiledViews<SPACE, REAL>::Potential const &,                            \
+      ::kfmm::detail::PrecompiledViews<SPACE, REAL>::Field const &, ::kfmm::Options const &)
 
 /// The same for detail::evaluateAtTargets (the targets are Positions too).
-#define KFMM_DETAIL_EVALUATE_AT_TARGETS(SPACE, REAL)                                           \
-  ::kfmm::Stats evaluateAtTargets(                                                             \
-      SPACE const &, ::kfmm::detail::PrecompiledViews<SPACE, REAL>::Positions const &,          \
-      ::kfmm::detail::PrecompiledViews<SPACE, REAL>::Charges const &,                           \
-      ::kfmm::detail::PrecompiledViews<SPACE, REAL>::Positions const &,                         \
-      ::kfmm::detail::PrecompiledViews<SPACE, REAL>::Potential const &,                         \
+#define KFMM_DETAIL_EVALUATE_AT_TARGETS(SPACE, REAL)                                               \
+  ::kfmm::Stats evaluateAtTargets(                                                                 \
+      SPACE const &, ::kfmm::detail::PrecompiledViews<SPACE, REAL>::Positions const &,             \
+      ::kfmm::detail::PrecompiledViews<SPACE, REAL>::Charges const &,                              \
+      ::kfmm::detail::PrecompiledViews<SPACE, REAL>::Positions const &,                            \
+      ::kfmm::detail::PrecompiledViews<SPACE, REAL>::Potential const &,                            \
       ::kfmm::detail::PrecompiledViews<SPACE, REAL>::Field const &, ::kfmm::Options const &)
 
 /// Both instances of one space and precision: PREFIX is `template` (the definitions in
 /// src/precompiled/) or `extern template` (the declarations below).
-#define KFMM_DETAIL_PRECOMPILED_INSTANCES(PREFIX, SPACE, REAL)                                 \
-  PREFIX KFMM_DETAIL_EVALUATE_ONCE(SPACE, REAL);                                                \
+#define KFMM_DETAIL_PRECOMPILED_INSTANCES(PREFIX, SPACE, REAL)                                     \
+  PREFIX KFMM_DETAIL_EVALUATE_ONCE(SPACE, REAL);                                                   \
   PREFIX KFMM_DETAIL_EVALUATE_AT_TARGETS(SPACE, REAL)
 
 #if defined(KFMM_PRECOMPILED)

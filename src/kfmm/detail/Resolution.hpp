@@ -69,8 +69,9 @@ inline bool precisionLimited(std::size_t unresolved, std::size_t n)
 /// of precision `precision` ("float").
 inline std::string unresolvedText(char const *precision, std::size_t unresolved, std::size_t n)
 {
-  return std::string(precision) + " does not resolve these particles: " +
-         std::to_string(unresolved) + " pairs of the " + std::to_string(n) +
+  return std::string(precision) +
+         " does not resolve these particles: " + std::to_string(unresolved) + " pairs of the " +
+         std::to_string(n) +
          " particles are so close, for their coordinates, that rounding them to " + precision +
          " changes their distance by more than 1/1024; their results may be far less accurate "
          "than the options give";

@@ -66,11 +66,11 @@ constexpr bool viewFits()
 /// VIEW, is a Kokkos::View of rank RANK (SHAPE, a string literal such as "N x 3", says what
 /// it holds) that kernels of SPACE can access. A macro because a static_assert message must
 /// be one string literal, and the entry point's and argument's names are part of it.
-#define KFMM_STATIC_REQUIRE_VIEW(ENTRY, NAME, VIEW, RANK, SHAPE, SPACE)                        \
-  static_assert(::kfmm::detail::isViewOfRank<VIEW, RANK>(),                                    \
-                ENTRY ": argument '" NAME "' must be a rank-" #RANK " Kokkos::View (" SHAPE ")"); \
-  static_assert(::kfmm::detail::isAccessibleFrom<SPACE, VIEW>(),                               \
-                ENTRY ": argument '" NAME "' must be in a memory space that the execution "    \
+#define KFMM_STATIC_REQUIRE_VIEW(ENTRY, NAME, VIEW, RANK, SHAPE, SPACE)                            \
+  static_assert(::kfmm::detail::isViewOfRank<VIEW, RANK>(),                                        \
+                ENTRY ": argument '" NAME "' must be a rank-" #RANK " Kokkos::View (" SHAPE ")");  \
+  static_assert(::kfmm::detail::isAccessibleFrom<SPACE, VIEW>(),                                   \
+                ENTRY ": argument '" NAME "' must be in a memory space that the execution "        \
                       "space can access (Kokkos::SpaceAccessibility), e.g. its memory_space")
 
 #endif

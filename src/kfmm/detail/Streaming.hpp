@@ -96,10 +96,9 @@ void streamReduce(std::string const &label, ExecutionSpace const &space, std::si
     reducer.init(reducer.reference());
     return;
   }
-  Kokkos::parallel_reduce(label,
-                          Kokkos::TeamPolicy<ExecutionSpace>(space, teams, Tune::stream_team_size),
-                          ChunkReduction<ExecutionSpace, Functor, Value>{functor, n, chunk},
-                          reducer);
+  Kokkos::parallel_reduce(
+      label, Kokkos::TeamPolicy<ExecutionSpace>(space, teams, Tune::stream_team_size),
+      ChunkReduction<ExecutionSpace, Functor, Value>{functor, n, chunk}, reducer);
 }
 
 } // namespace kfmm::detail

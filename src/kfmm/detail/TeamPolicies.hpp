@@ -20,8 +20,8 @@ namespace kfmm::detail
 
 template <class ExecutionSpace, class LaunchBounds = Kokkos::LaunchBounds<>,
           class Launch = ArgumentLaunch>
-using TeamPolicy = Kokkos::TeamPolicy<ExecutionSpace, Kokkos::Schedule<Kokkos::Dynamic>,
-                                      LaunchBounds, Launch>;
+using TeamPolicy =
+    Kokkos::TeamPolicy<ExecutionSpace, Kokkos::Schedule<Kokkos::Dynamic>, LaunchBounds, Launch>;
 
 /// A team policy for the expansion operators at `order` over `teams` cells, with `scratch`
 /// bytes, under `LaunchBounds`: the backend's team size for the order.
@@ -29,8 +29,8 @@ template <class LaunchBounds = Kokkos::LaunchBounds<>, class ExecutionSpace>
 TeamPolicy<ExecutionSpace, LaunchBounds> expansionPolicy(ExecutionSpace const &space, int order,
                                                          int teams, std::size_t scratch)
 {
-  return TeamPolicy<ExecutionSpace, LaunchBounds>(space, teams,
-                                                  tuning::Tuning<ExecutionSpace>::expansionTeamSize(order))
+  return TeamPolicy<ExecutionSpace, LaunchBounds>(
+             space, teams, tuning::Tuning<ExecutionSpace>::expansionTeamSize(order))
       .set_scratch_size(0, Kokkos::PerTeam(scratch));
 }
 

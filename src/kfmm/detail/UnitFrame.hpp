@@ -120,10 +120,7 @@ struct UnitFrame
   /// A length in units back in the caller's (exact where both are normal numbers).
   KOKKOS_INLINE_FUNCTION double callerLength(double l) const { return to_caller(l); }
   /// A unit position back in the caller's coordinates (for messages).
-  double caller(double unit, int d) const
-  {
-    return shift[d] + std::ldexp(unit, length_exponent);
-  }
+  double caller(double unit, int d) const { return shift[d] + std::ldexp(unit, length_exponent); }
 };
 
 /// The frame of the particles inside `cube` (a tree::Cube: its `origin` and `side`): 2^k is the
@@ -146,8 +143,8 @@ UnitFrame unitFrame(Cube const &cube, std::string const &where)
   frame.to_caller = PowerOfTwo<double>::of(frame.length_exponent);
   for (int d = 0; d < 3; ++d)
   {
-    double const units = std::nearbyint(
-        std::ldexp(cube.origin[d] + 0.5 * cube.side, -frame.length_exponent));
+    double const units =
+        std::nearbyint(std::ldexp(cube.origin[d] + 0.5 * cube.side, -frame.length_exponent));
     frame.shift[d] = std::abs(units) < 2 ? 0.0 : std::ldexp(units, frame.length_exponent);
   }
   return frame;
@@ -254,8 +251,7 @@ struct ChargeUnitOfLargest
 template <class ExecutionSpace, class Charges, class Real, class MemorySpace, class Suspect>
 void findChargeUnit(ExecutionSpace const &space, Charges const &charges, int length_exponent,
                     Kokkos::View<double, MemorySpace> const &largest,
-                    Kokkos::View<ChargeUnit<Real>, MemorySpace> const &unit,
-                    Suspect const &suspect)
+                    Kokkos::View<ChargeUnit<Real>, MemorySpace> const &unit, Suspect const &suspect)
 {
   static_assert(Suspect::rank == 0, "kfmm::detail::findChargeUnit: the flag is a rank-0 View");
   streamReduce("kfmm::unit_frame::largest_charge", space, charges.extent(0),

@@ -34,8 +34,8 @@ inline void require(bool condition, std::string const &where, std::string const 
     throw Exception(where + ": " + what);
 }
 
-inline void requireExtent(std::string const &where, std::string const &name,
-                          std::size_t actual, std::size_t expected)
+inline void requireExtent(std::string const &where, std::string const &name, std::size_t actual,
+                          std::size_t expected)
 {
   require(actual == expected, where,
           "argument '" + name + "' has extent " + formatNumber(actual) + ", expected " +
@@ -191,13 +191,12 @@ std::array<double, 3> rowOf(ExecutionSpace const &space, View const &view, std::
 }
 
 template <class ExecutionSpace, class View>
-void requireFinite(ExecutionSpace const &space, std::string const &where,
-                   std::string const &name, View const &values)
+void requireFinite(ExecutionSpace const &space, std::string const &where, std::string const &name,
+                   View const &values)
 {
   auto const bad = firstNonFinite(space, values);
   require(bad < 0, where,
-          "argument '" + name + "' holds a NaN or infinite value at index " +
-              formatNumber(bad));
+          "argument '" + name + "' holds a NaN or infinite value at index " + formatNumber(bad));
 }
 
 } // namespace kfmm::detail

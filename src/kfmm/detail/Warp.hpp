@@ -28,21 +28,13 @@ KOKKOS_INLINE_FUNCTION unsigned warpPeers(unsigned value, bool active)
 }
 
 /// Index of the calling thread within its hardware warp.
-KOKKOS_INLINE_FUNCTION int warpLane()
-{
-  return 0;
-}
+KOKKOS_INLINE_FUNCTION int warpLane() { return 0; }
 
 /// Index of the calling thread's warp within its block.
-KOKKOS_INLINE_FUNCTION int warpIndex()
-{
-  return 0;
-}
+KOKKOS_INLINE_FUNCTION int warpIndex() { return 0; }
 
 /// Orders the shared-memory accesses of the warp's lanes before and after this point.
-KOKKOS_INLINE_FUNCTION void warpSync()
-{
-}
+KOKKOS_INLINE_FUNCTION void warpSync() {}
 
 /// `value` of lane `source` of the calling warp (all 32 lanes must call).
 KOKKOS_INLINE_FUNCTION std::uint32_t warpBroadcast(std::uint32_t value, int source)

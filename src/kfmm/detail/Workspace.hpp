@@ -82,8 +82,7 @@ public:
                   "space");
     if (!_pooled)
       return View(Kokkos::view_alloc(space, Kokkos::WithoutInitializing, label), extents...);
-    std::size_t const bytes =
-        View::required_allocation_size(static_cast<std::size_t>(extents)...);
+    std::size_t const bytes = View::required_allocation_size(static_cast<std::size_t>(extents)...);
     if (bytes == 0)
       return View(nullptr, extents...);
     return View(static_cast<typename View::pointer_type>(block(bytes)), extents...);
@@ -91,8 +90,7 @@ public:
 
   /// take() into `view`, of the View's own type.
   template <class View, class ExecutionSpace, class... Extents>
-  void take(ExecutionSpace const &space, View &view, std::string const &label,
-            Extents... extents)
+  void take(ExecutionSpace const &space, View &view, std::string const &label, Extents... extents)
   {
     view = take<View>(space, label, extents...);
   }

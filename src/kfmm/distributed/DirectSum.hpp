@@ -126,6 +126,7 @@ void directSum(MPI_Comm comm, ExecutionSpace const &space, Positions const &posi
 
 #else
 // Without this, a user of an MPI-less kfmm would only learn that kfmm::distributed is empty.
-#error "kfmm/distributed needs a kfmm built with KFMM_ENABLE_MPI=ON, used through the kfmm::mpi target"
+#error                                                                                             \
+    "kfmm/distributed needs a kfmm built with KFMM_ENABLE_MPI=ON, used through the kfmm::mpi target"
 #endif
 #endif

@@ -17,9 +17,9 @@
 //     far field's plan.
 // Evaluation: the charges to their owners; the ghosts' charges to the ranks that hold them;
 // P2M and M2M; the pruned cells' multipoles to the ranks that hold them, then M2M again; M2L,
-// L2L, L2P, P2P on the own tree (the solver's stages, solver/, composed in this order); the results back to the caller's order. Every rank uses the
-// largest charge of all ranks as the unit (one MPI_Allreduce), as the single-rank solver uses
-// the largest of its charges.
+// L2L, L2P, P2P on the own tree (the solver's stages, solver/, composed in this order); the results
+// back to the caller's order. Every rank uses the largest charge of all ranks as the unit (one
+// MPI_Allreduce), as the single-rank solver uses the largest of its charges.
 //
 // The trees' cells, radii and so every interaction-list decision are those of the single-rank
 // solver on all particles, and the multipoles of every cell are its multipoles: the results
@@ -97,9 +97,12 @@ namespace detail
 /// Throws on every rank unless every rank passed the same options.
 inline void requireSameOptions(MPI_Comm comm, std::string const &where, Options const &options)
 {
-  double mine[7] = {double(options.order),       options.theta,
-                    double(options.leaf_size),   double(static_cast<int>(options.method)),
-                    options.softening,           options.tolerance,
+  double mine[7] = {double(options.order),
+                    options.theta,
+                    double(options.leaf_size),
+                    double(static_cast<int>(options.method)),
+                    options.softening,
+                    options.tolerance,
                     double(static_cast<int>(options.acceptance))};
   double low[7], high[7];
   MPI_Allreduce(mine, low, 7, MPI_DOUBLE, MPI_MIN, comm);
@@ -247,8 +250,8 @@ public:
     checkSpace<ExecutionSpace>();
     KFMM_STATIC_REQUIRE_VIEW("kfmm::distributed::DistributedFmm::evaluate", "charges", Charges, 1,
                              "N", ExecutionSpace);
-    KFMM_STATIC_REQUIRE_VIEW("kfmm::distributed::DistributedFmm::evaluate", "potential",
-                             Potential, 1, "N", ExecutionSpace);
+    KFMM_STATIC_REQUIRE_VIEW("kfmm::distributed::DistributedFmm::evaluate", "potential", Potential,
+                             1, "N", ExecutionSpace);
     KFMM_STATIC_REQUIRE_VIEW("kfmm::distributed::DistributedFmm::evaluate", "field", Field, 2,
                              "N x 3", ExecutionSpace);
     static_assert(kfmm::detail::holdsWritableReal<Potential>() &&
@@ -334,9 +337,9 @@ private:
         options, where);
     PartitionOptions partition_options;
     partition_options.leaf_size = _options.leaf_size;
-    _partition = weights ? std::make_unique<Partition>(comm, space, positions, *weights,
-                                                       partition_options)
-                         : std::make_unique<Partition>(comm, space, positions, partition_options);
+    _partition =
+        weights ? std::make_unique<Partition>(comm, space, positions, *weights, partition_options)
+                : std::make_unique<Partition>(comm, space, positions, partition_options);
     std::int64_t owned = static_cast<std::int64_t>(_partition->ownedCount());
     std::int64_t total = 0;
     MPI_Allreduce(&owned, &total, 1, MPI_INT64_T, MPI_SUM, comm);
@@ -346,12 +349,10 @@ private:
     _trivial = total == 0 || _partition->cube().extent == 0;
     if (!_trivial)
     {
-      _trees = detail::buildEssentialTrees(comm, space, _partition->positions(),
-                                           _partition->cube(), _options.leaf_size,
-                                           _options.theta,
-                                           kfmm::detail::softeningSeparation<
-                                               kfmm::tuning::Tuning<ExecutionSpace>, Real>(
-                                               _options));
+      _trees = detail::buildEssentialTrees(
+          comm, space, _partition->positions(), _partition->cube(), _options.leaf_size,
+          _options.theta,
+          kfmm::detail::softeningSeparation<kfmm::tuning::Tuning<ExecutionSpace>, Real>(_options));
       // The order and theta the tolerance chose, given as such (Options' rule: a tolerance
       // comes with the default order and theta).
       Options chosen = _options;
@@ -432,11 +433,10 @@ private:
       charge_exponent = kfmm::detail::chargeExponentOf(largest);
       Kokkos::View<double *, MemorySpace> sent(alloc("kfmm::distributed::ghost_charges"),
                                                plan.ghost_sources.extent(0));
-      Kokkos::parallel_for("kfmm::distributed::gather_ghost_charges",
-                           Policy(space, 0, sent.extent(0)),
-                           detail::Gather<decltype(sent), decltype(own_q),
-                                          decltype(plan.ghost_sources)>{sent, own_q,
-                                                                        plan.ghost_sources});
+      Kokkos::parallel_for(
+          "kfmm::distributed::gather_ghost_charges", Policy(space, 0, sent.extent(0)),
+          detail::Gather<decltype(sent), decltype(own_q), decltype(plan.ghost_sources)>{
+              sent, own_q, plan.ghost_sources});
       communicate([&] {
         _exchange.start(comm, space, sent.data(), plan.ghost_send, q.data() + plan.own,
                         plan.ghost_recv);
@@ -475,8 +475,7 @@ private:
       // No fence before the wait: the host waits in MPI, and so moves the messages along,
       // while the device computes the near field.
       _stats.evaluate_communication_seconds += _exchange.finish(space);
-      Kokkos::parallel_for("kfmm::distributed::unpack_multipoles",
-                           Policy(space, 0, received_cells),
+      Kokkos::parallel_for("kfmm::distributed::unpack_multipoles", Policy(space, 0, received_cells),
                            detail::MoveMultipoles<Real, MemorySpace>{state.multipoles, received,
                                                                      plan.pruned_targets, true});
     });
@@ -490,10 +489,8 @@ private:
         solver::m2m(space, state);
       });
 
-    Kokkos::View<Real *, MemorySpace> own_phi(alloc("kfmm::distributed::own_potential"),
-                                              plan.own);
-    Kokkos::View<Real *[3], MemorySpace> own_field(alloc("kfmm::distributed::own_field"),
-                                                   plan.own);
+    Kokkos::View<Real *, MemorySpace> own_phi(alloc("kfmm::distributed::own_potential"), plan.own);
+    Kokkos::View<Real *[3], MemorySpace> own_field(alloc("kfmm::distributed::own_field"), plan.own);
     if (plan.own > 0)
     {
       solver::farFieldTranslations(space, state);
@@ -571,6 +568,7 @@ RankStats evaluate(MPI_Comm comm, ExecutionSpace const &space, Positions const &
 } // namespace kfmm::distributed
 
 #else
-#error "kfmm/distributed needs a kfmm built with KFMM_ENABLE_MPI=ON, used through the kfmm::mpi target"
+#error                                                                                             \
+    "kfmm/distributed needs a kfmm built with KFMM_ENABLE_MPI=ON, used through the kfmm::mpi target"
 #endif
 #endif

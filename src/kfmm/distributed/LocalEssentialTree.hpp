@@ -145,8 +145,7 @@ struct SplitOwnCells
   KOKKOS_INLINE_FUNCTION bool operator()(int begin, int end, tree::MortonKey prefix,
                                          int level) const
   {
-    return level < tree::max_level &&
-           (end - begin > leaf_size || neighbours.shared(prefix, level));
+    return level < tree::max_level && (end - begin > leaf_size || neighbours.shared(prefix, level));
   }
 };
 
@@ -433,8 +432,7 @@ struct DescribePruned
   KOKKOS_INLINE_FUNCTION void operator()(int j) const
   {
     int const c = cells(j);
-    pruned(j) = PrunedCell{cell_keys(c), particle_end(c) - particle_begin(c), radius(c),
-                           level(c)};
+    pruned(j) = PrunedCell{cell_keys(c), particle_end(c) - particle_begin(c), radius(c), level(c)};
   }
 };
 
@@ -606,8 +604,8 @@ struct ExchangePlan
 template <class MemorySpace>
 struct EssentialTrees
 {
-  tree::Octree<MemorySpace> own;                ///< targets: the rank's particles
-  tree::Octree<MemorySpace> essential;          ///< sources: the local essential tree
+  tree::Octree<MemorySpace> own;                  ///< targets: the rank's particles
+  tree::Octree<MemorySpace> essential;            ///< sources: the local essential tree
   Kokkos::View<double *[3], MemorySpace> entries; ///< its entries' positions
   ExchangePlan<MemorySpace> plan;
   double exchange_seconds = 0; ///< time in MPI calls while building
@@ -618,21 +616,21 @@ template <class T, class MemorySpace>
 std::vector<T> toHostVector(Kokkos::View<T *, MemorySpace> const &view)
 {
   std::vector<T> out(view.extent(0));
-  Kokkos::View<T *, Kokkos::HostSpace, Kokkos::MemoryUnmanaged> const host(out.data(),
-                                                                          out.size());
+  Kokkos::View<T *, Kokkos::HostSpace, Kokkos::MemoryUnmanaged> const host(out.data(), out.size());
   Kokkos::deep_copy(host, view);
   return out;
 }
 
 /// Device copy of a host array.
 template <class ExecutionSpace, class T>
-Kokkos::View<T *, typename ExecutionSpace::memory_space>
-toDevice(ExecutionSpace const &space, std::vector<T> const &values, std::string const &label)
+Kokkos::View<T *, typename ExecutionSpace::memory_space> toDevice(ExecutionSpace const &space,
+                                                                  std::vector<T> const &values,
+                                                                  std::string const &label)
 {
   Kokkos::View<T *, typename ExecutionSpace::memory_space> out(
       Kokkos::view_alloc(space, Kokkos::WithoutInitializing, label), values.size());
   Kokkos::View<T const *, Kokkos::HostSpace, Kokkos::MemoryUnmanaged> const host(values.data(),
-                                                                                values.size());
+                                                                                 values.size());
   Kokkos::deep_copy(space, out, host);
   return out;
 }
@@ -641,8 +639,7 @@ toDevice(ExecutionSpace const &space, std::vector<T> const &values, std::string 
 /// hold the last key of a rank with particles and the first of the next one, which are the
 /// common ancestors of those two keys. One list, the same on every rank, in (level, key)
 /// order; O(ranks x levels) on the host.
-inline std::vector<std::pair<int, tree::MortonKey>>
-sharedCells(std::vector<RankSpan> const &spans)
+inline std::vector<std::pair<int, tree::MortonKey>> sharedCells(std::vector<RankSpan> const &spans)
 {
   std::vector<std::pair<int, tree::MortonKey>> cells;
   int previous = -1;
@@ -776,9 +773,8 @@ struct NameCells
 template <class ExecutionSpace, class MemorySpace>
 EssentialTrees<MemorySpace> buildEssentialTrees(MPI_Comm comm, ExecutionSpace const &space,
                                                 Kokkos::View<double *[3], MemorySpace> const &own,
-                                                tree::Cube const &cube, int leaf_size,
-                                                double theta, double separation,
-                                                int region_balls = 4096)
+                                                tree::Cube const &cube, int leaf_size, double theta,
+                                                double separation, int region_balls = 4096)
 {
   using Policy = Kokkos::RangePolicy<ExecutionSpace>;
   std::string const where = "kfmm::distributed::DistributedFmm";
@@ -845,9 +841,8 @@ EssentialTrees<MemorySpace> buildEssentialTrees(MPI_Comm comm, ExecutionSpace co
   Kokkos::parallel_for("kfmm::distributed::shared_radii", Policy(space, 0, num_shared),
                        GetRadii<MemorySpace>{shared_here, mine.radius, shared_radii});
   std::vector<double> radii = toHostVector(shared_radii);
-  communicate([&] {
-    MPI_Allreduce(MPI_IN_PLACE, radii.data(), num_shared, MPI_DOUBLE, MPI_MAX, comm);
-  });
+  communicate(
+      [&] { MPI_Allreduce(MPI_IN_PLACE, radii.data(), num_shared, MPI_DOUBLE, MPI_MAX, comm); });
   Kokkos::deep_copy(space, shared_radii,
                     Kokkos::View<double const *, Kokkos::HostSpace, Kokkos::MemoryUnmanaged>(
                         radii.data(), radii.size()));
@@ -862,8 +857,8 @@ EssentialTrees<MemorySpace> buildEssentialTrees(MPI_Comm comm, ExecutionSpace co
   int frontier = 0;
   while (frontier + 1 < mine.numLevels() && mine.level_offsets[frontier + 2] <= region_balls)
     ++frontier;
-  CollectRegionBalls<MemorySpace> collect{roots,    mine.child_count, mine.centre, mine.radius,
-                                          frontier, {}};
+  CollectRegionBalls<MemorySpace> collect{roots,       mine.child_count, mine.centre,
+                                          mine.radius, frontier,         {}};
   int num_balls = 0;
   Kokkos::parallel_scan("kfmm::distributed::count_region", Policy(space, 0, num_cells), collect,
                         num_balls);
@@ -897,9 +892,8 @@ EssentialTrees<MemorySpace> buildEssentialTrees(MPI_Comm comm, ExecutionSpace co
       continue;
     auto const balls = toDevice(space, region, "kfmm::distributed::region");
     Kokkos::parallel_for("kfmm::distributed::open_cells", Policy(space, 0, num_cells),
-                         OpenCells<MemorySpace>{roots, mine.child_count, mine.centre,
-                                                mine.radius, balls, theta, separation,
-                                                opened});
+                         OpenCells<MemorySpace>{roots, mine.child_count, mine.centre, mine.radius,
+                                                balls, theta, separation, opened});
     SentAs<MemorySpace> const sent{roots, mine.child_count, opened};
     auto const compact = [&](int kind, char const *label) {
       int count = 0;
@@ -929,10 +923,10 @@ EssentialTrees<MemorySpace> buildEssentialTrees(MPI_Comm comm, ExecutionSpace co
     Kokkos::View<std::int64_t *, MemorySpace> ghost_first(alloc("ghost_first"), num_leaves + 1);
     std::int64_t num_ghosts = 0;
     Kokkos::deep_copy(space, ghost_first, 0);
-    Kokkos::parallel_scan("kfmm::distributed::place_ghosts", Policy(space, 0, num_leaves),
-                          PlaceGhosts<MemorySpace>{leaves, mine.particle_begin, mine.particle_end,
-                                                   ghost_first},
-                          num_ghosts);
+    Kokkos::parallel_scan(
+        "kfmm::distributed::place_ghosts", Policy(space, 0, num_leaves),
+        PlaceGhosts<MemorySpace>{leaves, mine.particle_begin, mine.particle_end, ghost_first},
+        num_ghosts);
     Kokkos::View<std::uint32_t *, MemorySpace> sources(alloc("ghost_sources"), num_ghosts);
     Kokkos::View<Point *, MemorySpace> points(alloc("ghost_points"), num_ghosts);
     if (num_leaves > 0)
@@ -975,14 +969,13 @@ EssentialTrees<MemorySpace> buildEssentialTrees(MPI_Comm comm, ExecutionSpace co
                                     trees.entries});
   auto const pruned = toDevice(space, pruned_in, "kfmm::distributed::pruned_in");
   Kokkos::View<int *, MemorySpace> pruned_levels(alloc("pruned_levels"), num_pruned);
-  Kokkos::parallel_for("kfmm::distributed::place_pruned", Policy(space, 0, num_pruned),
-                       PlacePruned<MemorySpace>{cube, pruned, particles, trees.entries,
-                                                pruned_levels});
+  Kokkos::parallel_for(
+      "kfmm::distributed::place_pruned", Policy(space, 0, num_pruned),
+      PlacePruned<MemorySpace>{cube, pruned, particles, trees.entries, pruned_levels});
   Kokkos::View<tree::MortonKey *, MemorySpace> keys(alloc("entry_keys"), entries);
   Kokkos::View<std::uint32_t *, MemorySpace> order(alloc("entry_order"), entries);
   Kokkos::parallel_for("kfmm::distributed::entry_keys", Policy(space, 0, entries),
-                       EntryKeys<MemorySpace>{cube, trees.entries, pruned, particles, keys,
-                                              order});
+                       EntryKeys<MemorySpace>{cube, trees.entries, pruned, particles, keys, order});
   tree::sortPairs(space, keys, order, 3 * tree::max_level);
   Kokkos::View<std::int64_t *, MemorySpace> weight_before(alloc("weight_before"), entries + 1);
   Kokkos::deep_copy(space, weight_before, 0);
@@ -995,13 +988,11 @@ EssentialTrees<MemorySpace> buildEssentialTrees(MPI_Comm comm, ExecutionSpace co
   auto const measure_leaf_radii = [&](auto const &, tree::Octree<MemorySpace> const &tree,
                                       auto const &entries) {
     tree::detail::GatheredLeafRadii{}(space, tree, entries);
-    Kokkos::parallel_reduce("kfmm::distributed::fix_pruned_leaves",
-                            Policy(space, 0, tree.numLeaves()),
-                            FixPrunedLeaf<MemorySpace>{tree.leaves, tree.particle_begin,
-                                                       tree.particle_end, tree.level, tree.radius,
-                                                       order, pruned, particles,
-                                                       plan.pruned_targets},
-                            misplaced);
+    Kokkos::parallel_reduce(
+        "kfmm::distributed::fix_pruned_leaves", Policy(space, 0, tree.numLeaves()),
+        FixPrunedLeaf<MemorySpace>{tree.leaves, tree.particle_begin, tree.particle_end, tree.level,
+                                   tree.radius, order, pruned, particles, plan.pruned_targets},
+        misplaced);
   };
   trees.essential = tree::detail::buildCells(
       space, kfmm::detail::Workspace<MemorySpace>::direct(), trees.entries, cube, keys, order,
@@ -1013,17 +1004,15 @@ EssentialTrees<MemorySpace> buildEssentialTrees(MPI_Comm comm, ExecutionSpace co
   auto const sent_cells = toDevice(space, pruned_cells_out, "kfmm::distributed::sent_cells");
   Kokkos::View<int *, MemorySpace> sent_levels(alloc("sent_levels"), sent_pruned);
   Kokkos::View<tree::MortonKey *, MemorySpace> sent_prefixes(alloc("sent_prefixes"), sent_pruned);
-  Kokkos::parallel_for("kfmm::distributed::name_sent_cells", Policy(space, 0, sent_pruned),
-                       NameCells<MemorySpace>{sent_cells, mine.level, mine.cell_keys, sent_levels,
-                                              sent_prefixes});
+  Kokkos::parallel_for(
+      "kfmm::distributed::name_sent_cells", Policy(space, 0, sent_pruned),
+      NameCells<MemorySpace>{sent_cells, mine.level, mine.cell_keys, sent_levels, sent_prefixes});
   plan.pruned_sources = findCells(space, trees.essential, sent_levels, sent_prefixes);
   int missing = 0;
-  Kokkos::parallel_reduce("kfmm::distributed::count_missing_targets",
-                          Policy(space, 0, num_pruned),
+  Kokkos::parallel_reduce("kfmm::distributed::count_missing_targets", Policy(space, 0, num_pruned),
                           CountMissing<MemorySpace>{plan.pruned_targets}, missing);
   int missing_sources = 0;
-  Kokkos::parallel_reduce("kfmm::distributed::count_missing_sources",
-                          Policy(space, 0, sent_pruned),
+  Kokkos::parallel_reduce("kfmm::distributed::count_missing_sources", Policy(space, 0, sent_pruned),
                           CountMissing<MemorySpace>{plan.pruned_sources}, missing_sources);
   // Cannot happen with consistent trees; a rank that found it stops every rank.
   requireOnAllRanks(comm, where, [&] {
@@ -1038,6 +1027,7 @@ EssentialTrees<MemorySpace> buildEssentialTrees(MPI_Comm comm, ExecutionSpace co
 } // namespace kfmm::distributed::detail
 
 #else
-#error "kfmm/distributed needs a kfmm built with KFMM_ENABLE_MPI=ON, used through the kfmm::mpi target"
+#error                                                                                             \
+    "kfmm/distributed needs a kfmm built with KFMM_ENABLE_MPI=ON, used through the kfmm::mpi target"
 #endif
 #endif

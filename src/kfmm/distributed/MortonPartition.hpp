@@ -319,8 +319,8 @@ private:
     static_assert(Kokkos::is_execution_space<ExecutionSpace>::value,
                   "kfmm::distributed::MortonPartition: the second argument must be a Kokkos "
                   "execution space");
-    KFMM_STATIC_REQUIRE_VIEW("kfmm::distributed::MortonPartition", "positions", CallerPositions,
-                             2, "N x 3", ExecutionSpace);
+    KFMM_STATIC_REQUIRE_VIEW("kfmm::distributed::MortonPartition", "positions", CallerPositions, 2,
+                             "N x 3", ExecutionSpace);
     std::string const where = "kfmm::distributed::MortonPartition";
     kfmm::detail::ScopedRegion region(where);
     MPI_Comm const own = _comm.get();
@@ -349,9 +349,9 @@ private:
                                 std::to_string(positions.extent(0)) + "), got " +
                                 std::to_string(weights->extent(0)));
       kfmm::detail::requireFinite(space, where, "weights", *weights);
-      std::int64_t const negative = kfmm::detail::firstIndexWhere(
-          space, static_cast<std::int64_t>(weights->extent(0)),
-          detail::NegativeWeight<Weights>{*weights});
+      std::int64_t const negative =
+          kfmm::detail::firstIndexWhere(space, static_cast<std::int64_t>(weights->extent(0)),
+                                        detail::NegativeWeight<Weights>{*weights});
       kfmm::detail::require(negative < 0, where,
                             "argument 'weights' holds a negative value at index " +
                                 std::to_string(negative));
@@ -404,8 +404,8 @@ private:
   /// Step 3: splitters from every rank's samples of its sorted keys, weighted by `weights`
   /// (null: by particle counts).
   template <class ExecutionSpace, class Keys, class Weights>
-  void chooseSplitters(ExecutionSpace const &space, Keys const &sorted_keys,
-                       Weights const *weights, int samples)
+  void chooseSplitters(ExecutionSpace const &space, Keys const &sorted_keys, Weights const *weights,
+                       int samples)
   {
     std::int64_t const n = static_cast<std::int64_t>(sorted_keys.extent(0));
     std::int64_t const count = n < samples ? n : samples;
@@ -419,11 +419,10 @@ private:
         Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "kfmm::distributed::sample_weights"),
         weights ? count : 0);
     if (weights)
-      Kokkos::parallel_for(
-          "kfmm::distributed::sample_weights",
-          Kokkos::TeamPolicy<ExecutionSpace>(space, count, Kokkos::AUTO),
-          detail::SampleWeights<ExecutionSpace, Weights, Order, decltype(sums)>{
-              *weights, _order, sums, n, count});
+      Kokkos::parallel_for("kfmm::distributed::sample_weights",
+                           Kokkos::TeamPolicy<ExecutionSpace>(space, count, Kokkos::AUTO),
+                           detail::SampleWeights<ExecutionSpace, Weights, Order, decltype(sums)>{
+                               *weights, _order, sums, n, count});
     auto const picked_host = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, picked);
     auto const sums_host = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, sums);
     std::vector<detail::KeySample> mine(static_cast<std::size_t>(count));
@@ -482,13 +481,12 @@ private:
     Kokkos::View<std::int64_t *, MemorySpace> counts(
         Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "kfmm::distributed::cut_counts"),
         2 * queries);
-    Kokkos::parallel_for(
-        "kfmm::distributed::cut_counts", Kokkos::RangePolicy<ExecutionSpace>(space, 0, queries),
-        detail::CutCounts<Keys, decltype(splitters), decltype(counts)>{sorted_keys, splitters,
-                                                                        counts});
+    Kokkos::parallel_for("kfmm::distributed::cut_counts",
+                         Kokkos::RangePolicy<ExecutionSpace>(space, 0, queries),
+                         detail::CutCounts<Keys, decltype(splitters), decltype(counts)>{
+                             sorted_keys, splitters, counts});
     auto const counts_host = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, counts);
-    MPI_Allreduce(MPI_IN_PLACE, counts_host.data(), 2 * queries, MPI_INT64_T, MPI_SUM,
-                  _comm.get());
+    MPI_Allreduce(MPI_IN_PLACE, counts_host.data(), 2 * queries, MPI_INT64_T, MPI_SUM, _comm.get());
     for (int r = 1; r < _ranks; ++r)
     {
       for (int l = 0; l < detail::cut_levels; ++l)
@@ -520,10 +518,10 @@ private:
     Kokkos::View<std::int64_t *, MemorySpace> bounds(
         Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "kfmm::distributed::bounds"),
         _ranks);
-    Kokkos::parallel_for(
-        "kfmm::distributed::lower_bounds", Kokkos::RangePolicy<ExecutionSpace>(space, 0, _ranks),
-        detail::LowerBounds<Keys, decltype(splitters), decltype(bounds)>{sorted_keys, splitters,
-                                                                          bounds});
+    Kokkos::parallel_for("kfmm::distributed::lower_bounds",
+                         Kokkos::RangePolicy<ExecutionSpace>(space, 0, _ranks),
+                         detail::LowerBounds<Keys, decltype(splitters), decltype(bounds)>{
+                             sorted_keys, splitters, bounds});
     auto const bounds_host = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, bounds);
     std::vector<std::int64_t> counts(static_cast<std::size_t>(_ranks));
     std::int64_t const n = static_cast<std::int64_t>(sorted_keys.extent(0));
@@ -554,14 +552,13 @@ private:
     // Shapes are each rank's own business, but a rank that threw alone would leave the others
     // waiting in the exchange: all ranks learn of it.
     detail::requireOnAllRanks(_comm.get(), where, [&] {
-      kfmm::detail::require(in.extent(0) == in_rows && out.extent(0) == out_rows &&
-                                detail::columnsOf(out) == columns,
-                            where,
-                            "expected " + std::to_string(in_rows) + " rows in and " +
-                                std::to_string(out_rows) + " out, with as many columns; got " +
-                                std::to_string(in.extent(0)) + " x " + std::to_string(columns) +
-                                " and " + std::to_string(out.extent(0)) + " x " +
-                                std::to_string(detail::columnsOf(out)));
+      kfmm::detail::require(
+          in.extent(0) == in_rows && out.extent(0) == out_rows && detail::columnsOf(out) == columns,
+          where,
+          "expected " + std::to_string(in_rows) + " rows in and " + std::to_string(out_rows) +
+              " out, with as many columns; got " + std::to_string(in.extent(0)) + " x " +
+              std::to_string(columns) + " and " + std::to_string(out.extent(0)) + " x " +
+              std::to_string(detail::columnsOf(out)));
     });
     using Value = typename Out::non_const_value_type;
     // Each rank sizes its messages by its own rows: all ranks must move rows of one size.
@@ -570,8 +567,8 @@ private:
     MPI_Allreduce(MPI_IN_PLACE, extremes, 2, MPI_LONG_LONG, MPI_MIN, _comm.get());
     if (extremes[0] != -extremes[1])
       throw kfmm::Exception(where + ": the ranks' values differ in columns or type (rows of " +
-                            std::to_string(extremes[0]) + " to " +
-                            std::to_string(-extremes[1]) + " bytes)");
+                            std::to_string(extremes[0]) + " to " + std::to_string(-extremes[1]) +
+                            " bytes)");
     using Rows = Kokkos::View<Value **, Kokkos::LayoutRight, MemorySpace>;
     Rows sent(Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "kfmm::distributed::sent"),
               in_rows, columns);
@@ -599,9 +596,9 @@ private:
   tree::Cube _cube{};
   std::vector<tree::MortonKey> _splitters;
   using Order = Kokkos::View<std::uint32_t *, MemorySpace>;
-  Order _order; ///< caller index of each sorted particle
-  std::vector<std::int64_t> _send_counts;            ///< of the caller's particles, per rank
-  std::vector<std::int64_t> _recv_counts;            ///< of the owned particles, per rank
+  Order _order;                           ///< caller index of each sorted particle
+  std::vector<std::int64_t> _send_counts; ///< of the caller's particles, per rank
+  std::vector<std::int64_t> _recv_counts; ///< of the owned particles, per rank
   Positions _owned;
   /// The transfers' exchange.
   mutable detail::StagedExchange<MemorySpace> _exchange;
@@ -610,6 +607,7 @@ private:
 } // namespace kfmm::distributed
 
 #else
-#error "kfmm/distributed needs a kfmm built with KFMM_ENABLE_MPI=ON, used through the kfmm::mpi target"
+#error                                                                                             \
+    "kfmm/distributed needs a kfmm built with KFMM_ENABLE_MPI=ON, used through the kfmm::mpi target"
 #endif
 #endif

@@ -540,9 +540,10 @@ KOKKOS_INLINE_FUNCTION void m2p(int p, Real dx, Real dy, Real dz, Kokkos::comple
 /// \param [in]     M_child  coefficientCount(p) coefficients, scale `child_scale`
 /// \param [in,out] M_parent coefficientCount(p) coefficients, scale `parent_scale` (added to)
 template <class Real>
-KOKKOS_INLINE_FUNCTION void
-m2m(int p, Real dx, Real dy, Real dz, Kokkos::complex<Real> const *M_child,
-    Kokkos::complex<Real> *M_parent, Real child_scale = Real(1), Real parent_scale = Real(1))
+KOKKOS_INLINE_FUNCTION void m2m(int p, Real dx, Real dy, Real dz,
+                                Kokkos::complex<Real> const *M_child,
+                                Kokkos::complex<Real> *M_parent, Real child_scale = Real(1),
+                                Real parent_scale = Real(1))
 {
   using detail::Complex;
   KOKKOS_EXPECTS(0 <= p && p <= max_order);
@@ -593,9 +594,10 @@ KOKKOS_INLINE_FUNCTION void m2l(int p, Real dx, Real dy, Real dz, Kokkos::comple
 /// \param [in]     L_parent coefficientCount(p) coefficients, scale `parent_scale`
 /// \param [in,out] L_child  coefficientCount(p) coefficients, scale `child_scale` (added to)
 template <class Real>
-KOKKOS_INLINE_FUNCTION void
-l2l(int p, Real dx, Real dy, Real dz, Kokkos::complex<Real> const *L_parent,
-    Kokkos::complex<Real> *L_child, Real parent_scale = Real(1), Real child_scale = Real(1))
+KOKKOS_INLINE_FUNCTION void l2l(int p, Real dx, Real dy, Real dz,
+                                Kokkos::complex<Real> const *L_parent,
+                                Kokkos::complex<Real> *L_child, Real parent_scale = Real(1),
+                                Real child_scale = Real(1))
 {
   using detail::Complex;
   KOKKOS_EXPECTS(0 <= p && p <= max_order);

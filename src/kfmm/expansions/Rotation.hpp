@@ -265,8 +265,8 @@ KOKKOS_INLINE_FUNCTION Complex<Real> rotateRow(int n, Real const *row, Complex<R
 /// the team's threads over the coefficients, whole output coefficients per thread, so L[i]
 /// is written by the thread of i as in m2lTeam.
 template <class TeamMember, class Real>
-KOKKOS_INLINE_FUNCTION void m2lRotatedTeam(TeamMember const &team, int p, Real dx, Real dy,
-                                           Real dz, Real const *table, Real const *binomials,
+KOKKOS_INLINE_FUNCTION void m2lRotatedTeam(TeamMember const &team, int p, Real dx, Real dy, Real dz,
+                                           Real const *table, Real const *binomials,
                                            Kokkos::complex<Real> const *M, Kokkos::complex<Real> *L,
                                            Kokkos::complex<Real> *work, Real source_scale = Real(1),
                                            Real target_scale = Real(1))
@@ -290,8 +290,8 @@ KOKKOS_INLINE_FUNCTION void m2lRotatedTeam(TeamMember const &team, int p, Real d
   Kokkos::parallel_for(Kokkos::TeamThreadRange(team, count), [&](int index) {
     int const n = detail::degreeOf(index);
     int const k = index - coefficientIndex(n, 0);
-    b[index] = detail::rotateRow(n, table + 2 * (rotationEntryOffset(n) + k),
-                                 a + coefficientIndex(n, 0));
+    b[index] =
+        detail::rotateRow(n, table + 2 * (rotationEntryOffset(n) + k), a + coefficientIndex(n, 0));
   });
   team.team_barrier();
   Kokkos::parallel_for(Kokkos::TeamThreadRange(team, count), [&](int index) {
@@ -312,11 +312,10 @@ KOKKOS_INLINE_FUNCTION void m2lRotatedTeam(TeamMember const &team, int p, Real d
   Kokkos::parallel_for(Kokkos::TeamThreadRange(team, count), [&](int index) {
     int const j = detail::degreeOf(index);
     int const m = index - coefficientIndex(j, 0);
-    detail::addUnrotated(
-        L[index], detail::phase(g, m),
-        detail::rotateRow(j, backward + 2 * (rotationEntryOffset(j) + m),
-                          a + coefficientIndex(j, 0)),
-        Real(1));
+    detail::addUnrotated(L[index], detail::phase(g, m),
+                         detail::rotateRow(j, backward + 2 * (rotationEntryOffset(j) + m),
+                                           a + coefficientIndex(j, 0)),
+                         Real(1));
   });
 }
 

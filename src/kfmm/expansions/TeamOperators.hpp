@@ -58,8 +58,7 @@ template <class Real>
 KOKKOS_INLINE_FUNCTION constexpr int p2mTeamGroups(int p, int team_size)
 {
   int const by_threads = team_size / (p + 1);
-  int const expansion_bytes =
-      coefficientCount(p) * static_cast<int>(sizeof(Kokkos::complex<Real>));
+  int const expansion_bytes = coefficientCount(p) * static_cast<int>(sizeof(Kokkos::complex<Real>));
   int const by_scratch = p2m_team_scratch_bytes / expansion_bytes - 1;
   return kfmm::detail::max(1, kfmm::detail::min(by_threads, by_scratch));
 }
@@ -242,11 +241,10 @@ namespace detail
 /// m2pTeam.
 template <bool Local, class TeamMember, class Real, class Positions, class Potential, class Field>
 KOKKOS_INLINE_FUNCTION void evaluateTeam(TeamMember const &team, int p, double cx, double cy,
-                                         double cz,
-                                         Kokkos::complex<Real> const *E, Positions const &x,
-                                         int first, int last, Potential const &potential,
-                                         Field const &field, Kokkos::complex<Real> *work,
-                                         Real scale)
+                                         double cz, Kokkos::complex<Real> const *E,
+                                         Positions const &x, int first, int last,
+                                         Potential const &potential, Field const &field,
+                                         Kokkos::complex<Real> *work, Real scale)
 {
   auto *const table = reinterpret_cast<RegularStep<Real> *>(work + coefficientCount(p));
   team.team_barrier();
@@ -287,8 +285,7 @@ KOKKOS_INLINE_FUNCTION void l2pTeam(TeamMember const &team, int p, double cx, do
                                     int last, Potential const &potential, Field const &field,
                                     Kokkos::complex<Real> *work, Real scale = Real(1))
 {
-  detail::evaluateTeam<true>(team, p, cx, cy, cz, L, x, first, last, potential, field, work,
-                             scale);
+  detail::evaluateTeam<true>(team, p, cx, cy, cz, L, x, first, last, potential, field, work, scale);
 }
 
 /// Team M2P (treecode far field): adds the potential and field of the multipole expansion

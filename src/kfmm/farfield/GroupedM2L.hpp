@@ -63,13 +63,13 @@ struct GroupedM2LKernel
 {
   using TeamMember = typename Kokkos::TeamPolicy<ExecutionSpace>::member_type;
   using Memory = typename ExecutionSpace::memory_space;
-  using ScratchMatrix = Kokkos::View<Real **, Kokkos::LayoutRight,
-                                     typename ExecutionSpace::scratch_memory_space,
-                                     Kokkos::MemoryUnmanaged>;
-  using ScratchInts = Kokkos::View<int *, typename ExecutionSpace::scratch_memory_space,
-                                   Kokkos::MemoryUnmanaged>;
-  using ScratchReals = Kokkos::View<Real *, typename ExecutionSpace::scratch_memory_space,
-                                    Kokkos::MemoryUnmanaged>;
+  using ScratchMatrix =
+      Kokkos::View<Real **, Kokkos::LayoutRight, typename ExecutionSpace::scratch_memory_space,
+                   Kokkos::MemoryUnmanaged>;
+  using ScratchInts =
+      Kokkos::View<int *, typename ExecutionSpace::scratch_memory_space, Kokkos::MemoryUnmanaged>;
+  using ScratchReals =
+      Kokkos::View<Real *, typename ExecutionSpace::scratch_memory_space, Kokkos::MemoryUnmanaged>;
 
   kfmm::kernels::detail::CellView<Memory> target_cells;
   kfmm::kernels::detail::CellView<Memory> source_cells;
@@ -219,11 +219,12 @@ struct GroupedM2LKernel
       Kokkos::View<Real const **, Kokkos::LayoutStride, Memory, Kokkos::MemoryUnmanaged> const A(
           A_transposed, Kokkos::LayoutStride(n, 1, n, padded));
       auto const used = Kokkos::make_pair(0, count);
-      KokkosBatched::TeamGemm<TeamMember, KokkosBatched::Trans::NoTranspose,
-                              KokkosBatched::Trans::NoTranspose,
-                              KokkosBatched::Algo::Gemm::Blocked>::
-          invoke(team, Real(1), A, Kokkos::subview(gathered, Kokkos::ALL, used), Real(0),
-                 Kokkos::subview(product, Kokkos::ALL, used));
+      KokkosBatched::TeamGemm<
+          TeamMember, KokkosBatched::Trans::NoTranspose, KokkosBatched::Trans::NoTranspose,
+          KokkosBatched::Algo::Gemm::Blocked>::invoke(team, Real(1), A,
+                                                      Kokkos::subview(gathered, Kokkos::ALL, used),
+                                                      Real(0),
+                                                      Kokkos::subview(product, Kokkos::ALL, used));
     }
     else
     {
@@ -281,9 +282,9 @@ struct GroupedM2LKernel
     int const n = realCoefficientCount(order);
     int const count_complex = expansions::coefficientCount(order);
     int const first_row = block * groups.block_rows;
-    int const rows = (first_row + groups.block_rows < num_rows ? first_row + groups.block_rows
-                                                               : num_rows) -
-                     first_row;
+    int const rows =
+        (first_row + groups.block_rows < num_rows ? first_row + groups.block_rows : num_rows) -
+        first_row;
     ScratchMatrix gathered(static_cast<Real *>(team.team_scratch(0).get_shmem_aligned(
                                n * columns * sizeof(Real), gathered_alignment)),
                            n, columns);

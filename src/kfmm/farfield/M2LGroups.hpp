@@ -71,8 +71,8 @@ struct TranslationClassBounds
   /// Dense key of (delta, (ox, oy, oz)), all o_i >= 0, or -1 when out of bounds.
   KOKKOS_INLINE_FUNCTION static int key(int delta, int ox, int oy, int oz)
   {
-    if (delta < -max_level_delta || delta > max_level_delta || ox > max_offset ||
-        oy > max_offset || oz > max_offset)
+    if (delta < -max_level_delta || delta > max_level_delta || ox > max_offset || oy > max_offset ||
+        oz > max_offset)
       return -1;
     return (((delta + max_level_delta) * width + ox) * width + oy) * width + oz;
   }
@@ -185,8 +185,8 @@ struct ClassOfPair
     if (o[0] < o[1])
       image |= image_exchange_bit;
     bool const exchanged = image & image_exchange_bit;
-    int const key = TranslationClassBounds::key(delta, exchanged ? o[1] : o[0],
-                                                exchanged ? o[0] : o[1], o[2]);
+    int const key =
+        TranslationClassBounds::key(delta, exchanged ? o[1] : o[0], exchanged ? o[0] : o[1], o[2]);
     return key < 0 ? -1 : (key << image_bits) + image;
   }
 };
@@ -356,10 +356,9 @@ struct M2LClassCount
                          CountFarEntryClasses<MemorySpace>{class_of, far, counters, far_count,
                                                            key_index, min_entries});
     numberUsedKeys(space, key_index, min_entries);
-    Kokkos::parallel_for("kfmm::m2l_groups::record_class_count",
-                         Kokkos::RangePolicy<ExecutionSpace>(space, 0, 1),
-                         RecordClassCount<MemorySpace>{key_index, TranslationClassBounds::count,
-                                                       counters, result});
+    Kokkos::parallel_for(
+        "kfmm::m2l_groups::record_class_count", Kokkos::RangePolicy<ExecutionSpace>(space, 0, 1),
+        RecordClassCount<MemorySpace>{key_index, TranslationClassBounds::count, counters, result});
   }
 
   void read(tree::detail::TraversalCounters::Count value) { num_classes = static_cast<int>(value); }
@@ -541,9 +540,8 @@ struct EmitChunks
     int const block = team.league_rank();
     if (block == num_blocks)
     {
-      Kokkos::single(Kokkos::PerTeam(team), [&] {
-        chunk_begin(block_chunks(num_blocks)) = offsets(num_rows);
-      });
+      Kokkos::single(Kokkos::PerTeam(team),
+                     [&] { chunk_begin(block_chunks(num_blocks)) = offsets(num_rows); });
       return;
     }
     auto const range = blockEntries(offsets, block, block_rows, num_rows);
@@ -553,23 +551,22 @@ struct EmitChunks
     // size of them (docs/TUNING.md, "The M2L's grouping").
     int const threads = team.team_size();
     std::int64_t const segment = (range.second - range.first + threads - 1) / threads;
-    Kokkos::parallel_scan(Kokkos::TeamThreadRange(team, threads),
-                          [&](int t, std::int64_t &chunk, bool final) {
-                            std::int64_t const begin = range.first + t * segment;
-                            std::int64_t const end =
-                                begin + segment < range.second ? begin + segment : range.second;
-                            for (std::int64_t e = begin; e < end; ++e)
-                            {
-                              if (!layout.startsChunk(sort_keys, e, range.first))
-                                continue;
-                              if (final)
-                              {
-                                chunk_begin(first_chunk + chunk) = e;
-                                chunk_classes(first_chunk + chunk) = layout.classOf(sort_keys(e));
-                              }
-                              ++chunk;
-                            }
-                          });
+    Kokkos::parallel_scan(
+        Kokkos::TeamThreadRange(team, threads), [&](int t, std::int64_t &chunk, bool final) {
+          std::int64_t const begin = range.first + t * segment;
+          std::int64_t const end = begin + segment < range.second ? begin + segment : range.second;
+          for (std::int64_t e = begin; e < end; ++e)
+          {
+            if (!layout.startsChunk(sort_keys, e, range.first))
+              continue;
+            if (final)
+            {
+              chunk_begin(first_chunk + chunk) = e;
+              chunk_classes(first_chunk + chunk) = layout.classOf(sort_keys(e));
+            }
+            ++chunk;
+          }
+        });
   }
 };
 
@@ -596,10 +593,10 @@ void sortIntoChunks(ExecutionSpace const &space, kfmm::detail::Workspace<MemoryS
   memory.take(space, groups.sources, prefix + "sources", size);
   Kokkos::View<std::uint32_t *, MemorySpace> const sources(
       reinterpret_cast<std::uint32_t *>(groups.sources.data()), size);
-  Kokkos::parallel_for("kfmm::m2l_groups::sort_keys", TeamPolicy(space, num_rows, Kokkos::AUTO),
-                       EntrySortKeys<ExecutionSpace, MemorySpace, Key>{
-                           m2l.offsets, m2l.sources, entry_keys, key_index, sort_keys, sources,
-                           layout, block_rows});
+  Kokkos::parallel_for(
+      "kfmm::m2l_groups::sort_keys", TeamPolicy(space, num_rows, Kokkos::AUTO),
+      EntrySortKeys<ExecutionSpace, MemorySpace, Key>{
+          m2l.offsets, m2l.sources, entry_keys, key_index, sort_keys, sources, layout, block_rows});
   if (size > 0)
     tree::detail::sortPairs(space, sort_keys, sources, layout.keyBits(), memory);
 
@@ -609,11 +606,10 @@ void sortIntoChunks(ExecutionSpace const &space, kfmm::detail::Workspace<MemoryS
   memory.take(space, chunk_counts, prefix + "block_chunks", num_blocks + 2);
   Kokkos::deep_copy(space, chunk_counts, 0);
   memory.take(space, groups.rows, prefix + "rows", size);
-  Kokkos::parallel_for("kfmm::m2l_groups::count_chunks",
-                       TeamPolicy(space, num_blocks, block_team_size),
-                       CountChunks<ExecutionSpace, MemorySpace, Key>{
-                           m2l.offsets, sort_keys, groups.rows, chunk_counts, layout, block_rows,
-                           num_rows});
+  Kokkos::parallel_for(
+      "kfmm::m2l_groups::count_chunks", TeamPolicy(space, num_blocks, block_team_size),
+      CountChunks<ExecutionSpace, MemorySpace, Key>{m2l.offsets, sort_keys, groups.rows,
+                                                    chunk_counts, layout, block_rows, num_rows});
   Kokkos::parallel_scan("kfmm::m2l_groups::number_chunks",
                         Kokkos::RangePolicy<ExecutionSpace>(space, 0, num_blocks + 1),
                         NumberBlockChunks<MemorySpace>{chunk_counts, num_blocks});
@@ -626,11 +622,11 @@ void sortIntoChunks(ExecutionSpace const &space, kfmm::detail::Workspace<MemoryS
       static_cast<std::int64_t>(num_blocks) * (static_cast<std::int64_t>(groups.num_classes) + 1));
   memory.take(space, groups.chunk_begin, prefix + "chunk_begin", capacity + 1);
   memory.take(space, groups.chunk_classes, prefix + "chunk_classes", capacity);
-  Kokkos::parallel_for("kfmm::m2l_groups::chunks",
-                       TeamPolicy(space, num_blocks + 1, block_team_size),
-                       EmitChunks<ExecutionSpace, MemorySpace, Key>{
-                           m2l.offsets, sort_keys, groups.block_chunks, groups.chunk_begin,
-                           groups.chunk_classes, layout, block_rows, num_rows, num_blocks});
+  Kokkos::parallel_for(
+      "kfmm::m2l_groups::chunks", TeamPolicy(space, num_blocks + 1, block_team_size),
+      EmitChunks<ExecutionSpace, MemorySpace, Key>{m2l.offsets, sort_keys, groups.block_chunks,
+                                                   groups.chunk_begin, groups.chunk_classes, layout,
+                                                   block_rows, num_rows, num_blocks});
   memory.give(sort_keys);
 }
 
@@ -695,8 +691,7 @@ M2LGroups<MemorySpace> groupM2LIn(ExecutionSpace const &space,
   else
   {
     numberUsedKeys(space, key_index, min_class_entries);
-    groups.num_classes =
-        kfmm::detail::readOnHost(space, Kokkos::subview(key_index, Bounds::count));
+    groups.num_classes = kfmm::detail::readOnHost(space, Kokkos::subview(key_index, Bounds::count));
   }
   int const num_classes = groups.num_classes;
   memory.take(space, groups.class_keys, prefix + "class_keys", num_classes);

@@ -50,7 +50,8 @@ struct M2LKernel
   static std::size_t scratchBytes(int p)
   {
     return kernels::detail::scratchCoefficientBytes<Real, ExecutionSpace>(workSize(p)) +
-           kernels::detail::scratchCoefficientBytes<Real, ExecutionSpace>(expansions::coefficientCount(p)) +
+           kernels::detail::scratchCoefficientBytes<Real, ExecutionSpace>(
+               expansions::coefficientCount(p)) +
            ScratchReals::shmem_size(expansions::coaxialBinomialCount(p));
   }
 
@@ -58,7 +59,8 @@ struct M2LKernel
   {
     int const cell = team.league_rank();
     int const count = expansions::coefficientCount(order);
-    kernels::detail::ScratchCoefficients<Real, ExecutionSpace> work(team.team_scratch(0), workSize(order));
+    kernels::detail::ScratchCoefficients<Real, ExecutionSpace> work(team.team_scratch(0),
+                                                                    workSize(order));
     kernels::detail::ScratchCoefficients<Real, ExecutionSpace> sum(team.team_scratch(0), count);
     Kokkos::parallel_for(Kokkos::TeamThreadRange(team, count),
                          [&](int i) { sum(i) = Kokkos::complex<Real>(0, 0); });
@@ -71,9 +73,12 @@ struct M2LKernel
     for (auto s = offsets(cell); s < offsets(cell + 1); ++s)
     {
       int const source = sources(s);
-      Real const dx = kernels::detail::centreOffset<Real>(target_cells, cell, source_cells, source, 0);
-      Real const dy = kernels::detail::centreOffset<Real>(target_cells, cell, source_cells, source, 1);
-      Real const dz = kernels::detail::centreOffset<Real>(target_cells, cell, source_cells, source, 2);
+      Real const dx =
+          kernels::detail::centreOffset<Real>(target_cells, cell, source_cells, source, 0);
+      Real const dy =
+          kernels::detail::centreOffset<Real>(target_cells, cell, source_cells, source, 1);
+      Real const dz =
+          kernels::detail::centreOffset<Real>(target_cells, cell, source_cells, source, 2);
       Real const source_scale = source_cells.template scale<Real>(source);
       int const direction = rotate ? rotations.direction(cell, source) : -1;
       if (direction >= 0)

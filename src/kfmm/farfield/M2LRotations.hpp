@@ -145,13 +145,12 @@ M2LRotations<Real, MemorySpace> buildM2LRotations(ExecutionSpace const &space,
   rotations.offset_of = {target_tree.centre, target_tree.level, source_tree.centre,
                          source_tree.level, target_tree.cube.side};
   rotations.direction_of_key = Kokkos::View<int *, MemorySpace>(
-      Kokkos::view_alloc(space, "kfmm::m2l_rotations::direction_of_key"),
-      DirectionKeys::count + 1);
+      Kokkos::view_alloc(space, "kfmm::m2l_rotations::direction_of_key"), DirectionKeys::count + 1);
   Kokkos::parallel_reduce("kfmm::m2l_rotations::mark",
                           Kokkos::TeamPolicy<ExecutionSpace>(space, m2l.numRows(), Kokkos::AUTO),
-                          MarkDirections<ExecutionSpace, MemorySpace>{
-                              rotations.offset_of, m2l.offsets, m2l.sources,
-                              rotations.direction_of_key},
+                          MarkDirections<ExecutionSpace, MemorySpace>{rotations.offset_of,
+                                                                      m2l.offsets, m2l.sources,
+                                                                      rotations.direction_of_key},
                           rotations.per_pair_entries);
   Kokkos::parallel_scan(
       "kfmm::m2l_rotations::number",

@@ -218,12 +218,11 @@ void translate(ExecutionSpace const &space, Plan<Real, MemorySpace> const &plan,
     // One team per block of target rows.
     auto const launch = [&](auto bounds) {
       using LaunchBounds = decltype(bounds);
-      Kokkos::parallel_for(
-          "kfmm::Fmm::M2L_grouped",
-          detail::TeamPolicy<ExecutionSpace, LaunchBounds>(space, plan.groups.num_blocks,
-                                                           Tune::m2lGroupedTeamSize(order))
-              .set_scratch_size(0, Kokkos::PerTeam(kernel.scratchBytes())),
-          kernel);
+      Kokkos::parallel_for("kfmm::Fmm::M2L_grouped",
+                           detail::TeamPolicy<ExecutionSpace, LaunchBounds>(
+                               space, plan.groups.num_blocks, Tune::m2lGroupedTeamSize(order))
+                               .set_scratch_size(0, Kokkos::PerTeam(kernel.scratchBytes())),
+                           kernel);
     };
     if (kernel.scratchBytes() <= Tune::m2l_capped_scratch_bytes)
       launch(typename Tune::M2LGroupedLaunchBounds{});
@@ -231,8 +230,8 @@ void translate(ExecutionSpace const &space, Plan<Real, MemorySpace> const &plan,
       launch(Kokkos::LaunchBounds<>{});
     return;
   }
-  using Kernel = M2LKernel<ExecutionSpace, Real, decltype(lists.m2l.offsets),
-                                    decltype(lists.m2l.sources)>;
+  using Kernel =
+      M2LKernel<ExecutionSpace, Real, decltype(lists.m2l.offsets), decltype(lists.m2l.sources)>;
   Kokkos::parallel_for(
       plan.variant == M2LVariant::rotation ? "kfmm::Fmm::M2L_rotation" : "kfmm::Fmm::M2L",
       detail::expansionPolicy<typename Tune::M2LLaunchBounds>(space, order, lists.m2l.numRows(),

@@ -165,8 +165,8 @@ void generate(ExecutionSpace const &space, Distribution d, std::uint64_t seed,
   auto const n = positions.extent(0);
   if (first > total || n > total - first)
     throw Exception("kfmm::generate: particles " + std::to_string(first) + " .. " +
-                    std::to_string(first + n) + " are not a block of the " +
-                    std::to_string(total) + " particles");
+                    std::to_string(first + n) + " are not a block of the " + std::to_string(total) +
+                    " particles");
   double const charge = total > 0 ? 1.0 / static_cast<double>(total) : 0.0;
   Kokkos::parallel_for(
       "kfmm::generate", Kokkos::RangePolicy<ExecutionSpace>(space, 0, n),

@@ -325,8 +325,7 @@ public:
 private:
   [[noreturn]] void fail(std::uint64_t line, std::string const &what) const
   {
-    throw FileError(where_ + ": '" + table_.path + "' line " + std::to_string(line) + ": " +
-                    what);
+    throw FileError(where_ + ": '" + table_.path + "' line " + std::to_string(line) + ": " + what);
   }
 
   void header(char const *begin, char const *end)
@@ -354,8 +353,8 @@ private:
         return;
       }
     }
-    fail(line_, "bad header '" + excerpt(begin, end) +
-                    "' (expected 'x,y,z,q' or 'x,y,z,q,phi,gx,gy,gz')");
+    fail(line_,
+         "bad header '" + excerpt(begin, end) + "' (expected 'x,y,z,q' or 'x,y,z,q,phi,gx,gy,gz')");
   }
 
   void record(char const *begin, char const *end)
@@ -467,9 +466,9 @@ inline void readBinary(std::FILE *file, std::int64_t size, std::string const &wh
   if (got == 0)
     throw FileError(where + ": " + name + ": empty file (expected a kfmm binary particle file)");
   if (std::memcmp(header, binary_magic, std::min<std::size_t>(got, 8)) != 0)
-    fail(0, "bad magic '" + excerpt(reinterpret_cast<char const *>(header),
-                                    reinterpret_cast<char const *>(header) +
-                                        std::min<std::size_t>(got, 8)) +
+    fail(0, "bad magic '" +
+                excerpt(reinterpret_cast<char const *>(header),
+                        reinterpret_cast<char const *>(header) + std::min<std::size_t>(got, 8)) +
                 "' (expected 'KFMMPART'): not a kfmm binary particle file");
   if (got < sizeof header)
     fail(got, "truncated header (" + std::to_string(got) + " of " +
@@ -495,7 +494,8 @@ inline void readBinary(std::FILE *file, std::int64_t size, std::string const &wh
   };
   // The header's count is checked against the file's size before anything is allocated, so
   // that a damaged count fails cleanly instead of asking for terabytes.
-  std::uint64_t const max_count = (std::numeric_limits<std::uint64_t>::max() - binary_header_bytes) / record_bytes;
+  std::uint64_t const max_count =
+      (std::numeric_limits<std::uint64_t>::max() - binary_header_bytes) / record_bytes;
   if (count > max_count)
     fail(16, "record count " + std::to_string(count) + " is impossibly large");
   if (size >= 0)
@@ -504,8 +504,8 @@ inline void readBinary(std::FILE *file, std::int64_t size, std::string const &wh
     if (payload < count * record_bytes)
       truncated(payload / record_bytes, static_cast<std::uint64_t>(size));
     if (payload > count * record_bytes)
-      fail(16, "count mismatch: the header promises " + std::to_string(count) +
-                   " records (" + std::to_string(count * record_bytes) +
+      fail(16, "count mismatch: the header promises " + std::to_string(count) + " records (" +
+                   std::to_string(count * record_bytes) +
                    " bytes after the header), the file holds " + std::to_string(payload) +
                    " bytes after the header");
   }
@@ -547,9 +547,9 @@ inline void readBinary(std::FILE *file, std::int64_t size, std::string const &wh
       {
         std::uint64_t const record = first + k / columns;
         throw FileError(where + ": " + name + " record " + std::to_string(record) +
-                        " (byte offset " + std::to_string(recordOffset(record) + 8 * (k % columns)) +
-                        "): column '" + columnName(static_cast<int>(k % columns)) +
-                        "' is NaN or infinite");
+                        " (byte offset " +
+                        std::to_string(recordOffset(record) + 8 * (k % columns)) + "): column '" +
+                        columnName(static_cast<int>(k % columns)) + "' is NaN or infinite");
       }
       out[k] = v;
     }
@@ -593,12 +593,12 @@ public:
   {
     // Unique enough for concurrent runs writing next to each other; the name is removed on
     // every failure path.
-    auto const stamp = static_cast<std::uint64_t>(
-        std::chrono::steady_clock::now().time_since_epoch().count());
+    auto const stamp =
+        static_cast<std::uint64_t>(std::chrono::steady_clock::now().time_since_epoch().count());
     char suffix[32];
     std::snprintf(suffix, sizeof suffix, ".tmp%08llx",
-                  static_cast<unsigned long long>(
-                      (stamp ^ reinterpret_cast<std::uintptr_t>(this)) & 0xffffffffULL));
+                  static_cast<unsigned long long>((stamp ^ reinterpret_cast<std::uintptr_t>(this)) &
+                                                  0xffffffffULL));
     temporary_ = target_ + suffix;
     detail::rememberTemporaryFile(temporary_.c_str());
     file_.reset(std::fopen(temporary_.c_str(), "wb"));
@@ -674,8 +674,7 @@ inline void writeRecords(std::string const &path, std::size_t n, int columns, in
   OutputFile file(path, where);
   if (format == Format::csv)
   {
-    std::string const header =
-        columns == particle_columns ? "x,y,z,q\n" : "x,y,z,q,phi,gx,gy,gz\n";
+    std::string const header = columns == particle_columns ? "x,y,z,q\n" : "x,y,z,q,phi,gx,gy,gz\n";
     file.write(header.data(), header.size());
     // A number takes at most 24 characters at 17 digits; a separator follows each.
     std::vector<char> text(block * columns * 26);
@@ -787,7 +786,8 @@ void writeParticles(std::string const &path, Positions const &positions, Charges
   std::size_t const n = positions.extent(0);
   detail::requireRows(where, "positions (columns)", positions.extent(1), 3);
   detail::requireRows(where, "charges", charges.extent(0), n);
-  int const digits[particle_columns] = {detail::digitsOf<Positions>(), detail::digitsOf<Positions>(),
+  int const digits[particle_columns] = {detail::digitsOf<Positions>(),
+                                        detail::digitsOf<Positions>(),
                                         detail::digitsOf<Positions>(), detail::digitsOf<Charges>()};
   detail::writeRecords(
       path, n, particle_columns, digits,
@@ -822,8 +822,8 @@ void writeResults(std::string const &path, Positions const &positions, Charges c
   detail::requireRows(where, "field", field.extent(0), n);
   detail::requireRows(where, "field (columns)", field.extent(1), 3);
   int const x = detail::digitsOf<Positions>(), g = detail::digitsOf<Field>();
-  int const digits[result_columns] = {x, x, x, detail::digitsOf<Charges>(),
-                                      detail::digitsOf<Potential>(), g, g, g};
+  int const digits[result_columns] = {
+      x, x, x, detail::digitsOf<Charges>(), detail::digitsOf<Potential>(), g, g, g};
   detail::writeRecords(
       path, n, result_columns, digits,
       [&](std::size_t first, std::size_t count, double *out) {

@@ -72,8 +72,8 @@ struct DirectSumKernel
       return static_cast<Real>(frame.position(static_cast<double>(x(i, d)), d));
     };
     int const slice = team.league_rank() % source_slices;
-    int const first = team.league_rank() / source_slices * targets_per_team +
-                      team.team_rank() * TargetsPerThread;
+    int const first =
+        team.league_rank() / source_slices * targets_per_team + team.team_rank() * TargetsPerThread;
     Block block;
     for (int k = 0; k < TargetsPerThread; ++k)
     {
@@ -86,16 +86,15 @@ struct DirectSumKernel
     block.clearSums();
 
     int const slice_end = kfmm::detail::min(num_sources, (slice + 1) * slice_sources);
-    for (int tile_start = slice * slice_sources; tile_start < slice_end;
-         tile_start += source_tile)
+    for (int tile_start = slice * slice_sources; tile_start < slice_end; tile_start += source_tile)
     {
       int const tile = kfmm::detail::min(source_tile, slice_end - tile_start);
       team.team_barrier(); // the previous tile is no longer read
       Kokkos::parallel_for(Kokkos::TeamThreadRange(team, tile), [&](int s) {
         int const j = tile_start + s;
-        staged[s] = Block::stage(
-            unit(sources, j, 0), unit(sources, j, 1), unit(sources, j, 2),
-            static_cast<Real>(to_unit_charge(static_cast<double>(charges(j)))));
+        staged[s] =
+            Block::stage(unit(sources, j, 0), unit(sources, j, 1), unit(sources, j, 2),
+                         static_cast<Real>(to_unit_charge(static_cast<double>(charges(j)))));
       });
       team.team_barrier();
 
@@ -247,8 +246,7 @@ void launchDirectSum(ExecutionSpace const &space, Targets const &targets, Source
       target_teams, source_tiles, kfmm::detail::max(1, space.concurrency() / team_size));
   // Whole tiles per slice; the last slice may hold fewer, and none is empty.
   int const slice_sources = (source_tiles + slices_wanted - 1) / slices_wanted * tile;
-  int const slices =
-      slice_sources == 0 ? 1 : (num_sources + slice_sources - 1) / slice_sources;
+  int const slices = slice_sources == 0 ? 1 : (num_sources + slice_sources - 1) / slice_sources;
   Kokkos::View<Real *[4], typename ExecutionSpace::memory_space> partial_sums(
       Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "kfmm::direct_sum::partial_sums"),
       slices > 1 ? slices * nt : 0);
@@ -266,11 +264,10 @@ void launchDirectSum(ExecutionSpace const &space, Targets const &targets, Source
                 slices,
                 slice_sources,
                 partial_sums};
-  Kokkos::parallel_for(
-      "kfmm::direct_sum",
-      Kokkos::TeamPolicy<ExecutionSpace>(space, target_teams * slices, team_size)
-          .set_scratch_size(0, Kokkos::PerTeam(Kernel::scratchBytes(tile))),
-      kernel);
+  Kokkos::parallel_for("kfmm::direct_sum",
+                       Kokkos::TeamPolicy<ExecutionSpace>(space, target_teams * slices, team_size)
+                           .set_scratch_size(0, Kokkos::PerTeam(Kernel::scratchBytes(tile))),
+                       kernel);
   if (slices > 1)
     Kokkos::parallel_for("kfmm::direct_sum::add_slices",
                          Kokkos::RangePolicy<ExecutionSpace>(space, 0, nt),

@@ -70,9 +70,9 @@ struct L2PKernel
     detail::ScratchCoefficients<Real, ExecutionSpace> work(team.team_scratch(0),
                                                            expansions::l2pTeamScratchSize(order));
     expansions::l2pTeam(team, order, tree.centre(leaf, 0), tree.centre(leaf, 1),
-                        tree.centre(leaf, 2), &locals(leaf, 0), x,
-                        tree.particle_begin(leaf), tree.particle_end(leaf), potential, field,
-                        work.data(), tree.template scale<Real>(leaf));
+                        tree.centre(leaf, 2), &locals(leaf, 0), x, tree.particle_begin(leaf),
+                        tree.particle_end(leaf), potential, field, work.data(),
+                        tree.template scale<Real>(leaf));
   }
 };
 

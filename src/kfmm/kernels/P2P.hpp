@@ -56,7 +56,7 @@ struct P2PKernel
   /// offsets(r + 1)).
   Offsets offsets;
   Sources sources;
-  Kokkos::View<int *[2], Memory> groups; ///< (row, first target in the leaf), group_targets each
+  Kokkos::View<int *[2], Memory> groups;  ///< (row, first target in the leaf), group_targets each
   Kokkos::View<int *, Memory> num_groups; ///< one entry: the groups in use (teams cover a bound)
   Potential potential;
   Field field;

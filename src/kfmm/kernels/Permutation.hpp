@@ -33,8 +33,7 @@ namespace kfmm::kernels
 /// share of the kernel's instructions and left the GPU's multiprocessors idle for much of
 /// its time; a thread per particle alone did not change that (docs/TUNING.md, "Passes over
 /// arrays").
-template <class ExecutionSpace, class Permutation, class Positions, class Sorted,
-          class ChunkCounts>
+template <class ExecutionSpace, class Permutation, class Positions, class Sorted, class ChunkCounts>
 struct SortPositions
 {
   using Real = typename Sorted::non_const_value_type;
@@ -42,8 +41,8 @@ struct SortPositions
   using Units =
       Kokkos::View<double *[3], Kokkos::LayoutRight, typename ExecutionSpace::scratch_memory_space,
                    Kokkos::MemoryUnmanaged>;
-  using TeamCount = Kokkos::View<int *, typename ExecutionSpace::scratch_memory_space,
-                                 Kokkos::MemoryUnmanaged>;
+  using TeamCount =
+      Kokkos::View<int *, typename ExecutionSpace::scratch_memory_space, Kokkos::MemoryUnmanaged>;
   static constexpr bool counts_unresolved =
       kfmm::detail::roundsPositions<Real, typename Positions::non_const_value_type>();
   /// Sorted particles per team.
@@ -81,8 +80,7 @@ struct SortPositions
               Kokkos::atomic_add(&count(0), 1);
           });
       team.team_barrier();
-      Kokkos::single(Kokkos::PerTeam(team),
-                     [&]() { chunk_counts(team.league_rank()) = count(0); });
+      Kokkos::single(Kokkos::PerTeam(team), [&]() { chunk_counts(team.league_rank()) = count(0); });
     }
   }
 
@@ -174,8 +172,7 @@ void sortPositions(ExecutionSpace const &space, kfmm::detail::Workspace<MemorySp
     {
       Kokkos::parallel_reduce("kfmm::permutation::count_unresolved",
                               Kokkos::RangePolicy<ExecutionSpace>(space, 0, teams),
-                              SumChunkCounts<ChunkCounts>{kernel.chunk_counts},
-                              unresolved);
+                              SumChunkCounts<ChunkCounts>{kernel.chunk_counts}, unresolved);
       memory.give(kernel.chunk_counts);
       return;
     }
@@ -287,8 +284,8 @@ struct UnsortResults
 /// `not_finite` (a rank-0 int View the kernel can write, zero before) becomes the number of
 /// particles whose results are NaN or infinite: checked as they are written, the results
 /// need no pass of their own.
-template <class ExecutionSpace, class Ranks, class Sorted, class Unit, class Potential,
-          class Field, class Count>
+template <class ExecutionSpace, class Ranks, class Sorted, class Unit, class Potential, class Field,
+          class Count>
 void unsortResults(ExecutionSpace const &space, Ranks const &ranks, Sorted const &sorted,
                    Unit const &unit, Potential const &potential, Field const &field,
                    Count const &not_finite)

@@ -44,8 +44,7 @@ struct ShiftMatrixKernel
 
   static std::size_t scratchBytes(int p)
   {
-    return detail::operatorColumnScratchBytes<ExecutionSpace>(p,
-                                                                expansions::m2mTeamScratchSize(p));
+    return detail::operatorColumnScratchBytes<ExecutionSpace>(p, expansions::m2mTeamScratchSize(p));
   }
 
   KOKKOS_FUNCTION void operator()(TeamMember const &team) const
@@ -98,9 +97,9 @@ KOKKOS_INLINE_FUNCTION int childOctantMirror(detail::CellView<MemorySpace> const
 
 /// Team-scratch columns of a shift product: n rows (real components) by 8 (children).
 template <class Real, class ExecutionSpace>
-using ShiftColumns = Kokkos::View<Real *[8], Kokkos::LayoutRight,
-                                  typename ExecutionSpace::scratch_memory_space,
-                                  Kokkos::MemoryUnmanaged>;
+using ShiftColumns =
+    Kokkos::View<Real *[8], Kokkos::LayoutRight, typename ExecutionSpace::scratch_memory_space,
+                 Kokkos::MemoryUnmanaged>;
 
 /// One team's shift product. Column c of `in` (n x 8 in team scratch) is `input` component k
 /// under child c's signs (zero past `children`); then output component i of child c gets
@@ -113,8 +112,7 @@ KOKKOS_INLINE_FUNCTION void shiftProduct(TeamMember const &team, Matrices const 
 {
   Kokkos::parallel_for(Kokkos::TeamThreadRange(team, n), [&](int k) {
     for (int c = 0; c < 8; ++c)
-      in(k, c) = c < children ? Real(detail::componentSign(mirrors[c], k)) * input(k, c)
-                              : Real(0);
+      in(k, c) = c < children ? Real(detail::componentSign(mirrors[c], k)) * input(k, c) : Real(0);
   });
   team.team_barrier();
   Kokkos::parallel_for(Kokkos::TeamThreadRange(team, n), [&](int i) {
@@ -166,9 +164,7 @@ struct ShiftProductKernel
     int const n = detail::realCoefficientCount(order);
     Columns columns(team.team_scratch(0), n);
     auto *own = reinterpret_cast<Real *>(&expansions(cell, 0));
-    auto const child = [&](int c) {
-      return reinterpret_cast<Real *>(&expansions(first + c, 0));
-    };
+    auto const child = [&](int c) { return reinterpret_cast<Real *>(&expansions(first + c, 0)); };
     if (shift == 0)
       shiftProduct<Real>(
           team, matrices, 0, n, mirrors, children, columns,

@@ -39,9 +39,9 @@ struct P2MKernel
     detail::ScratchCoefficients<Real, ExecutionSpace> work(
         team.team_scratch(0), expansions::p2mTeamScratchSize<Real>(order, team.team_size()));
     expansions::p2mTeam(team, order, tree.centre(cell, 0), tree.centre(cell, 1),
-                        tree.centre(cell, 2), x, q,
-                        tree.particle_begin(cell), tree.particle_end(cell),
-                        &multipoles(cell, 0), work.data(), tree.template scale<Real>(cell));
+                        tree.centre(cell, 2), x, q, tree.particle_begin(cell),
+                        tree.particle_end(cell), &multipoles(cell, 0), work.data(),
+                        tree.template scale<Real>(cell));
   }
 };
 

@@ -109,15 +109,13 @@ void buildTrees(ExecutionSpace const &space, State<Real, MemorySpace> &state,
     // Both trees' levels are read together, where they are counted.
     std::tie(state.source_tree, state.target_tree) = tree::detail::buildTwoOctreesOfValidInput(
         space, *state.memory, sources, *targets, cube, rule, source_radii,
-        sortingLeafRadii<ExecutionSpace>(state, where, state.target_x,
-                                         "kfmm::Fmm::sorted_targets",
+        sortingLeafRadii<ExecutionSpace>(state, where, state.target_x, "kfmm::Fmm::sorted_targets",
                                          Counts::unresolved_targets),
         reads, order);
   else
   {
-    state.source_tree = tree::detail::buildOctreeOfValidInput(space, *state.memory, sources,
-                                                              cube, rule, source_radii, reads,
-                                                              order);
+    state.source_tree = tree::detail::buildOctreeOfValidInput(space, *state.memory, sources, cube,
+                                                              rule, source_radii, reads, order);
     state.target_x = state.x;
   }
   moveTreesToFrame(space, state, where, targets != nullptr);
@@ -186,8 +184,8 @@ void allocateDownward(ExecutionSpace const &space, State<Real, MemorySpace> &sta
 /// grouping there too where it runs beside the near field (farfield::groupsBeside).
 template <class ExecutionSpace, class Real, class MemorySpace, class Sources, class Targets>
 void buildOnTrees(ExecutionSpace const &space, detail::SideInstance<ExecutionSpace> const &side,
-                  State<Real, MemorySpace> &state, std::string const &where,
-                  Sources const &sources, Targets const *targets, bool positions_sorted)
+                  State<Real, MemorySpace> &state, std::string const &where, Sources const &sources,
+                  Targets const *targets, bool positions_sorted)
 {
   Options const &options = state.options;
   auto &memory = *state.memory;
@@ -197,10 +195,10 @@ void buildOnTrees(ExecutionSpace const &space, detail::SideInstance<ExecutionSpa
   // Where the backend's tuning says so, the grouped M2L's classes are counted on the
   // traversal's far entries, so that their number comes back in the lists' read
   // (farfield::M2LClassCount).
-  M2LVariant const variant =
-      fmm ? farfield::chooseVariant<ExecutionSpace, Real>(options) : M2LVariant::automatic;
-  bool const grouped =
-      variant == M2LVariant::grouped && farfield::groupedFits<ExecutionSpace, Real>(options, where);
+  M2LVariant const variant = fmm ? farfield::chooseVariant<ExecutionSpace, Real>(options)
+                                 : M2LVariant::automatic;
+  bool const grouped = variant == M2LVariant::grouped &&
+                       farfield::groupedFits<ExecutionSpace, Real>(options, where);
   std::optional<farfield::M2LClassCount<MemorySpace>> classes;
   if (grouped && tuning::Tuning<ExecutionSpace>::m2l_classes_in_lists_read)
     classes.emplace(space, memory, state.target_tree, state.source_tree,
@@ -209,8 +207,8 @@ void buildOnTrees(ExecutionSpace const &space, detail::SideInstance<ExecutionSpa
   runStage(space, options, "lists", record, [&] {
     // Softening enters the acceptance as a least separation (docs/ACCURACY.md); the stricter
     // test of unequal cells serves separate targets, not the distributed ranks' trees.
-    double const separation =
-        state.frame.length(detail::softeningSeparation<tuning::Tuning<ExecutionSpace>, Real>(options));
+    double const separation = state.frame.length(
+        detail::softeningSeparation<tuning::Tuning<ExecutionSpace>, Real>(options));
     state.lists = tree::detail::buildInteractionListsIn(
         space, memory, state.target_tree, state.source_tree, options.theta, options.method,
         options.acceptance, separation, targets && !state.other_ranks_sources, 1, counted);
@@ -223,8 +221,8 @@ void buildOnTrees(ExecutionSpace const &space, detail::SideInstance<ExecutionSpa
     if (grouped)
       runStage(space, options, "M2L matrices", record, [&] {
         farfield::prepareGrouped(space, side, groups_beside, where, options, memory,
-                                 state.far_field, state.target_tree, state.source_tree,
-                                 state.lists, counted);
+                                 state.far_field, state.target_tree, state.source_tree, state.lists,
+                                 counted);
       });
     else if (variant == M2LVariant::grouped || variant == M2LVariant::rotation)
       runStage(space, options, "M2L rotations", record, [&] {

@@ -39,11 +39,10 @@ void l2l(ExecutionSpace const &space, State<Real, MemorySpace> &state)
     int const parents = tree.level_offsets[level - 1];
     int const parent_count = first - parents;
     if (matrices)
-      Kokkos::parallel_for("kfmm::Fmm::L2L_product",
-                           detail::expansionPolicy(space, order, parent_count,
-                                                   Product::scratchBytes(order)),
-                           Product{state.targetCells(), state.locals, state.shift_matrices,
-                                   order, parents, 1});
+      Kokkos::parallel_for(
+          "kfmm::Fmm::L2L_product",
+          detail::expansionPolicy(space, order, parent_count, Product::scratchBytes(order)),
+          Product{state.targetCells(), state.locals, state.shift_matrices, order, parents, 1});
     else
       Kokkos::parallel_for(
           "kfmm::Fmm::L2L",

@@ -45,12 +45,12 @@ void p2p(ExecutionSpace const &space, State<Real, MemorySpace> &state)
       detail::TeamPolicy<ExecutionSpace, typename Tune::P2PLaunchBounds, detail::DefaultLaunch>(
           space, (state.p2p_groups.bound() + groups_per_team - 1) / groups_per_team,
           Tune::p2p_team_size)
-          .set_scratch_size(0, Kokkos::PerTeam(
-                                   Kernel::scratchBytes(Tune::p2p_team_size, source_tile))),
+          .set_scratch_size(
+              0, Kokkos::PerTeam(Kernel::scratchBytes(Tune::p2p_team_size, source_tile))),
       Kernel{state.targetCells(), state.sourceCells(), state.target_x, state.x, state.q,
-             lists.p2p.offsets, lists.p2p.sources, state.p2p_groups.entries,
-             state.p2p_groups.count, state.sortedPotential(), state.sortedField(),
-             static_cast<Real>(softening * softening), source_tile, !state.separateTargets()});
+             lists.p2p.offsets, lists.p2p.sources, state.p2p_groups.entries, state.p2p_groups.count,
+             state.sortedPotential(), state.sortedField(), static_cast<Real>(softening * softening),
+             source_tile, !state.separateTargets()});
 }
 
 /// The near field into the sorted results, zeroed first: every evaluation runs it before the

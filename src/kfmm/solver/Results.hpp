@@ -52,8 +52,7 @@ void checkResults(ExecutionSpace const &space, State<Real, MemorySpace> const &s
   // them (kernels::unsortResults); the first bad one is looked for only when there is one.
   // This read, of both, waits for the device.
   int checks[S::check_count] = {0, 0};
-  Kokkos::deep_copy(Kokkos::View<int *, Kokkos::HostSpace>(checks, S::check_count),
-                    state.checks);
+  Kokkos::deep_copy(Kokkos::View<int *, Kokkos::HostSpace>(checks, S::check_count), state.checks);
   if (charges_on_device && checks[S::charges_suspect] != 0)
     detail::requireFinite(space, where, "charges", charges);
   int const not_finite = checks[S::results_not_finite];
@@ -66,7 +65,7 @@ void checkResults(ExecutionSpace const &space, State<Real, MemorySpace> const &s
   auto const result = detail::rowValues(space, potential, field, bad);
   double const phi = result[0];
   bool const potential_bad = !std::isfinite(phi);
-  double const value = potential_bad                  ? phi
+  double const value = potential_bad               ? phi
                        : !std::isfinite(result[1]) ? result[1]
                        : !std::isfinite(result[2]) ? result[2]
                                                    : result[3];
@@ -86,16 +85,14 @@ void checkResults(ExecutionSpace const &space, State<Real, MemorySpace> const &s
   // The inputs are finite and the solver works in units where they are below 1, so what
   // overflows is a result or, for particles closer than the precision's range allows, a
   // pair's share of one.
-  throw Exception(std::string("kfmm::Fmm::evaluate: the ") +
-                  (potential_bad ? "potential" : "field") +
-                  (state.separateTargets() ? " at target " : " of particle ") +
-                  std::to_string(bad) + " at " + position + " is " +
-                  (std::isnan(value) ? "NaN" : "infinite") +
-                  ": a result, or a pair's share of it, is beyond the range of " + precision +
-                  " (largest magnitude " +
-                  number(static_cast<double>(std::numeric_limits<Real>::max())) + ")" +
-                  (single ? "; compute in double precision, or " : "; ") +
-                  "choose units or charges that bring the results into range");
+  throw Exception(
+      std::string("kfmm::Fmm::evaluate: the ") + (potential_bad ? "potential" : "field") +
+      (state.separateTargets() ? " at target " : " of particle ") + std::to_string(bad) + " at " +
+      position + " is " + (std::isnan(value) ? "NaN" : "infinite") +
+      ": a result, or a pair's share of it, is beyond the range of " + precision +
+      " (largest magnitude " + number(static_cast<double>(std::numeric_limits<Real>::max())) + ")" +
+      (single ? "; compute in double precision, or " : "; ") +
+      "choose units or charges that bring the results into range");
 }
 
 } // namespace kfmm::solver

@@ -57,15 +57,15 @@ struct State
       detail::WorkspacePool<MemorySpace>::shared().lease();
   /// The caller's options, with the tolerance's order and theta and the tuned leaf size.
   Options options;
-  tree::Octree<MemorySpace> source_tree; ///< in units (frame)
-  tree::Octree<MemorySpace> target_tree; ///< the source tree for a solver of one set
-  detail::UnitFrame frame;               ///< the caller's coordinates -> the solver's
+  tree::Octree<MemorySpace> source_tree;      ///< in units (frame)
+  tree::Octree<MemorySpace> target_tree;      ///< the source tree for a solver of one set
+  detail::UnitFrame frame;                    ///< the caller's coordinates -> the solver's
   tree::detail::DeviceCube<MemorySpace> cube; ///< the trees' cube as the build finds it
   tree::InteractionLists<MemorySpace> lists;
   kernels::detail::TargetGroups<MemorySpace> p2p_groups; ///< the near field's units of work
-  farfield::Plan<Real, MemorySpace> far_field;  ///< how the M2L translates (fmm only)
-  Positions x;        ///< source positions, sorted order
-  Positions target_x; ///< target positions, sorted order (or x)
+  farfield::Plan<Real, MemorySpace> far_field;           ///< how the M2L translates (fmm only)
+  Positions x;                                           ///< source positions, sorted order
+  Positions target_x;                                    ///< target positions, sorted order (or x)
   Kokkos::View<Real *, MemorySpace> q; ///< charges, sorted order, in the charge unit
   /// The sorted targets' results, a row (potential, field x, y, z) per target: returned to
   /// the caller's order, a target's results are one 16-byte read (kernels::unsortResults).
@@ -73,11 +73,11 @@ struct State
   /// The sorted position of each of the caller's targets: the target tree's permutation
   /// inverted.
   Kokkos::View<std::uint32_t *, MemorySpace> target_ranks;
-  Kokkos::View<int *, MemorySpace> checks;                ///< check_count entries
-  Kokkos::View<double, MemorySpace> largest_charge;       ///< findChargeUnit's reduction
+  Kokkos::View<int *, MemorySpace> checks;                         ///< check_count entries
+  Kokkos::View<double, MemorySpace> largest_charge;                ///< findChargeUnit's reduction
   Kokkos::View<detail::ChargeUnit<Real>, MemorySpace> charge_unit; ///< the evaluation's
   Coefficients multipoles;
-  Coefficients locals; ///< fmm only
+  Coefficients locals;                                         ///< fmm only
   kernels::ShiftMatrixArray<Real, MemorySpace> shift_matrices; ///< M2M and L2L as products only
   Stages build_stages;
   /// Whether the build ran the upward pass of kfmm::evaluate's one evaluation, which that

@@ -101,11 +101,10 @@ void m2m(ExecutionSpace const &space, State<Real, MemorySpace> &state)
     int const first = tree.level_offsets[level];
     int const count = tree.level_offsets[level + 1] - first;
     if (matrices)
-      Kokkos::parallel_for("kfmm::Fmm::M2M_product",
-                           detail::expansionPolicy(space, order, count,
-                                                   Product::scratchBytes(order)),
-                           Product{state.sourceCells(), state.multipoles, state.shift_matrices,
-                                   order, first, 0});
+      Kokkos::parallel_for(
+          "kfmm::Fmm::M2M_product",
+          detail::expansionPolicy(space, order, count, Product::scratchBytes(order)),
+          Product{state.sourceCells(), state.multipoles, state.shift_matrices, order, first, 0});
     else
       Kokkos::parallel_for(
           "kfmm::Fmm::M2M",

@@ -167,7 +167,7 @@ void countWork(ExecutionSpace const &space, detail::SideInstance<ExecutionSpace>
   }
   if (options.method == Method::treecode && target_tree.numLeaves() > 0)
     countLeafRowEntries(space, state.targetCells(), lists.m2p.offsets,
-                                state.counts.slot(Counts::m2p_pairs));
+                        state.counts.slot(Counts::m2p_pairs));
   int const p = state.order();
   double const sources = static_cast<double>(state.size());
   double const targets = static_cast<double>(state.numTargets());
@@ -185,14 +185,12 @@ void countWork(ExecutionSpace const &space, detail::SideInstance<ExecutionSpace>
                    t.particle_begin, t.particle_end, t.first_child, t.child_count, t.parent,
                    t.leaves);
   };
-  stats.bytes = bytesOf(state.x, state.q, state.results, state.target_ranks, state.multipoles,
-                        state.locals) +
-                treeBytes(source_tree) +
-                (two ? treeBytes(target_tree) + bytesOf(state.target_x) : 0) +
-                bytesOf(lists.m2l.offsets, lists.m2l.sources, lists.m2p.offsets,
-                        lists.m2p.sources, lists.p2p.offsets, lists.p2p.sources,
-                        state.p2p_groups.entries) +
-                plan.groups.bytes() + stats.m2l_matrix_bytes + bytesOf(state.shift_matrices);
+  stats.bytes =
+      bytesOf(state.x, state.q, state.results, state.target_ranks, state.multipoles, state.locals) +
+      treeBytes(source_tree) + (two ? treeBytes(target_tree) + bytesOf(state.target_x) : 0) +
+      bytesOf(lists.m2l.offsets, lists.m2l.sources, lists.m2p.offsets, lists.m2p.sources,
+              lists.p2p.offsets, lists.p2p.sources, state.p2p_groups.entries) +
+      plan.groups.bytes() + stats.m2l_matrix_bytes + bytesOf(state.shift_matrices);
   state.counts_pending = true;
 }
 
@@ -209,15 +207,14 @@ void readCounts(State<Real, MemorySpace> const &state)
   // The distributed solver's sources hold other ranks' particles too, whose pairs those
   // ranks count: there each rank counts its own particles (the targets) alone, so that the
   // ranks' counts add up to about one rank's.
-  stats.unresolved_pairs = state.counts[Counts::unresolved_targets] +
-                           (state.other_ranks_sources ? 0
-                                                      : state.counts[Counts::unresolved_sources]);
+  stats.unresolved_pairs =
+      state.counts[Counts::unresolved_targets] +
+      (state.other_ranks_sources ? 0 : state.counts[Counts::unresolved_sources]);
   if (state.far_field.variant == M2LVariant::grouped)
     stats.m2l_per_pair_interactions = state.counts[Counts::m2l_per_pair];
   stats.precision_limited =
       detail::precisionLimited(stats.unresolved_pairs, state.countedParticles());
-  stats.flops +=
-      double(stats.m2p_interactions) * double(expansions::flops::m2p(state.order()));
+  stats.flops += double(stats.m2p_interactions) * double(expansions::flops::m2p(state.order()));
 }
 
 /// Stats of the build and of the last evaluation, the build's counts read first where they
@@ -240,7 +237,7 @@ void requireResolved(State<Real, MemorySpace> const &state, std::string const &w
       !currentStats(state).precision_limited)
     return;
   throw detail::unresolvedError<Real>(where, state.stats.unresolved_pairs,
-                                            state.countedParticles());
+                                      state.countedParticles());
 }
 
 /// Each target's flops in the evaluations (TargetWork), into `work` (one entry per
@@ -255,7 +252,7 @@ void targetWork(ExecutionSpace const &space, State<Real, MemorySpace> const &sta
   // The M2L's flops per entry averaged over the variant's kinds of entries (its entries
   // are known on the host; the M2P's pair count, a deferred one, is not needed).
   double const m2l_entries = static_cast<double>(state.stats.m2l_interactions);
-  double const far_flops = !fmm                ? double(expansions::flops::m2p(p))
+  double const far_flops = !fmm              ? double(expansions::flops::m2p(p))
                            : m2l_entries > 0 ? m2lFlops(state) / m2l_entries
                                              : 0;
   Kokkos::parallel_for("kfmm::Fmm::target_work",

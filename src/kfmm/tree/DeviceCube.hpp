@@ -48,8 +48,7 @@ struct CubeOfExtents
 
   KOKKOS_INLINE_FUNCTION void operator()(int) const
   {
-    Cube const around =
-        cubeAround(unite(boxOf(staged().sets[0]), boxOf(staged().sets[1])));
+    Cube const around = cubeAround(unite(boxOf(staged().sets[0]), boxOf(staged().sets[1])));
     cube() = around;
     staged().cube = around;
   }

@@ -93,12 +93,12 @@ struct InteractionLists
   ListKind method = ListKind::fmm;
   double theta = 0;
   Acceptance acceptance = Acceptance::theta;
-  double separation = 0; ///< least distance between a far pair's particles (0: none)
+  double separation = 0;     ///< least distance between a far pair's particles (0: none)
   bool equal_ratios = false; ///< thetaAccepts' test of unequal cells (separate targets)
-  CsrList<MemorySpace> m2l; ///< rows: cells; fmm only
-  CsrList<MemorySpace> m2p; ///< rows: leaves (positions in tree.leaves); treecode only
-  CsrList<MemorySpace> p2p; ///< rows: leaves (positions in tree.leaves)
-  int rounds = 0;           ///< frontier rounds the traversal took
+  CsrList<MemorySpace> m2l;  ///< rows: cells; fmm only
+  CsrList<MemorySpace> m2p;  ///< rows: leaves (positions in tree.leaves); treecode only
+  CsrList<MemorySpace> p2p;  ///< rows: leaves (positions in tree.leaves)
+  int rounds = 0;            ///< frontier rounds the traversal took
   /// Particle pairs of the p2p list: for each entry, its row leaf's particles times its
   /// source leaf's (a particle and itself included), counted on the device before the
   /// traversal's read, which brings it.
@@ -198,9 +198,8 @@ struct PairRule
   {
     double const ht = root_side / static_cast<double>(std::int64_t(1) << target.level(t));
     double const hs = root_side / static_cast<double>(std::int64_t(1) << source.level(s));
-    double const widest = kfmm::detail::max(kfmm::detail::abs(dx),
-                                            kfmm::detail::max(kfmm::detail::abs(dy),
-                                                              kfmm::detail::abs(dz)));
+    double const widest = kfmm::detail::max(
+        kfmm::detail::abs(dx), kfmm::detail::max(kfmm::detail::abs(dy), kfmm::detail::abs(dz)));
     return widest - 0.5 * (ht + hs) > kfmm::detail::max(ht, hs) - 0.5 * kfmm::detail::min(ht, hs);
   }
 
@@ -277,8 +276,8 @@ struct PairRule
 /// Whether two trees' cells lie on one grid: their cubes' origins and sides are equal.
 inline bool sameGrid(Cube const &a, Cube const &b)
 {
-  return a.origin[0] == b.origin[0] && a.origin[1] == b.origin[1] &&
-         a.origin[2] == b.origin[2] && a.side == b.side;
+  return a.origin[0] == b.origin[0] && a.origin[1] == b.origin[1] && a.origin[2] == b.origin[2] &&
+         a.side == b.side;
 }
 
 /// Row of each target leaf cell in the leaf lists: leaf_row(leaves(j)) = j.
@@ -418,8 +417,8 @@ struct TraverseRound
                 "kfmm: a traversal tile holds 1 to 2^15 pairs");
 
   PairRule<MemorySpace> rule;
-  Frontier<MemorySpace> frontier; ///< this round's pairs
-  Frontier<MemorySpace> next;     ///< the next round's
+  Frontier<MemorySpace> frontier;            ///< this round's pairs
+  Frontier<MemorySpace> next;                ///< the next round's
   Kokkos::View<int *, MemorySpace> leaf_row; ///< of the target tree
   PairEntries<MemorySpace> far;
   PairEntries<MemorySpace> near;
@@ -506,8 +505,8 @@ struct TraverseRound
           std::uint64_t const i = base + t * items + j;
           if (i >= pairs)
             break;
-          emit(actions[t * items + j], frontier.targets(i), frontier.sources(i), child_at,
-               far_at, near_at);
+          emit(actions[t * items + j], frontier.targets(i), frontier.sources(i), child_at, far_at,
+               near_at);
         }
       });
       team.team_barrier(); // the next tile reuses the scratch
@@ -558,13 +557,11 @@ private:
         store(near.rows, near.sources, near_at, leaf_row(s), t);
       break;
     case split_target:
-      for (int k = target.first_child(t); k < target.first_child(t) + target.child_count(t);
-           ++k)
+      for (int k = target.first_child(t); k < target.first_child(t) + target.child_count(t); ++k)
         store(next.targets, next.sources, child_at, k, s);
       break;
     case split_source:
-      for (int k = source.first_child(s); k < source.first_child(s) + source.child_count(s);
-           ++k)
+      for (int k = source.first_child(s); k < source.first_child(s) + source.child_count(s); ++k)
         store(next.targets, next.sources, child_at, t, k);
       break;
     default: // split_both: a self pair of one tree; mutual pairs need only b >= a
@@ -709,8 +706,8 @@ template <class ExecutionSpace, class MemorySpace>
 CsrList<MemorySpace> groupByRow(ExecutionSpace const &space,
                                 kfmm::detail::Workspace<MemorySpace> &memory,
                                 PairSortWorkspace<MemorySpace> &sort_workspace,
-                                PairEntries<MemorySpace> &entries, std::uint64_t size,
-                                int num_rows, std::string const &label)
+                                PairEntries<MemorySpace> &entries, std::uint64_t size, int num_rows,
+                                std::string const &label)
 {
   kfmm::detail::require(size <= std::uint64_t(0xffffffffULL), "kfmm::tree::buildInteractionLists",
                         "the list " + label + " has " + std::to_string(size) +
@@ -900,15 +897,13 @@ InteractionLists<MemorySpace> buildInteractionListsIn(
     Kokkos::parallel_reduce(
         "kfmm::lists::near_pairs",
         Kokkos::RangePolicy<ExecutionSpace, kfmm::detail::ArgumentLaunch>(space, 0,
-                                                                         near.rows.extent(0)),
+                                                                          near.rows.extent(0)),
         detail::NearEntryPairs<MemorySpace>{targets.leaves, targets.particle_begin,
                                             targets.particle_end, sources.particle_begin,
-                                            sources.particle_end, near, counters,
-                                            slots.near(all)},
+                                            sources.particle_end, near, counters, slots.near(all)},
         Kokkos::subview(counters, near_pairs_count));
-    Kokkos::deep_copy(space, Kokkos::View<Count *, Kokkos::HostSpace>(
-                                 counted.data(), counted.size()),
-                      counters);
+    Kokkos::deep_copy(
+        space, Kokkos::View<Count *, Kokkos::HostSpace>(counted.data(), counted.size()), counters);
     space.fence();
     Count largest_frontier = 0;
     for (int round = 0; round <= slots.last_round + 1; ++round)
@@ -996,8 +991,8 @@ InteractionLists<MemorySpace> buildInteractionLists(
                 "kfmm::tree::buildInteractionLists: the tree must be accessible from the "
                 "execution space");
   return detail::buildInteractionListsIn(space, kfmm::detail::Workspace<MemorySpace>::direct(),
-                                         targets, sources, theta, method, acceptance,
-                                         separation, equal_ratios);
+                                         targets, sources, theta, method, acceptance, separation,
+                                         equal_ratios);
 }
 
 /// The interaction lists of the particles of `tree` on each other: buildInteractionLists

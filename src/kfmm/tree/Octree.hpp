@@ -155,8 +155,7 @@ struct SplitByCount
 {
   int leaf_size;
 
-  KOKKOS_INLINE_FUNCTION bool operator()(int begin, int end, MortonKey /*prefix*/,
-                                         int level) const
+  KOKKOS_INLINE_FUNCTION bool operator()(int begin, int end, MortonKey /*prefix*/, int level) const
   {
     return end - begin > leaf_size && level < max_level;
   }
@@ -305,8 +304,7 @@ void countChildren(ExecutionSpace const &space, Keys const &keys,
 {
   int const shift = 3 * (max_level - level - 1);
   Kokkos::parallel_for(
-      "kfmm::tree::octant_bounds",
-      Kokkos::RangePolicy<ExecutionSpace>(space, 0, 7 * cells.size()),
+      "kfmm::tree::octant_bounds", Kokkos::RangePolicy<ExecutionSpace>(space, 0, 7 * cells.size()),
       OctantBounds<MemorySpace, Keys, SplitRule>{keys, cells, sizes, level, rule, shift});
   Kokkos::parallel_scan(
       "kfmm::tree::count_children", Kokkos::RangePolicy<ExecutionSpace>(space, 0, cells.size()),
@@ -350,9 +348,9 @@ void emitChildren(ExecutionSpace const &space, LevelCells<MemorySpace> const &ce
                   LevelSizes<MemorySpace> const &sizes, int level,
                   LevelCells<MemorySpace> const &next)
 {
-  Kokkos::parallel_for(
-      "kfmm::tree::emit_children", Kokkos::RangePolicy<ExecutionSpace>(space, 0, cells.size()),
-      EmitChildren<MemorySpace>{cells, sizes, level, next});
+  Kokkos::parallel_for("kfmm::tree::emit_children",
+                       Kokkos::RangePolicy<ExecutionSpace>(space, 0, cells.size()),
+                       EmitChildren<MemorySpace>{cells, sizes, level, next});
 }
 
 /// The particles of a tree as LeafRadii reads them: the caller's positions through the
@@ -426,9 +424,8 @@ struct LeafRadii
             m = kfmm::detail::max(m, dx * dx + dy * dy + dz * dz);
           },
           Kokkos::Max<double>(r2));
-      Kokkos::single(Kokkos::PerThread(team), [&]() {
-        radius(cell) = points.callerLength(kfmm::detail::sqrt(r2));
-      });
+      Kokkos::single(Kokkos::PerThread(team),
+                     [&]() { radius(cell) = points.callerLength(kfmm::detail::sqrt(r2)); });
     });
   }
 };
@@ -437,8 +434,7 @@ struct LeafRadii
 /// its centre to its particles. A leaf per thread, its particles across the thread's vector
 /// lanes (a warp's lanes on GPUs: leaves hold tens of particles), reduced by shuffles.
 template <class ExecutionSpace, class MemorySpace, class Points>
-void leafRadiiOf(ExecutionSpace const &space, Octree<MemorySpace> const &tree,
-                 Points const &points)
+void leafRadiiOf(ExecutionSpace const &space, Octree<MemorySpace> const &tree, Points const &points)
 {
   using Tune = kfmm::tuning::Tuning<ExecutionSpace>;
   int const num_leaves = tree.numLeaves();
@@ -446,8 +442,8 @@ void leafRadiiOf(ExecutionSpace const &space, Octree<MemorySpace> const &tree,
     return;
   int const per_team = Tune::leaf_radii_leaves_per_team;
   LeafRadii<ExecutionSpace, MemorySpace, Points> const kernel{
-      tree.leaves, tree.centre, tree.radius, tree.particle_begin, tree.particle_end, points,
-      per_team};
+      tree.leaves,       tree.centre, tree.radius, tree.particle_begin,
+      tree.particle_end, points,      per_team};
   int const teams = (num_leaves + per_team - 1) / per_team;
   Kokkos::parallel_for("kfmm::tree::leaf_radii",
                        Kokkos::TeamPolicy<ExecutionSpace>(space, teams, Tune::leaf_radii_team_size,
@@ -465,8 +461,7 @@ struct GatheredLeafRadii
   void operator()(ExecutionSpace const &space, Octree<MemorySpace> const &tree,
                   Positions const &positions) const
   {
-    leafRadiiOf(space, tree,
-                PermutedPoints<MemorySpace, Positions>{tree.permutation, positions});
+    leafRadiiOf(space, tree, PermutedPoints<MemorySpace, Positions>{tree.permutation, positions});
   }
 };
 
@@ -573,10 +568,9 @@ void collectLeaves(ExecutionSpace const &space, kfmm::detail::Workspace<MemorySp
                                                              tree.level_offsets[l + 1]),
                          count);
   auto const leaves = memory.template take<Ints>(space, "kfmm::tree::leaves", num_leaves);
-  Kokkos::parallel_for("kfmm::tree::place_leaves",
-                       Kokkos::RangePolicy<ExecutionSpace>(space, 0, tree.numCells()),
-                       PlaceLeaves<MemorySpace>{tree.parent, tree.first_child, tree.child_count,
-                                                below, leaves});
+  Kokkos::parallel_for(
+      "kfmm::tree::place_leaves", Kokkos::RangePolicy<ExecutionSpace>(space, 0, tree.numCells()),
+      PlaceLeaves<MemorySpace>{tree.parent, tree.first_child, tree.child_count, below, leaves});
   memory.give(below);
   tree.leaves = leaves;
 }
@@ -893,8 +887,8 @@ void buildCountedLevels(ExecutionSpace const &space, kfmm::detail::Workspace<Mem
 {
   int const rows = max_level + 2;
   // Every tree's sizes in one block, each tree's rows contiguous in any layout.
-  auto all = memory.template take<LevelSizes<MemorySpace>>(space, "kfmm::tree::level_sizes",
-                                                           count * rows);
+  auto all =
+      memory.template take<LevelSizes<MemorySpace>>(space, "kfmm::tree::level_sizes", count * rows);
   auto const sizes_of = [&](int k) {
     return LevelSizes<MemorySpace>(all.data() + 2 * rows * k, rows);
   };
@@ -978,9 +972,8 @@ Octree<MemorySpace> assembleCells(ExecutionSpace const &space,
         "kfmm::tree::assemble_level",
         Kokkos::RangePolicy<ExecutionSpace>(space, 0, offsets[l + 1] - offsets[l]),
         AssembleLevel<MemorySpace>{levels[l], offsets[l], l > 0 ? offsets[l - 1] : 0,
-                                   offsets[l + 1], cube, l, l == num_levels - 1,
-                                   tree.cell_keys, tree.level,
-                                   tree.centre, tree.particle_begin, tree.particle_end,
+                                   offsets[l + 1], cube, l, l == num_levels - 1, tree.cell_keys,
+                                   tree.level, tree.centre, tree.particle_begin, tree.particle_end,
                                    tree.first_child, tree.child_count, tree.parent});
   }
   for (auto &cells_of_level : levels)
@@ -1054,8 +1047,8 @@ Octree<MemorySpace> buildCells(ExecutionSpace const &space,
     buildCountedLevels(space, memory, rule, &build, 1);
   else
   {
-    auto sizes = memory.template take<LevelSizes<MemorySpace>>(
-        space, "kfmm::tree::level_sizes", max_level + 2);
+    auto sizes = memory.template take<LevelSizes<MemorySpace>>(space, "kfmm::tree::level_sizes",
+                                                               max_level + 2);
     if (n > 0)
       queueRoot(space, memory, sizes, n, build);
     bool const batched = levelsSizedOnDevice<ExecutionSpace>(reads);
@@ -1084,11 +1077,10 @@ Octree<MemorySpace> buildCells(ExecutionSpace const &space,
 /// \throws kfmm::Exception on leaf_size < 1, mismatched extents, or NaN/Inf in positions
 /// (the message names the argument and, for positions, the first bad index).
 template <class ExecutionSpace, class Positions, class MemorySpace>
-Octree<MemorySpace>
-buildOctreeFromSortedKeys(ExecutionSpace const &space, Positions const &positions, Cube const &cube,
-                          Kokkos::View<MortonKey *, MemorySpace> const &keys,
-                          Kokkos::View<std::uint32_t *, MemorySpace> const &permutation,
-                          int leaf_size)
+Octree<MemorySpace> buildOctreeFromSortedKeys(
+    ExecutionSpace const &space, Positions const &positions, Cube const &cube,
+    Kokkos::View<MortonKey *, MemorySpace> const &keys,
+    Kokkos::View<std::uint32_t *, MemorySpace> const &permutation, int leaf_size)
 {
   static_assert(Kokkos::is_execution_space<ExecutionSpace>::value,
                 "kfmm::tree::buildOctreeFromSortedKeys: the first argument must be a Kokkos "
@@ -1105,8 +1097,8 @@ buildOctreeFromSortedKeys(ExecutionSpace const &space, Positions const &position
   auto const reads = kfmm::tuning::Tuning<ExecutionSpace>::tree_levels_sized_on_device
                          ? detail::LevelReads::batched
                          : detail::LevelReads::per_level;
-  return detail::buildCells(space, kfmm::detail::Workspace<MemorySpace>::direct(), positions,
-                            cube, keys, permutation, detail::SplitByCount{leaf_size},
+  return detail::buildCells(space, kfmm::detail::Workspace<MemorySpace>::direct(), positions, cube,
+                            keys, permutation, detail::SplitByCount{leaf_size},
                             detail::GatheredLeafRadii{}, reads);
 }
 
@@ -1169,10 +1161,10 @@ struct CountProbeCells
         kfmm::detail::min(chunk, (keys.extent(0) - first + stride - 1) / stride);
     bool overflow = false;
     for (std::size_t k = 0; k < count; ++k)
-      overflow = (Kokkos::atomic_fetch_add(
-                      &counts(static_cast<std::size_t>(keys(first + k * stride) >> shift)),
-                      1) == limit) ||
-                 overflow;
+      overflow =
+          (Kokkos::atomic_fetch_add(
+               &counts(static_cast<std::size_t>(keys(first + k * stride) >> shift)), 1) == limit) ||
+          overflow;
     if (overflow)
       Kokkos::atomic_fetch_min(&begin_bit(), 0);
   }
@@ -1199,8 +1191,7 @@ struct ClearProbeCells
 inline int probeLevel(std::size_t n, int leaf_size)
 {
   int level = 0;
-  while (level < 8 && (std::size_t(1) << (3 * level)) * static_cast<std::size_t>(leaf_size) <
-                          4 * n)
+  while (level < 8 && (std::size_t(1) << (3 * level)) * static_cast<std::size_t>(leaf_size) < 4 * n)
     ++level;
   return level;
 }
@@ -1224,17 +1215,16 @@ BeginBit<MemorySpace> probeBeginBit(ExecutionSpace const &space,
   BeginBit<MemorySpace> const begin_bit(probe.data() + 2 * cells);
   kfmm::detail::streamFor("kfmm::tree::clear_probe", space, 2 * cells + 1,
                           ClearProbeCells<MemorySpace>{probe, cells, shift});
-  auto const count = [&](char const *label, Kokkos::View<int *, MemorySpace> const &into,
-                         int limit, std::size_t stride, std::size_t chunk) {
-    Kokkos::parallel_for(label,
-                         Kokkos::RangePolicy<ExecutionSpace>(
-                             space, 0, (n + chunk * stride - 1) / (chunk * stride)),
-                         CountProbeCells<MemorySpace>{keys, into, begin_bit, shift, limit,
-                                                      stride, chunk});
+  auto const count = [&](char const *label, Kokkos::View<int *, MemorySpace> const &into, int limit,
+                         std::size_t stride, std::size_t chunk) {
+    Kokkos::parallel_for(
+        label,
+        Kokkos::RangePolicy<ExecutionSpace>(space, 0, (n + chunk * stride - 1) / (chunk * stride)),
+        CountProbeCells<MemorySpace>{keys, into, begin_bit, shift, limit, stride, chunk});
   };
   constexpr std::size_t sample_stride = 64;
-  count("kfmm::tree::sample_probe_cells", sample, 8 * leaf_size / int(sample_stride),
-        sample_stride, 1);
+  count("kfmm::tree::sample_probe_cells", sample, 8 * leaf_size / int(sample_stride), sample_stride,
+        1);
   count("kfmm::tree::probe_cells", counts, leaf_size, 1, 8);
   return begin_bit;
 }
@@ -1288,13 +1278,12 @@ buildOctreeOfValidInput(ExecutionSpace const &space,
                         kfmm::detail::Workspace<typename ExecutionSpace::memory_space> &memory,
                         Positions const &positions, CubeSource const &cube, SplitRule const &rule,
                         MeasureLeafRadii const &leaf_radii = {},
-                        LevelReads reads = LevelReads::tuned,
-                        KeyOrder order = KeyOrder::all_bits)
+                        LevelReads reads = LevelReads::tuned, KeyOrder order = KeyOrder::all_bits)
 {
   kfmm::detail::ScopedRegion region("kfmm::tree::build");
   auto const sorted = sortedKeysOf(space, memory, positions, cube, rule, order);
-  return buildCells(space, memory, positions, cube, sorted.first, sorted.second, rule,
-                    leaf_radii, reads);
+  return buildCells(space, memory, positions, cube, sorted.first, sorted.second, rule, leaf_radii,
+                    reads);
 }
 
 /// buildOctreeOfValidInput for the two trees of a solver of sources and targets, on one
@@ -1305,20 +1294,19 @@ template <class ExecutionSpace, class Sources, class Targets, class CubeSource,
           class SourceLeafRadii, class TargetLeafRadii>
 std::pair<Octree<typename ExecutionSpace::memory_space>,
           Octree<typename ExecutionSpace::memory_space>>
-buildTwoOctreesOfValidInput(
-    ExecutionSpace const &space,
-    kfmm::detail::Workspace<typename ExecutionSpace::memory_space> &memory,
-    Sources const &sources, Targets const &targets, CubeSource const &cube,
-    SplitByCount const &rule, SourceLeafRadii const &source_radii,
-    TargetLeafRadii const &target_radii, LevelReads reads, KeyOrder order)
+buildTwoOctreesOfValidInput(ExecutionSpace const &space,
+                            kfmm::detail::Workspace<typename ExecutionSpace::memory_space> &memory,
+                            Sources const &sources, Targets const &targets, CubeSource const &cube,
+                            SplitByCount const &rule, SourceLeafRadii const &source_radii,
+                            TargetLeafRadii const &target_radii, LevelReads reads, KeyOrder order)
 {
   using MemorySpace = typename ExecutionSpace::memory_space;
   if (!countsLevels<ExecutionSpace, SplitByCount>(reads))
   {
     auto source_tree =
         buildOctreeOfValidInput(space, memory, sources, cube, rule, source_radii, reads, order);
-    return {source_tree, buildOctreeOfValidInput(space, memory, targets, cube, rule,
-                                                 target_radii, reads, order)};
+    return {source_tree, buildOctreeOfValidInput(space, memory, targets, cube, rule, target_radii,
+                                                 reads, order)};
   }
   kfmm::detail::ScopedRegion region("kfmm::tree::build_two");
   auto const sorted = [&](auto const &positions) {
@@ -1352,8 +1340,7 @@ Octree<typename ExecutionSpace::memory_space> buildOctree(ExecutionSpace const &
                 "kfmm::tree::buildOctree: the first argument must be a Kokkos execution space");
   std::string const where = "kfmm::tree::buildOctree";
   detail::checkLeafSize(where, leaf_size);
-  Cube const cube =
-      cubeAround(detail::checkedBoundingBox(space, where, positions, "positions"));
+  Cube const cube = cubeAround(detail::checkedBoundingBox(space, where, positions, "positions"));
   return detail::buildOctreeOfValidInput(
       space, kfmm::detail::Workspace<typename ExecutionSpace::memory_space>::direct(), positions,
       cube, detail::SplitByCount{leaf_size});
@@ -1398,10 +1385,10 @@ void moveToFrame(ExecutionSpace const &space, Octree<MemorySpace> &tree,
   cube.side = frame.length(cube.side);
   cube.extent = frame.length(cube.extent);
   tree.cube = cube;
-  Kokkos::parallel_for(
-      "kfmm::tree::move_to_frame", Kokkos::RangePolicy<ExecutionSpace>(space, 0, tree.numCells()),
-      detail::MoveToFrame<MemorySpace>{cube, frame, tree.cell_keys, tree.level, tree.centre,
-                                       tree.radius});
+  Kokkos::parallel_for("kfmm::tree::move_to_frame",
+                       Kokkos::RangePolicy<ExecutionSpace>(space, 0, tree.numCells()),
+                       detail::MoveToFrame<MemorySpace>{cube, frame, tree.cell_keys, tree.level,
+                                                        tree.centre, tree.radius});
 }
 
 } // namespace kfmm::tree

@@ -94,13 +94,11 @@ void validateSortOptions(ExecutionSpace const &space, std::string const &where,
   using kfmm::detail::formatNumber;
   using kfmm::detail::require;
   require(options.digit_bits >= 1 && options.digit_bits <= 16, where,
-          "sort option 'digit_bits' must be in [1, 16], got " +
-              formatNumber(options.digit_bits));
+          "sort option 'digit_bits' must be in [1, 16], got " + formatNumber(options.digit_bits));
   require(options.team_size >= 1, where,
           "sort option 'team_size' must be >= 1, got " + formatNumber(options.team_size));
   require(options.tiles_per_team >= 1, where,
-          "sort option 'tiles_per_team' must be >= 1, got " +
-              formatNumber(options.tiles_per_team));
+          "sort option 'tiles_per_team' must be >= 1, got " + formatNumber(options.tiles_per_team));
   if (options.algorithm == SortAlgorithm::onesweep && options.team_size > 1)
   {
     bool const power_of_two = (options.team_size & (options.team_size - 1)) == 0;
@@ -144,8 +142,8 @@ SortOptions fittedSortOptions(ExecutionSpace const &space)
   SortOptions options = defaultSortOptions<ExecutionSpace>();
   auto const limit = static_cast<std::size_t>(
       SortPolicy<ExecutionSpace>(space, 1, Kokkos::AUTO).scratch_size_max(0));
-  int const smallest =
-      options.algorithm == SortAlgorithm::onesweep && options.team_size > 1 ? 32 : 1;
+  int const smallest = options.algorithm == SortAlgorithm::onesweep && options.team_size > 1 ? 32
+                                                                                             : 1;
   while (options.team_size > smallest &&
          sortScratchBytes<ExecutionSpace, KeyView, ValueView>(options) > limit)
     options.team_size /= 2;
@@ -155,8 +153,8 @@ SortOptions fittedSortOptions(ExecutionSpace const &space)
 /// The sort behind kfmm::tree::sortPairs and RadixSorter, with explicit launch parameters
 /// (`options`; null: the tuned ones) and workspace.
 template <class ExecutionSpace, class Keys, class Values, class Workspace>
-void sortPairs(ExecutionSpace const &space, Keys const &keys, Values const &values,
-               int key_bits, SortOptions const *options, Workspace &workspace)
+void sortPairs(ExecutionSpace const &space, Keys const &keys, Values const &values, int key_bits,
+               SortOptions const *options, Workspace &workspace)
 {
   static_assert(Kokkos::is_execution_space<ExecutionSpace>::value,
                 "kfmm::tree::sortPairs: the first argument must be a Kokkos execution space");
@@ -205,8 +203,7 @@ void sortPairs(ExecutionSpace const &space, Keys const &keys, Values const &valu
   else
   {
     key_copy = decltype(key_copy)(
-        Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "kfmm::sort::keys_contiguous"),
-        n);
+        Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "kfmm::sort::keys_contiguous"), n);
     copyItems(space, "kfmm::sort::gather_keys", keys, key_copy);
     key_items = KeyView(key_copy.data(), n);
   }
@@ -215,8 +212,7 @@ void sortPairs(ExecutionSpace const &space, Keys const &keys, Values const &valu
   else
   {
     value_copy = decltype(value_copy)(
-        Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "kfmm::sort::values_contiguous"),
-        n);
+        Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "kfmm::sort::values_contiguous"), n);
     copyItems(space, "kfmm::sort::gather_values", values, value_copy);
     value_items = ValueView(value_copy.data(), n);
   }
@@ -243,8 +239,8 @@ void sortPairs(ExecutionSpace const &space, Keys const &keys, Values const &valu
 
 /// sortPairs with explicit launch parameters and a workspace for this call only.
 template <class ExecutionSpace, class Keys, class Values>
-void sortPairs(ExecutionSpace const &space, Keys const &keys, Values const &values,
-               int key_bits, SortOptions const &options)
+void sortPairs(ExecutionSpace const &space, Keys const &keys, Values const &values, int key_bits,
+               SortOptions const &options)
 {
   SortWorkspace<typename Keys::value_type, typename Values::value_type,
                 typename ExecutionSpace::memory_space>
@@ -256,8 +252,7 @@ void sortPairs(ExecutionSpace const &space, Keys const &keys, Values const &valu
 /// back when the sort's kernels are queued; the keys' bits below `begin_bit` (where it has
 /// data) need no order.
 template <class ExecutionSpace, class Keys, class Values>
-void sortPairs(ExecutionSpace const &space, Keys const &keys, Values const &values,
-               int key_bits,
+void sortPairs(ExecutionSpace const &space, Keys const &keys, Values const &values, int key_bits,
                kfmm::detail::Workspace<typename ExecutionSpace::memory_space> &memory,
                BeginBit<typename ExecutionSpace::memory_space> const &begin_bit = {})
 {
@@ -266,8 +261,7 @@ void sortPairs(ExecutionSpace const &space, Keys const &keys, Values const &valu
       workspace;
   workspace.memory = &memory;
   workspace.begin_bit = begin_bit;
-  sortPairs(space, keys, values, key_bits, static_cast<SortOptions const *>(nullptr),
-            workspace);
+  sortPairs(space, keys, values, key_bits, static_cast<SortOptions const *>(nullptr), workspace);
   workspace.release();
 }
 

@@ -137,9 +137,9 @@ struct Tuning : HostLeafSizes
 
   /// Whether the octree's build finds its levels' sizes on the device before the host reads
   /// them (tree/Octree.hpp, buildCells): all at once, counted from the sorted keys, for an
-  /// ordinary tree (a solver's two trees together), else in batches of levels launched over bounds of their sizes; for
-  /// devices, where each read waits for the device. The host reads each level's size as it
-  /// comes.
+  /// ordinary tree (a solver's two trees together), else in batches of levels launched over bounds
+  /// of their sizes; for devices, where each read waits for the device. The host reads each level's
+  /// size as it comes.
   static constexpr bool tree_levels_sized_on_device = false;
 
   /// Whether kfmm::Fmm counts the grouped M2L's classes on the lists' far entries, so that
@@ -151,8 +151,8 @@ struct Tuning : HostLeafSizes
 
   /// The cost of a far-field flop (the M2L's estimate, expansions::flops::m2l) in near-field
   /// flops (20 per pair), by which kfmm::Fmm decides whether the grouped M2L's grouping runs
-  /// beside the near field (farfield::groupsBeside). Consulted only where two instances run at once,
-  /// which the host's one instance never does.
+  /// beside the near field (farfield::groupsBeside). Consulted only where two instances run at
+  /// once, which the host's one instance never does.
   static constexpr double far_field_flop_cost = 4;
 
   /// Threads per team of the positions' sort (kernels/Permutation.hpp, SortPositions), whose
@@ -170,6 +170,8 @@ struct Tuning : HostLeafSizes
   /// tables give, over all of 2e4 particles of seeds 1 and 2 and over samples at 2e4 and
   /// 5e4, the front of the times of the OpenMP build at 2e5 uniform particles
   /// (docs/ACCURACY.md names the machine and compiler).
+  // One row per line, as perf/accuracy_table.py prints them.
+  // clang-format off
   static constexpr AccuracyRow accuracy_float[] = {
       {2, 0.7, 2.298e-02},
       {3, 0.7, 7.290e-03},
@@ -220,6 +222,7 @@ struct Tuning : HostLeafSizes
       {19, 0.4, 6.632e-12},
       {20, 0.4, 2.295e-12},
   };
+  // clang-format on
 };
 
 } // namespace kfmm::tuning

@@ -108,8 +108,8 @@ struct StagingBuffers
 template <class MemorySpace>
 class StagedExchange
 {
-  using StagingSpace = typename kfmm::tuning::Tuning<
-      typename MemorySpace::execution_space>::staging_space;
+  using StagingSpace =
+      typename kfmm::tuning::Tuning<typename MemorySpace::execution_space>::staging_space;
   using Bytes = Kokkos::View<unsigned char *, MemorySpace, Kokkos::MemoryUnmanaged>;
   using Buffers = StagingBuffers<StagingSpace>;
   using Staged = typename Buffers::Bytes;
@@ -140,8 +140,9 @@ public:
     Block const own_send = send_blocks[rank];
     if (own_send.bytes != _own_recv.bytes)
       throw kfmm::Exception("kfmm::distributed::detail::StagedExchange::start: the rank "
-                            "sends itself " + std::to_string(own_send.bytes) +
-                            " bytes but expects " + std::to_string(_own_recv.bytes));
+                            "sends itself " +
+                            std::to_string(own_send.bytes) + " bytes but expects " +
+                            std::to_string(_own_recv.bytes));
     Kokkos::deep_copy(space, slice(_recv, _own_recv), slice(send_bytes, own_send));
     send_blocks[rank].bytes = 0;
     recv_blocks[rank].bytes = 0;

@@ -75,9 +75,9 @@ KOKKOS_INLINE_FUNCTION Real centreOffset(CellView<MemorySpace> const &to_cells, 
 
 /// A team-scratch array of `count` complex numbers.
 template <class Real, class ExecutionSpace>
-using ScratchCoefficients = Kokkos::View<Kokkos::complex<Real> *,
-                                         typename ExecutionSpace::scratch_memory_space,
-                                         Kokkos::MemoryUnmanaged>;
+using ScratchCoefficients =
+    Kokkos::View<Kokkos::complex<Real> *, typename ExecutionSpace::scratch_memory_space,
+                 Kokkos::MemoryUnmanaged>;
 
 template <class Real, class ExecutionSpace>
 std::size_t scratchCoefficientBytes(int count)

@@ -39,7 +39,8 @@ KOKKOS_INLINE_FUNCTION constexpr int realCoefficientCount(int p)
 /// realCoefficientCount(p) rounded up to a multiple of matrix_row_padding.
 KOKKOS_INLINE_FUNCTION constexpr int paddedRealCount(int p)
 {
-  return (realCoefficientCount(p) + matrix_row_padding - 1) / matrix_row_padding * matrix_row_padding;
+  return (realCoefficientCount(p) + matrix_row_padding - 1) / matrix_row_padding *
+         matrix_row_padding;
 }
 
 /// expansions::mirrorParities of real component i (of coefficient i / 2) of the real vector.
@@ -67,8 +68,8 @@ KOKKOS_INLINE_FUNCTION int componentSign(int mirror, int k)
 template <class ExecutionSpace>
 std::size_t operatorColumnScratchBytes(int p, int work_size)
 {
-  return scratchCoefficientBytes<double, ExecutionSpace>(
-      2 * expansions::coefficientCount(p) + work_size);
+  return scratchCoefficientBytes<double, ExecutionSpace>(2 * expansions::coefficientCount(p) +
+                                                         work_size);
 }
 
 /// Column `column` of the real matrix of a linear operator on coefficient arrays of order p,
@@ -81,12 +82,9 @@ KOKKOS_INLINE_FUNCTION void operatorMatrixColumn(TeamMember const &team, int p, 
                                                  Store const &store)
 {
   int const count = expansions::coefficientCount(p);
-  ScratchCoefficients<double, ExecutionSpace> in(team.team_scratch(0),
-                                                                        count);
-  ScratchCoefficients<double, ExecutionSpace> out(team.team_scratch(0),
-                                                                         count);
-  ScratchCoefficients<double, ExecutionSpace> work(team.team_scratch(0),
-                                                                          work_size);
+  ScratchCoefficients<double, ExecutionSpace> in(team.team_scratch(0), count);
+  ScratchCoefficients<double, ExecutionSpace> out(team.team_scratch(0), count);
+  ScratchCoefficients<double, ExecutionSpace> work(team.team_scratch(0), work_size);
   Kokkos::parallel_for(Kokkos::TeamThreadRange(team, count), [&](int i) {
     double const one = i == column / 2 ? 1.0 : 0.0;
     in(i) = column % 2 == 0 ? Kokkos::complex<double>(one, 0) : Kokkos::complex<double>(0, one);
@@ -95,9 +93,8 @@ KOKKOS_INLINE_FUNCTION void operatorMatrixColumn(TeamMember const &team, int p, 
   apply(in.data(), out.data(), work.data());
   team.team_barrier();
   auto const *out_real = reinterpret_cast<double const *>(out.data());
-  Kokkos::parallel_for(Kokkos::TeamThreadRange(team, paddedRealCount(p)), [&](int i) {
-    store(i, i < 2 * count ? out_real[i] : 0.0);
-  });
+  Kokkos::parallel_for(Kokkos::TeamThreadRange(team, paddedRealCount(p)),
+                       [&](int i) { store(i, i < 2 * count ? out_real[i] : 0.0); });
 }
 
 } // namespace kfmm::kernels::detail

@@ -44,8 +44,7 @@ constexpr Real powerOfTwo(int e)
 /// and, where they matter, above about 2^-60 in float). A power of two: the sums scaled back
 /// are the same numbers as without it.
 template <class Real>
-constexpr Real staged_charge_scale =
-    powerOfTwo<Real>(-std::numeric_limits<Real>::max_exponent / 2);
+constexpr Real staged_charge_scale = powerOfTwo<Real>(-std::numeric_limits<Real>::max_exponent / 2);
 
 /// `Count` targets of one thread: positions and running sums of potential and field.
 /// One target per thread on a GPU; several on a CPU, so that the source loop vectorises
@@ -105,8 +104,8 @@ private:
   /// Sweeps the tile and adds its sums; false, adding nothing, where an unselected sweep met
   /// a zero distance.
   template <Sweep Pairs>
-  KOKKOS_INLINE_FUNCTION bool interactTile(StagedSource<Real> const *sources, int count,
-                                           int stride, Real softening2)
+  KOKKOS_INLINE_FUNCTION bool interactTile(StagedSource<Real> const *sources, int count, int stride,
+                                           Real softening2)
   {
     Real tphi[Count], tgx[Count], tgy[Count], tgz[Count];
     for (int k = 0; k < Count; ++k)
@@ -138,8 +137,8 @@ private:
         // loop over targets vectorises on a CPU, and two instructions on a GPU, where
         // masking by arithmetic took five.
         Real const any_inv_r = kfmm::detail::rsqrt(Pairs == Sweep::softened ? r2 + softening2 : r2);
-        Real const inv_r =
-            Pairs == Sweep::unselected ? any_inv_r : (r2 > Real(0) ? any_inv_r : Real(0));
+        Real const inv_r = Pairs == Sweep::unselected ? any_inv_r
+                                                      : (r2 > Real(0) ? any_inv_r : Real(0));
         // field = grad_target (q / r) = -(q / r^3) (x_t - x_s), q / r^3 formed as
         // (q / r^2) / r: with the staged charge's scale neither product overflows unless
         // the pair's field q / r^2 does. Each field component is then one fused

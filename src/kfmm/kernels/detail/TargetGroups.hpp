@@ -45,8 +45,8 @@ struct TargetGroupScan
   KOKKOS_FUNCTION void operator()(int row, int &offset, bool final) const
   {
     int const leaf = cells.leaves(row);
-    int const count = (cells.particle_end(leaf) - cells.particle_begin(leaf) + targets - 1) /
-                      targets;
+    int const count =
+        (cells.particle_end(leaf) - cells.particle_begin(leaf) + targets - 1) / targets;
     if (final)
     {
       for (int k = 0; k < count; ++k)
@@ -75,10 +75,10 @@ TargetGroups<MemorySpace> buildTargetGroups(ExecutionSpace const &space,
   groups.targets = targets;
   // A leaf of n targets makes ceil(n / targets) <= n / targets + 1 groups.
   std::size_t const bound = static_cast<std::size_t>(rows) + num_targets / targets;
-  groups.entries = memory.template take<decltype(groups.entries)>(space, "kfmm::Fmm::p2p_groups",
-                                                                   bound);
-  groups.count = memory.template take<decltype(groups.count)>(space, "kfmm::Fmm::p2p_group_count",
-                                                               1);
+  groups.entries =
+      memory.template take<decltype(groups.entries)>(space, "kfmm::Fmm::p2p_groups", bound);
+  groups.count =
+      memory.template take<decltype(groups.count)>(space, "kfmm::Fmm::p2p_group_count", 1);
   if (rows > 0)
     Kokkos::parallel_scan(
         "kfmm::Fmm::p2p_groups", Kokkos::RangePolicy<ExecutionSpace>(space, 0, rows),

@@ -202,8 +202,7 @@ struct DigitOffsetsKernel
                             start += digit_count;
                           });
     int const begin = begin_bit.data() != nullptr ? begin_bit() : 0;
-    bool const sorted =
-        largest != n && positions.pass[p].shift + positions.pass[p].bits > begin;
+    bool const sorted = largest != n && positions.pass[p].shift + positions.pass[p].bits > begin;
     Kokkos::single(Kokkos::PerTeam(team), [&] { routes(p) = sorted ? to_buffers : no_pass; });
   }
 };
@@ -312,8 +311,8 @@ struct OnesweepPassKernel
     return claimed +
            ScratchTileCounts::shmem_size(static_cast<std::size_t>(radix) * (team_size / 32)) +
            ScratchOffsets::shmem_size(radix) +
-           ScratchWords::shmem_size(kfmm::detail::max(scratchWords<Key>(tile),
-                                                      scratchWords<Value>(tile)));
+           ScratchWords::shmem_size(
+               kfmm::detail::max(scratchWords<Key>(tile), scratchWords<Value>(tile)));
   }
 
   KOKKOS_INLINE_FUNCTION unsigned digit(Key key) const
@@ -605,9 +604,9 @@ std::size_t onesweepScratchBytes(SortOptions const &options, int pass_count)
   int const radix = 1 << options.digit_bits;
   return kfmm::detail::max(
       DigitHistogramsKernel<ExecutionSpace, KeyView, ipt>::scratchBytes(options.team_size,
-                                                                       pass_count, radix),
-      OnesweepPassKernel<ExecutionSpace, KeyView, ValueView, ipt>::scratchBytes(
-          options.team_size, radix));
+                                                                        pass_count, radix),
+      OnesweepPassKernel<ExecutionSpace, KeyView, ValueView, ipt>::scratchBytes(options.team_size,
+                                                                                radix));
 }
 
 /// The digit positions of bits [0, key_bits), `digit_bits` wide from bit 0 (the last one
@@ -639,8 +638,8 @@ void launchPasses(ExecutionSpace const &space, KeyView const &keys, ValueView co
                          SortPolicy<ExecutionSpace>(space, teams, team_size)
                              .set_scratch_size(0, Kokkos::PerTeam(scratch)),
                          Pass{keys, values, keys_buffer, values_buffer, digit_start,
-                              workspace.tile_status, workspace.next_tile, workspace.pass_routes,
-                              p, pass.shift, pass.bits});
+                              workspace.tile_status, workspace.next_tile, workspace.pass_routes, p,
+                              pass.shift, pass.bits});
   }
 }
 
@@ -684,20 +683,19 @@ void onesweepSort(ExecutionSpace const &space, KeyView const &keys, ValueView co
   // global ones; in the passes each claims tiles until none is left.
   auto const resident_teams = static_cast<int>(kfmm::detail::min(
       tiles, static_cast<std::uint64_t>(kfmm::detail::max(1, space.concurrency() / team_size))));
-  Kokkos::parallel_for(
-      "kfmm::sort::digit_histograms",
-      Policy(space, resident_teams, team_size)
-          .set_scratch_size(0, Kokkos::PerTeam(Histograms::scratchBytes(
-                                   team_size, positions.count, max_radix))),
-      Histograms{keys, counts, positions, max_radix});
+  Kokkos::parallel_for("kfmm::sort::digit_histograms",
+                       Policy(space, resident_teams, team_size)
+                           .set_scratch_size(0, Kokkos::PerTeam(Histograms::scratchBytes(
+                                                    team_size, positions.count, max_radix))),
+                       Histograms{keys, counts, positions, max_radix});
   // Its functor (the pass list) would otherwise launch from constant memory, and the host
   // wait for the last such launch, on any instance, to end (kfmm/detail/ArgumentLaunch.hpp).
-  Kokkos::parallel_for("kfmm::sort::digit_offsets",
-                       Kokkos::TeamPolicy<ExecutionSpace, kfmm::detail::ArgumentLaunch>(
-                           space, positions.count, Kokkos::AUTO),
-                       DigitOffsetsKernel<ExecutionSpace, Counts>{
-                           counts, workspace.pass_routes, workspace.begin_bit, positions, n,
-                           max_radix});
+  Kokkos::parallel_for(
+      "kfmm::sort::digit_offsets",
+      Kokkos::TeamPolicy<ExecutionSpace, kfmm::detail::ArgumentLaunch>(space, positions.count,
+                                                                       Kokkos::AUTO),
+      DigitOffsetsKernel<ExecutionSpace, Counts>{counts, workspace.pass_routes, workspace.begin_bit,
+                                                 positions, n, max_radix});
   Kokkos::parallel_for("kfmm::sort::pass_routes", Kokkos::RangePolicy<ExecutionSpace>(space, 0, 1),
                        PassRoutesKernel<Counts>{workspace.pass_routes, positions.count});
 
@@ -712,10 +710,10 @@ void onesweepSort(ExecutionSpace const &space, KeyView const &keys, ValueView co
   else
     launchPasses<Pass>(space, keys, values, keys_buffer, values_buffer, positions, team_size,
                        resident_teams, max_radix, workspace);
-  kfmm::detail::streamFor("kfmm::sort::copy_back", space, n,
-                          CopyBackKernel<KeyView, ValueView, Counts>{
-                              keys_buffer, values_buffer, keys, values, workspace.pass_routes,
-                              positions.count});
+  kfmm::detail::streamFor(
+      "kfmm::sort::copy_back", space, n,
+      CopyBackKernel<KeyView, ValueView, Counts>{keys_buffer, values_buffer, keys, values,
+                                                 workspace.pass_routes, positions.count});
 }
 
 } // namespace kfmm::tree::detail

@@ -245,17 +245,15 @@ struct VaryingBitsKernel
 
 /// The bits in which some key differs from keys(0), within `mask`.
 template <class ExecutionSpace, class KeyView>
-typename KeyView::non_const_value_type varyingBits(ExecutionSpace const &space,
-                                                   KeyView const &keys,
+typename KeyView::non_const_value_type varyingBits(ExecutionSpace const &space, KeyView const &keys,
                                                    typename KeyView::non_const_value_type mask)
 {
   using Key = typename KeyView::non_const_value_type;
   Key varying = 0;
-  Kokkos::parallel_reduce(
-      "kfmm::sort::varying_bits",
-      Kokkos::RangePolicy<ExecutionSpace, Kokkos::IndexType<std::int64_t>>(
-          space, 0, static_cast<std::int64_t>(keys.extent(0))),
-      VaryingBitsKernel<KeyView>{keys, mask}, Kokkos::BOr<Key>(varying));
+  Kokkos::parallel_reduce("kfmm::sort::varying_bits",
+                          Kokkos::RangePolicy<ExecutionSpace, Kokkos::IndexType<std::int64_t>>(
+                              space, 0, static_cast<std::int64_t>(keys.extent(0))),
+                          VaryingBitsKernel<KeyView>{keys, mask}, Kokkos::BOr<Key>(varying));
   return varying;
 }
 
@@ -314,7 +312,7 @@ bool reduceThenScanSort(ExecutionSpace const &space, KeyView keys_in, ValueView 
   using Key = typename KeyView::non_const_value_type;
   constexpr int max_bits = static_cast<int>(8 * sizeof(Key));
   Key mask = key_bits == max_bits ? static_cast<Key>(~Key(0))
-                                   : static_cast<Key>((Key(1) << key_bits) - 1);
+                                  : static_cast<Key>((Key(1) << key_bits) - 1);
   if (workspace.begin_bit.data() != nullptr)
   {
     // The host spaces' sort waits for the device anyway (varyingBits).
@@ -345,18 +343,16 @@ bool reduceThenScanSort(ExecutionSpace const &space, KeyView keys_in, ValueView 
             .set_scratch_size(0, Kokkos::PerTeam(Histogram::scratchBytes(team_size, radix))),
         Histogram{keys_in, counts, layout, pass.shift, radix});
 
-    Kokkos::parallel_scan(
-        "kfmm::sort::scan",
-        Kokkos::RangePolicy<ExecutionSpace, Kokkos::IndexType<std::int64_t>>(
-            space, 0, static_cast<std::int64_t>(radix) * groups),
-        CountScanKernel<decltype(workspace.counts)>{counts});
+    Kokkos::parallel_scan("kfmm::sort::scan",
+                          Kokkos::RangePolicy<ExecutionSpace, Kokkos::IndexType<std::int64_t>>(
+                              space, 0, static_cast<std::int64_t>(radix) * groups),
+                          CountScanKernel<decltype(workspace.counts)>{counts});
 
     Kokkos::parallel_for(
         "kfmm::sort::scatter",
         Policy(space, groups, team_size)
             .set_scratch_size(0, Kokkos::PerTeam(Scatter::scratchBytes(team_size, radix))),
-        Scatter{keys_in, values_in, keys_out, values_out, counts, layout, pass.shift,
-                pass.bits});
+        Scatter{keys_in, values_in, keys_out, values_out, counts, layout, pass.shift, pass.bits});
     std::swap(keys_in, keys_out);
     std::swap(values_in, values_out);
   }

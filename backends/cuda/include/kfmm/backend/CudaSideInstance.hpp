@@ -30,8 +30,8 @@ namespace kfmm::detail
 inline void requireCuda(cudaError_t status, char const *call)
 {
   if (status != cudaSuccess)
-    throw std::runtime_error(std::string("kfmm: ") + call + " failed: " +
-                             cudaGetErrorString(status));
+    throw std::runtime_error(std::string("kfmm: ") + call +
+                             " failed: " + cudaGetErrorString(status));
 }
 
 /// The process's side stream, its Kokkos::Cuda instance and the event that orders it against

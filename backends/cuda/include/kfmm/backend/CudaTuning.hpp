@@ -149,6 +149,8 @@ struct Tuning<Kokkos::Cuda> : CudaLeafSizes
   // leaf size 64 and at the leaf sizes both backends' tables give, over all of 2e4 particles
   // of seeds 1 and 2 and over samples at 2e4 and 5e4, the front of the times at 1e6 uniform
   // particles, with thetas up to 0.9 in float and 0.85 in double (docs/ACCURACY.md).
+  // One row per line, as perf/accuracy_table.py prints them.
+  // clang-format off
   static constexpr AccuracyRow accuracy_float[] = {
       {2, 0.9, 4.146e-02},
       {2, 0.85, 3.362e-02},
@@ -211,6 +213,7 @@ struct Tuning<Kokkos::Cuda> : CudaLeafSizes
       {19, 0.4, 6.632e-12},
       {20, 0.4, 2.295e-12},
   };
+  // clang-format on
 };
 
 } // namespace kfmm::tuning

@@ -43,10 +43,7 @@ KOKKOS_INLINE_FUNCTION int warpIndex()
 }
 
 /// Orders the shared-memory accesses of the warp's lanes before and after this point.
-KOKKOS_INLINE_FUNCTION void warpSync()
-{
-  __syncwarp();
-}
+KOKKOS_INLINE_FUNCTION void warpSync() { __syncwarp(); }
 
 /// `value` of lane `source` of the calling warp (all 32 lanes must call).
 KOKKOS_INLINE_FUNCTION std::uint32_t warpBroadcast(std::uint32_t value, int source)
@@ -54,10 +51,7 @@ KOKKOS_INLINE_FUNCTION std::uint32_t warpBroadcast(std::uint32_t value, int sour
   return __shfl_sync(0xffffffffu, value, source);
 }
 
-KOKKOS_INLINE_FUNCTION int popCount(unsigned mask)
-{
-  return __popc(mask);
-}
+KOKKOS_INLINE_FUNCTION int popCount(unsigned mask) { return __popc(mask); }
 
 /// Sum of `value` over the calling lane's aligned group of `width` lanes (a power of two up
 /// to 32), by butterfly shuffles; every lane of the group gets the sum. All 32 lanes must
@@ -71,10 +65,7 @@ KOKKOS_INLINE_FUNCTION Real laneGroupSum(Real value, int width)
 }
 
 /// Index of the lowest set bit of a non-zero mask.
-KOKKOS_INLINE_FUNCTION int lowestLane(unsigned mask)
-{
-  return __ffs(mask) - 1;
-}
+KOKKOS_INLINE_FUNCTION int lowestLane(unsigned mask) { return __ffs(mask) - 1; }
 } // namespace kfmm::detail
 
 #endif
