@@ -140,8 +140,8 @@ struct TraversalCells
 /// Whether the particles of two cells of radii rt and rs whose centres are d apart are at
 /// least `separation` apart: d - rt - rs >= separation. The far field expands the unsoftened
 /// 1/r; with softening eps, the solver asks for the separation at which the softened
-/// kernel's field differs from it by its share of the error (softeningSeparation in
-/// Options.hpp), 0 without softening.
+/// kernel's field differs from it by its share of the error (the solver's
+/// detail::softeningSeparation), 0 without softening.
 KOKKOS_INLINE_FUNCTION bool separatedBeyond(double rt, double rs, double d, double separation)
 {
   return d - rt - rs >= separation;

@@ -4,8 +4,8 @@
 
 // What the interaction lists (InteractionLists.hpp) are built for, in the tree's own terms:
 // which lists the far pairs go to, and the rule that makes a pair of cells far. The solver's
-// options (kfmm::Method, kfmm::Acceptance in Options.hpp) are these types, so that the tree
-// needs nothing of the solver.
+// options (kfmm::Method, kfmm::Acceptance) are these types, so that the tree needs nothing
+// of the solver.
 
 namespace kfmm::tree
 {
