@@ -94,6 +94,9 @@ struct RankStats
   std::size_t pruned_cells = 0; ///< other ranks' cells whose multipoles it receives
   double build_seconds = 0;
   double build_communication_seconds = 0;
+  /// Of build_seconds, the partition's (MortonPartition's construction, or its repartition in
+  /// a rebuild).
+  double partition_seconds = 0;
   double evaluate_seconds = 0;
   double evaluate_communication_seconds = 0;
   /// Whether the last rebuild() kept the previous partition's splitters (false after a
@@ -297,6 +300,8 @@ public:
       kfmm::detail::ScopedRegion region(where);
       Kokkos::Timer timer;
       _stats.splitters_reused = _partition->repartition(space, positions, imbalance);
+      space.fence();
+      _stats.partition_seconds = timer.seconds();
       buildSolver(space, where, timer);
     }
   }
@@ -375,13 +380,15 @@ private:
     _partition = weights ? std::make_unique<Partition>(comm, space, positions, *weights,
                                                        partition_options)
                          : std::make_unique<Partition>(comm, space, positions, partition_options);
+    space.fence();
+    _stats.partition_seconds = timer.seconds();
     buildSolver(space, where, timer);
   }
 
   /// The build after the partition: the trees (LocalEssentialTree.hpp) and the solver's build
   /// stages on them, into a new solver::State. The previous state, if any, is destroyed
   /// first, so that its workspace returns to the process's pool and the new state leases it
-  /// with its blocks (detail/Workspace.hpp).
+  /// with its blocks (detail/Workspace.hpp; unless it outgrew Tuning::workspace_cache_bytes).
   template <class ExecutionSpace>
   void buildSolver(ExecutionSpace const &space, std::string const &where, Kokkos::Timer &timer)
   {
@@ -389,9 +396,10 @@ private:
     std::int64_t owned = static_cast<std::int64_t>(_partition->ownedCount());
     std::int64_t total = 0;
     MPI_Allreduce(&owned, &total, 1, MPI_INT64_T, MPI_SUM, comm);
-    bool const splitters_reused = _stats.splitters_reused;
+    RankStats const previous = _stats;
     _stats = RankStats{};
-    _stats.splitters_reused = splitters_reused;
+    _stats.splitters_reused = previous.splitters_reused;
+    _stats.partition_seconds = previous.partition_seconds;
     _stats.particles = static_cast<std::size_t>(owned);
     _solver.reset();
     _trees = detail::EssentialTrees<MemorySpace>{};

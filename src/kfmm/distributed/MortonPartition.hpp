@@ -308,8 +308,7 @@ public:
     kfmm::detail::ScopedRegion region(where);
     MPI_Comm const own = _comm.get();
     detail::requireOnAllRanks(own, where, [&] {
-      kfmm::detail::require(imbalance >= 0, where,
-                            "argument 'imbalance' must be >= 0");
+      kfmm::detail::require(imbalance >= 0, where, "argument 'imbalance' must be >= 0");
       kfmm::detail::requireExtent(where, "positions", positions.extent(0), callerCount());
       kfmm::detail::require(positions.extent(1) == 3, where,
                             "argument 'positions' must be N x 3, got N x " +
