@@ -319,12 +319,11 @@ TEMPLATE_LIST_TEST_CASE("distributed FMM: the work its lists count and ranges ba
   // Weights of the wrong length on one rank stop every rank.
   Kokkos::View<double *, Memory> short_work("kfmm::test::short_work",
                                             rank == ranks - 1 ? m - 1 : m);
-  CHECK_THROWS_WITH((kfmm::distributed::DistributedFmm<Real, Memory>(MPI_COMM_WORLD, space, x,
-                                                                     short_work, options)),
-                    Catch::Matchers::StartsWith(
-                        "kfmm::distributed::MortonPartition: " +
-                        std::string(rank == ranks - 1 ? "argument 'weights' must have one entry"
-                                                      : "invalid arguments on another rank")));
+  CHECK_THROWS_WITH(
+      (kfmm::distributed::DistributedFmm<Real, Memory>(MPI_COMM_WORLD, space, x, short_work,
+                                                        options)),
+      Catch::Matchers::StartsWith(
+          "kfmm::distributed::MortonPartition: argument 'weights' must have one entry"));
 }
 
 TEMPLATE_LIST_TEST_CASE("distributed FMM: bad input on one rank stops every rank",
@@ -339,7 +338,6 @@ TEMPLATE_LIST_TEST_CASE("distributed FMM: bad input on one rank stops every rank
   int const bad_rank = ranks - 1;
   CAPTURE(rank);
   std::string const where = "kfmm::distributed::DistributedFmm";
-  std::string const elsewhere = "invalid arguments on another rank (its exception says which)";
 
   std::size_t const n = 200;
   Kokkos::View<Real *[3], Memory> x("kfmm::test::x", n);
@@ -353,10 +351,8 @@ TEMPLATE_LIST_TEST_CASE("distributed FMM: bad input on one rank stops every rank
     Kokkos::deep_copy(Kokkos::subview(nan_x, 7, 1), std::numeric_limits<Real>::quiet_NaN());
   CHECK_THROWS_WITH((kfmm::distributed::DistributedFmm<Real, Memory>(MPI_COMM_WORLD, space, nan_x)),
                     Catch::Matchers::Equals(
-                        rank == bad_rank
-                            ? "kfmm::distributed::MortonPartition: argument 'positions' holds a "
-                              "NaN or infinite value at index 7"
-                            : "kfmm::distributed::MortonPartition: " + elsewhere));
+                        "kfmm::distributed::MortonPartition: argument 'positions' holds a "
+                        "NaN or infinite value at index 7"));
 
   // Options that differ on the last rank (each valid on its own), and the classic rule.
   kfmm::Options options;
@@ -380,19 +376,14 @@ TEMPLATE_LIST_TEST_CASE("distributed FMM: bad input on one rank stops every rank
   Kokkos::View<Real *, Memory> short_q("kfmm::test::short_q", rank == bad_rank ? n - 1 : n);
   std::string const evaluate = where + "::evaluate: ";
   CHECK_THROWS_WITH(solver.evaluate(space, short_q, phi, g),
-                    Catch::Matchers::StartsWith(
-                        rank == bad_rank ? evaluate + "argument 'charges' has extent "
-                                         : evaluate + "invalid arguments on another rank"));
+                    Catch::Matchers::StartsWith(evaluate + "argument 'charges' has extent "));
   Kokkos::View<Real *, Memory> inf_q("kfmm::test::inf_q", n);
   Kokkos::deep_copy(inf_q, q);
   if (rank == bad_rank)
     Kokkos::deep_copy(Kokkos::subview(inf_q, 3), std::numeric_limits<Real>::infinity());
   CHECK_THROWS_WITH(solver.evaluate(space, inf_q, phi, g),
-                    Catch::Matchers::Equals(
-                        rank == bad_rank
-                            ? evaluate + "argument 'charges' holds a NaN or infinite value at "
-                                         "index 3"
-                            : evaluate + elsewhere));
+                    Catch::Matchers::Equals(evaluate + "argument 'charges' holds a NaN or "
+                                                       "infinite value at index 3"));
   // The solver still works after the failed calls.
   solver.evaluate(space, q, phi, g);
   auto const g_h = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, g);

@@ -34,6 +34,13 @@
 // rank, every rank throws the same kfmm::Exception (detail/Collectives.hpp's
 // requireOnAllRanks), with no hang.
 //
+// Time steps: rebuild() takes the same particles at new positions and builds again from the
+// previous build: MortonPartition::repartition keeps the key splitters while they still
+// balance the counts (within 10 % of the mean by default; otherwise it samples new ones), and
+// the communicator, the exchanges' buffers and the solver's pooled workspace carry over. The
+// trees, the local essential tree and the lists are built afresh, so a rebuild's results are
+// those of a new solver of the moved particles (tests/tstDistributedSteps.cpp).
+//
 // Balance: the ranges hold equal particle counts, or equal work given per particle (the
 // weighted constructor; particleWork() gives the work a solver's lists count).
 // Overlap: the pruned cells' multipoles travel while the near field runs.
@@ -87,8 +94,14 @@ struct RankStats
   std::size_t pruned_cells = 0; ///< other ranks' cells whose multipoles it receives
   double build_seconds = 0;
   double build_communication_seconds = 0;
+  /// Of build_seconds, the partition's (MortonPartition's construction, or its repartition in
+  /// a rebuild).
+  double partition_seconds = 0;
   double evaluate_seconds = 0;
   double evaluate_communication_seconds = 0;
+  /// Whether the last rebuild() kept the previous partition's splitters (false after a
+  /// construction).
+  bool splitters_reused = false;
 };
 
 namespace detail
@@ -266,6 +279,36 @@ public:
       evaluateChecked(space, charges, potential, field);
   }
 
+  /// Rebuilds the solver for the same particles at new `positions` (N_local x 3, as many rows
+  /// on each rank as its construction had, in the caller's order): a simulation's time step.
+  /// Starts from the previous build: the partition keeps its key splitters while every rank's
+  /// count stays within `imbalance` (a fraction, 10 % by default) of the mean, and samples new
+  /// ones otherwise (MortonPartition::repartition; stats().splitters_reused says which); the
+  /// communicator, the exchanges' buffers and the solver's workspace are the previous ones.
+  /// The trees, the local essential tree and the lists are built afresh on the new positions,
+  /// so the results are those of a new DistributedFmm of them (to rounding). Options stay as
+  /// constructed. A build balanced by weights is rebalanced by counts when its splitters no
+  /// longer balance counts; construct anew with weights to balance work. Collective.
+  /// \throws kfmm::Exception on every rank, with one message, when any rank's positions are
+  /// not N_local x 3 or hold a NaN or an infinity; the solver is then left as it was
+  template <class ExecutionSpace, class Positions>
+  void rebuild(ExecutionSpace const &space, Positions const &positions, double imbalance = 0.1)
+  {
+    checkSpace<ExecutionSpace>();
+    KFMM_STATIC_REQUIRE_VIEW("kfmm::distributed::DistributedFmm::rebuild", "positions",
+                             Positions, 2, "N x 3", ExecutionSpace);
+    if constexpr (kfmm::detail::viewFits<ExecutionSpace, Positions, 2>())
+    {
+      std::string const where = "kfmm::distributed::DistributedFmm::rebuild";
+      kfmm::detail::ScopedRegion region(where);
+      Kokkos::Timer timer;
+      _stats.splitters_reused = _partition->repartition(space, positions, imbalance);
+      space.fence();
+      _stats.partition_seconds = timer.seconds();
+      buildSolver(space, where, timer);
+    }
+  }
+
   /// The flops each of this rank's particles costs per evaluation, from the solver's
   /// interaction lists (near-field pairs, its share of the far field's translations), into
   /// `work` (N_local, this rank's order). As the weights of the next DistributedFmm of these
@@ -337,14 +380,32 @@ private:
         options, where);
     PartitionOptions partition_options;
     partition_options.leaf_size = _options.leaf_size;
-    _partition =
-        weights ? std::make_unique<Partition>(comm, space, positions, *weights, partition_options)
-                : std::make_unique<Partition>(comm, space, positions, partition_options);
+    _partition = weights ? std::make_unique<Partition>(comm, space, positions, *weights,
+                                                       partition_options)
+                         : std::make_unique<Partition>(comm, space, positions, partition_options);
+    space.fence();
+    _stats.partition_seconds = timer.seconds();
+    buildSolver(space, where, timer);
+  }
+
+  /// The build after the partition: the trees (LocalEssentialTree.hpp) and the solver's build
+  /// stages on them, into a new solver::State. The previous state, if any, is destroyed
+  /// first, so that its workspace returns to the process's pool and the new state leases it
+  /// with its blocks (detail/Workspace.hpp; unless it outgrew Tuning::workspace_cache_bytes).
+  template <class ExecutionSpace>
+  void buildSolver(ExecutionSpace const &space, std::string const &where, Kokkos::Timer &timer)
+  {
+    MPI_Comm const comm = _comm.get();
     std::int64_t owned = static_cast<std::int64_t>(_partition->ownedCount());
     std::int64_t total = 0;
     MPI_Allreduce(&owned, &total, 1, MPI_INT64_T, MPI_SUM, comm);
+    RankStats const previous = _stats;
     _stats = RankStats{};
+    _stats.splitters_reused = previous.splitters_reused;
+    _stats.partition_seconds = previous.partition_seconds;
     _stats.particles = static_cast<std::size_t>(owned);
+    _solver.reset();
+    _trees = detail::EssentialTrees<MemorySpace>{};
     // No particles, or all at one point (every pair at distance zero): nothing to compute.
     _trivial = total == 0 || _partition->cube().extent == 0;
     if (!_trivial)

@@ -28,6 +28,17 @@
 // Values per particle then travel the same way (toOwners), and results back, in reverse
 // (toCallers), into the caller's order.
 //
+// Time steps (repartition): the same particles, moved, are partitioned again from the previous
+// splitters. Steps 1, 2 and 3b run again on the new positions (a new cube, keys and sort, the
+// splitters moved to the new tree's leaf boundaries); step 3's sampling is skipped when the
+// previous splitters still balance the counts (every rank's within a fraction, 10 % by
+// default, of the mean: one MPI_Allreduce of the per-rank counts), as a simulation's slowly
+// moving particles keep most ranges balanced for many steps (Lashuk et al. 2009, seed 002,
+// repartition only when the load has drifted). The splitters kept are the sampled ones, before
+// step 3b, so that the leaf alignment does not walk them down step after step. The
+// communicator, the order's allocation, the owned positions' allocation (when the count stays)
+// and the exchange's buffers are the previous ones.
+//
 // Particles with equal keys (coincident particles, or closer than the key grid resolves) are
 // never split between ranks, so one rank can own more than its share when many particles share
 // a key. Balance is as good as the samples resolve the weight: a sample stands for about
@@ -52,6 +63,7 @@
 #include <mpi.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <limits>
 #include <string>
@@ -275,6 +287,75 @@ public:
     partition(space, positions, &weights, options);
   }
 
+  /// Partitions the same particles again after they moved: `positions` (N_local x 3, as many
+  /// rows as the construction's on this rank, the caller's order). Keeps the previous
+  /// splitters when they still give every rank a count within `imbalance` (a fraction) of the
+  /// mean count; otherwise samples new splitters, balancing counts (a partition built with
+  /// weights is then balanced by counts). Returns whether the previous splitters were kept
+  /// (the same on every rank). Collective; when any rank's positions are not N_local x 3 or
+  /// hold a NaN or an infinity, every rank throws kfmm::Exception with one message and the
+  /// partition stays as it was.
+  template <class ExecutionSpace, class CallerPositions>
+  bool repartition(ExecutionSpace const &space, CallerPositions const &positions,
+                   double imbalance = 0.1)
+  {
+    static_assert(Kokkos::is_execution_space<ExecutionSpace>::value,
+                  "kfmm::distributed::MortonPartition::repartition: the first argument must be "
+                  "a Kokkos execution space");
+    KFMM_STATIC_REQUIRE_VIEW("kfmm::distributed::MortonPartition::repartition", "positions",
+                             CallerPositions, 2, "N x 3", ExecutionSpace);
+    std::string const where = "kfmm::distributed::MortonPartition::repartition";
+    kfmm::detail::ScopedRegion region(where);
+    MPI_Comm const own = _comm.get();
+    detail::requireOnAllRanks(own, where, [&] {
+      kfmm::detail::require(imbalance >= 0, where, "argument 'imbalance' must be >= 0");
+      kfmm::detail::requireExtent(where, "positions", positions.extent(0), callerCount());
+      kfmm::detail::require(positions.extent(1) == 3, where,
+                            "argument 'positions' must be N x 3, got N x " +
+                                std::to_string(positions.extent(1)));
+      kfmm::detail::requireFinite(space, where, "positions", positions);
+    });
+    _cube = globalCube(space, positions);
+    std::int64_t const n = static_cast<std::int64_t>(positions.extent(0));
+    Kokkos::View<tree::MortonKey *, MemorySpace> keys(
+        Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "kfmm::distributed::keys"), n);
+    tree::computeMortonKeys(space, _cube, positions, keys);
+    kfmm::detail::streamFor("kfmm::distributed::identity", space, n,
+                            tree::detail::IdentityPermutation<MemorySpace>{_order});
+    tree::sortPairs(space, keys, _order, 3 * tree::max_level);
+    // The previous (sampled) splitters on the new keys: every rank's count, summed over the
+    // senders.
+    _splitters = _sampled_splitters;
+    if (_leaf_size > 0)
+      alignSplitters(space, keys, _leaf_size);
+    _send_counts = sendCounts(space, keys);
+    std::vector<std::int64_t> owned = _send_counts;
+    MPI_Allreduce(MPI_IN_PLACE, owned.data(), _ranks, MPI_INT64_T, MPI_SUM, own);
+    std::int64_t total = 0;
+    for (auto const c : owned)
+      total += c;
+    double const mean = static_cast<double>(total) / _ranks;
+    bool balanced = true;
+    for (auto const c : owned)
+      balanced = balanced && std::abs(static_cast<double>(c) - mean) <= imbalance * mean;
+    if (!balanced)
+    {
+      chooseSplitters(space, keys, static_cast<Kokkos::View<double *, MemorySpace> *>(nullptr),
+                      _samples);
+      if (_leaf_size > 0)
+        alignSplitters(space, keys, _leaf_size);
+      _send_counts = sendCounts(space, keys);
+    }
+    std::size_t const previous_owned = ownedCount();
+    _recv_counts = detail::receiveCounts(own, _send_counts);
+    if (ownedCount() != previous_owned)
+      _owned = Positions(Kokkos::view_alloc(space, Kokkos::WithoutInitializing,
+                                            "kfmm::distributed::owned_positions"),
+                         ownedCount());
+    toOwners(space, positions, _owned);
+    return balanced;
+  }
+
   /// The cube around every rank's particles: the same on every rank.
   tree::Cube const &cube() const { return _cube; }
   /// The particles this rank owns, in the order of the ranks they came from (each rank's in
@@ -367,6 +448,8 @@ private:
                             tree::detail::IdentityPermutation<MemorySpace>{order});
     tree::sortPairs(space, keys, order, 3 * tree::max_level);
     _order = order;
+    _samples = options.samples;
+    _leaf_size = options.leaf_size;
     chooseSplitters(space, keys, weights, options.samples);
     if (options.leaf_size > 0)
       alignSplitters(space, keys, options.leaf_size);
@@ -456,6 +539,7 @@ private:
         before += all[s++].weight;
       _splitters[r] = s < all.size() ? all[s].key : _splitters[_ranks];
     }
+    _sampled_splitters = _splitters;
   }
 
   /// Step 3b: each splitter that cuts a leaf of the octree of all ranks' particles moves down
@@ -595,6 +679,10 @@ private:
   int _ranks = 1;
   tree::Cube _cube{};
   std::vector<tree::MortonKey> _splitters;
+  /// The splitters step 3 chose, before step 3b: what repartition starts from.
+  std::vector<tree::MortonKey> _sampled_splitters;
+  int _samples = 1024;  ///< PartitionOptions::samples of the construction
+  int _leaf_size = 0;   ///< PartitionOptions::leaf_size of the construction
   using Order = Kokkos::View<std::uint32_t *, MemorySpace>;
   Order _order;                           ///< caller index of each sorted particle
   std::vector<std::int64_t> _send_counts; ///< of the caller's particles, per rank

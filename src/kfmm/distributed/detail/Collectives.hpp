@@ -13,7 +13,8 @@
 //   order), with 64-bit counts: the blocks travel as bytes in pieces of at most `piece_bytes`,
 //   as non-blocking point-to-point messages (postExchange, which also serves the exchange
 //   of device memory in StagedExchange.hpp).
-// - requireOnAllRanks: an argument check that throws on every rank when it fails on any.
+// - requireOnAllRanks: an argument check that throws on every rank when it fails on any, with
+//   the same message (the lowest failing rank's) on every rank.
 // Every function here is collective over its communicator: all its ranks must call it, in the
 // same order.
 
@@ -184,13 +185,16 @@ std::vector<T> exchange(MPI_Comm comm, T const *send, std::vector<std::int64_t> 
   return received;
 }
 
-/// Runs `check` on every rank and throws on all of them when it threw on any: its message
-/// where it threw, elsewhere one that points there. A rank that threw alone would leave the
-/// others waiting in the next collective call.
+/// Runs `check` on every rank and throws on all of them when it threw on any, every rank with
+/// the same message: that of the lowest rank where it threw (one MPI_Allreduce, and an
+/// MPI_Bcast of the message only on failure). A rank that threw alone would leave the others
+/// waiting in the next collective call; the same text everywhere lets a caller that reports
+/// from one rank, or compares ranks, see the cause.
 template <class Check>
 void requireOnAllRanks(MPI_Comm comm, std::string const &where, Check const &check)
 {
   std::string failure;
+  bool failed = false;
   try
   {
     check();
@@ -198,14 +202,23 @@ void requireOnAllRanks(MPI_Comm comm, std::string const &where, Check const &che
   catch (kfmm::Exception const &e)
   {
     failure = e.what();
+    failed = true;
   }
-  int const failed_here = failure.empty() ? 0 : 1;
-  int failed_anywhere = 0;
-  MPI_Allreduce(&failed_here, &failed_anywhere, 1, MPI_INT, MPI_MAX, comm);
-  if (failed_anywhere)
-    throw kfmm::Exception(failed_here ? failure
-                                      : where + ": invalid arguments on another rank (its "
-                                                "exception says which)");
+  int rank = 0, ranks = 1;
+  MPI_Comm_rank(comm, &rank);
+  MPI_Comm_size(comm, &ranks);
+  int first_failed = failed ? rank : ranks;
+  MPI_Allreduce(MPI_IN_PLACE, &first_failed, 1, MPI_INT, MPI_MIN, comm);
+  if (first_failed == ranks)
+    return;
+  unsigned long long length = failure.size();
+  MPI_Bcast(&length, 1, MPI_UNSIGNED_LONG_LONG, first_failed, comm);
+  failure.resize(static_cast<std::size_t>(length));
+  if (length > 0)
+    MPI_Bcast(&failure[0], static_cast<int>(length), MPI_CHAR, first_failed, comm);
+  if (failure.empty())
+    failure = where + ": invalid arguments";
+  throw kfmm::Exception(failure);
 }
 
 } // namespace kfmm::distributed::detail
