@@ -35,13 +35,11 @@ using kfmm::test::onHost;
 /// samples the check takes (target t * n / k for t < k) against kfmm::directSum in double
 /// over all `sources`, computed apart from the solver: kfmm::relativeL2Error on the host.
 template <class Config, class Sources, class Charges, class Targets>
-std::pair<double, double> hostErrors(Sources const &x, Charges const &charges,
-                                     Targets const &targets,
-                                     Kokkos::View<typename Config::real_type *,
-                                                  typename Config::memory_space> const &phi,
-                                     Kokkos::View<typename Config::real_type *[3],
-                                                  typename Config::memory_space> const &field,
-                                     std::size_t k, double softening)
+std::pair<double, double> hostErrors(
+    Sources const &x, Charges const &charges, Targets const &targets,
+    Kokkos::View<typename Config::real_type *, typename Config::memory_space> const &phi,
+    Kokkos::View<typename Config::real_type *[3], typename Config::memory_space> const &field,
+    std::size_t k, double softening)
 {
   using Space = typename Config::execution_space;
   using Memory = typename Config::memory_space;
@@ -57,8 +55,7 @@ std::pair<double, double> hostErrors(Sources const &x, Charges const &charges,
   Kokkos::View<Real *, Memory> approx_phi("kfmm::test::approx_phi", k);
   Kokkos::View<Real *[3], Memory> approx_field("kfmm::test::approx_field", k);
   Kokkos::parallel_for(
-      "kfmm::test::sample", Kokkos::RangePolicy<Space>(space, 0, k),
-      KOKKOS_LAMBDA(std::size_t t) {
+      "kfmm::test::sample", Kokkos::RangePolicy<Space>(space, 0, k), KOKKOS_LAMBDA(std::size_t t) {
         std::size_t const i = t * n / k;
         approx_phi(t) = phi(i);
         for (int d = 0; d < 3; ++d)

@@ -36,8 +36,7 @@ public:
 class ToleranceError : public Exception
 {
 public:
-  ToleranceError(std::string const &message, double error, double tolerance,
-                 std::size_t samples)
+  ToleranceError(std::string const &message, double error, double tolerance, std::size_t samples)
       : Exception(message), _error(error), _tolerance(tolerance), _samples(samples)
   {
   }

@@ -154,9 +154,9 @@ struct SampledErrorSums
     {
       sums.v[0] = larger(sums.v[0], larger(magnitude(phi), magnitude(phi_exact)));
       for (int d = 0; d < 3; ++d)
-        sums.v[1] = larger(sums.v[1],
-                           larger(magnitude(field_to_unit(static_cast<double>(field(i, d)))),
-                                  magnitude(exact_field(t, d))));
+        sums.v[1] =
+            larger(sums.v[1], larger(magnitude(field_to_unit(static_cast<double>(field(i, d)))),
+                                     magnitude(exact_field(t, d))));
       return;
     }
     double const a = potential_scale(phi), e = potential_scale(phi_exact);
@@ -206,10 +206,9 @@ void measureSampledError(ExecutionSpace const &space, State<Real, MemorySpace> &
 {
   auto &stats = state.stats;
   std::size_t const n = state.numTargets();
-  std::size_t const k =
-      static_cast<std::size_t>(state.options.check_samples) < n
-          ? static_cast<std::size_t>(state.options.check_samples)
-          : n;
+  std::size_t const k = static_cast<std::size_t>(state.options.check_samples) < n
+                            ? static_cast<std::size_t>(state.options.check_samples)
+                            : n;
   stats.sampled_targets = k;
   stats.sampled_potential_error = 0;
   stats.sampled_field_error = 0;
@@ -223,9 +222,9 @@ void measureSampledError(ExecutionSpace const &space, State<Real, MemorySpace> &
   int const length_exponent = state.frame.length_exponent;
 
   using Samples = Kokkos::View<double *[3], MemorySpace>;
-  Samples samples(Kokkos::view_alloc(space, Kokkos::WithoutInitializing,
-                                     "kfmm::Fmm::sampled_check::targets"),
-                  k);
+  Samples samples(
+      Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "kfmm::Fmm::sampled_check::targets"),
+      k);
   Kokkos::parallel_for(
       "kfmm::Fmm::sampled_check::gather", Kokkos::RangePolicy<ExecutionSpace>(space, 0, k),
       GatherSamples<decltype(state.target_x), decltype(state.target_ranks), Samples>{
@@ -282,8 +281,8 @@ void requireTolerance(State<Real, MemorySpace> &state, std::string const &where)
 {
   auto &stats = state.stats;
   double const tolerance = state.options.tolerance;
-  stats.tolerance_missed =
-      tolerance > 0 && stats.sampled_targets > 0 && !(stats.sampled_field_error <= tolerance);
+  stats.tolerance_missed = tolerance > 0 && stats.sampled_targets > 0 &&
+                           !(stats.sampled_field_error <= tolerance);
   if (!stats.tolerance_missed || state.options.allow_missed_tolerance)
     return;
   char error[32];
@@ -291,8 +290,8 @@ void requireTolerance(State<Real, MemorySpace> &state, std::string const &where)
   throw ToleranceError(
       where + ": the relative L2 field error measured on " +
           detail::formatNumber(stats.sampled_targets) +
-          " sampled targets against the direct sum in double (option 'check_samples') is " +
-          error + ", above option 'tolerance' " + detail::formatNumber(tolerance) +
+          " sampled targets against the direct sum in double (option 'check_samples') is " + error +
+          ", above option 'tolerance' " + detail::formatNumber(tolerance) +
           ": the solver does not reach the tolerance on this input (docs/ACCURACY.md, "
           "\"Limits\"); a smaller tolerance may, or set option 'allow_missed_tolerance' to "
           "take such results",
