@@ -375,6 +375,12 @@ TEMPLATE_LIST_TEST_CASE("distributed FMM: bad input on one rank stops every rank
   CHECK_THROWS_WITH(
       (kfmm::distributed::DistributedFmm<Real, Memory>(MPI_COMM_WORLD, space, x, classic)),
       Catch::Matchers::StartsWith(where + ": option 'acceptance' must be Acceptance::theta"));
+  // The sampled check needs every source on every rank: refused on all of them.
+  kfmm::Options checked;
+  checked.check_samples = 100;
+  CHECK_THROWS_WITH(
+      (kfmm::distributed::DistributedFmm<Real, Memory>(MPI_COMM_WORLD, space, x, checked)),
+      Catch::Matchers::StartsWith(where + ": option 'check_samples' must be 0"));
 
   // Charges of the wrong length, then an infinite charge, on the last rank.
   kfmm::distributed::DistributedFmm<Real, Memory> solver(MPI_COMM_WORLD, space, x);
