@@ -296,6 +296,10 @@ Configuration parseCommandLine(std::vector<std::string> const &arguments)
            }},
           {"--check",
            [&](auto const &o, auto const &v) { c.check = parseInteger(o, v, 0, max_particles); }},
+          {"--check-samples",
+           [&](auto const &o, auto const &v) {
+             c.options.check_samples = static_cast<int>(parseInteger(o, v, 0, max_particles));
+           }},
           {"--repeat",
            [&](auto const &o, auto const &v) {
              c.repeat = static_cast<int>(parseInteger(o, v, 0, max_repeat));
@@ -433,7 +437,8 @@ std::string helpText()
          "  --tolerance T        the relative L2 field error to reach: order and theta are\n"
          "                       chosen from the backend's measured table (docs/ACCURACY.md);\n"
          "                       not with --order, --theta or --acceptance; a field error\n"
-         "                       measured by --check above it is a warning and exit status 5\n"
+         "                       measured by --check (or --check-samples) above it is a\n"
+         "                       warning and exit status 5\n"
          "  --allow-missed-tolerance\n"
          "                       exit status 0 all the same in that case\n"
          "  --order P            expansion order, 1 to " +
@@ -462,6 +467,11 @@ std::string helpText()
          "Measurement:\n"
          "  --check K            compare with the direct sum (in double) on K sampled\n"
          "                       particles (or targets); 0 turns the comparison off (1000)\n"
+         "  --check-samples K    the library's check (Options::check_samples) in every run:\n"
+         "                       the error on K evenly strided particles (or targets)\n"
+         "                       against the direct sum, on the device; with --tolerance a\n"
+         "                       miss is exit status 5 as with --check; not on several\n"
+         "                       ranks (0)\n"
          "  --repeat R           R more runs after the first; the report gives their median\n"
          "                       times (0)\n"
          "  --no-stage-times     run the solver's stages back to back, unfenced: the report\n"

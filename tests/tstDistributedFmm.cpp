@@ -321,7 +321,7 @@ TEMPLATE_LIST_TEST_CASE("distributed FMM: the work its lists count and ranges ba
                                             rank == ranks - 1 ? m - 1 : m);
   CHECK_THROWS_WITH(
       (kfmm::distributed::DistributedFmm<Real, Memory>(MPI_COMM_WORLD, space, x, short_work,
-                                                        options)),
+                                                       options)),
       Catch::Matchers::StartsWith(
           "kfmm::distributed::MortonPartition: argument 'weights' must have one entry"));
 }
@@ -349,10 +349,10 @@ TEMPLATE_LIST_TEST_CASE("distributed FMM: bad input on one rank stops every rank
   Kokkos::deep_copy(nan_x, x);
   if (rank == bad_rank)
     Kokkos::deep_copy(Kokkos::subview(nan_x, 7, 1), std::numeric_limits<Real>::quiet_NaN());
-  CHECK_THROWS_WITH((kfmm::distributed::DistributedFmm<Real, Memory>(MPI_COMM_WORLD, space, nan_x)),
-                    Catch::Matchers::Equals(
-                        "kfmm::distributed::MortonPartition: argument 'positions' holds a "
-                        "NaN or infinite value at index 7"));
+  CHECK_THROWS_WITH(
+      (kfmm::distributed::DistributedFmm<Real, Memory>(MPI_COMM_WORLD, space, nan_x)),
+      Catch::Matchers::Equals("kfmm::distributed::MortonPartition: argument 'positions' holds a "
+                              "NaN or infinite value at index 7"));
 
   // Options that differ on the last rank (each valid on its own), and the classic rule.
   kfmm::Options options;
@@ -368,6 +368,12 @@ TEMPLATE_LIST_TEST_CASE("distributed FMM: bad input on one rank stops every rank
   CHECK_THROWS_WITH(
       (kfmm::distributed::DistributedFmm<Real, Memory>(MPI_COMM_WORLD, space, x, classic)),
       Catch::Matchers::StartsWith(where + ": option 'acceptance' must be Acceptance::theta"));
+  // The sampled check needs every source on every rank: refused on all of them.
+  kfmm::Options checked;
+  checked.check_samples = 100;
+  CHECK_THROWS_WITH(
+      (kfmm::distributed::DistributedFmm<Real, Memory>(MPI_COMM_WORLD, space, x, checked)),
+      Catch::Matchers::StartsWith(where + ": option 'check_samples' must be 0"));
 
   // Charges of the wrong length, then an infinite charge, on the last rank.
   kfmm::distributed::DistributedFmm<Real, Memory> solver(MPI_COMM_WORLD, space, x);

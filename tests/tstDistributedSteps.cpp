@@ -57,12 +57,9 @@ int ownerOf(Spread spread, std::size_t i, std::size_t n, std::size_t copies, int
 {
   switch (spread)
   {
-  case Spread::one_rank:
-    return 0;
-  case Spread::coincident:
-    return i >= n - copies ? ranks - 1 : static_cast<int>(i % ranks);
-  case Spread::empty_rank:
-    break;
+  case Spread::one_rank: return 0;
+  case Spread::coincident: return i >= n - copies ? ranks - 1 : static_cast<int>(i % ranks);
+  case Spread::empty_rank: break;
   }
   if (ranks == 1)
     return 0;
@@ -77,8 +74,7 @@ int ownerOf(Spread spread, std::size_t i, std::size_t n, std::size_t copies, int
 template <class Space>
 std::pair<Kokkos::View<double *[3], Kokkos::HostSpace>, Kokkos::View<double *, Kokkos::HostSpace>>
 wholeProblem(Space const &space, kfmm::Distribution distribution, std::size_t base,
-             std::size_t copies, unsigned seed)
-{
+             std::size_t copies, unsigned seed) {
   using Memory = typename Space::memory_space;
   std::size_t const n = base + copies;
   Kokkos::View<double *[3], Memory> x("kfmm::test::all_x", base);
@@ -142,10 +138,8 @@ std::vector<std::size_t> identityRows(std::size_t m)
 
 /// The field of a DistributedFmm's evaluation, on the host.
 template <class Real, class Memory, class Space, class Charges>
-Kokkos::View<Real *[3], Kokkos::HostSpace>
-fieldOf(kfmm::distributed::DistributedFmm<Real, Memory> &solver, Space const &space,
-        Charges const &q)
-{
+Kokkos::View<Real *[3], Kokkos::HostSpace> fieldOf(
+    kfmm::distributed::DistributedFmm<Real, Memory> &solver, Space const &space, Charges const &q) {
   Kokkos::View<Real *, Memory> phi("kfmm::test::phi", q.extent(0));
   Kokkos::View<Real *[3], Memory> g("kfmm::test::g", q.extent(0));
   solver.evaluate(space, q, phi, g);
@@ -172,8 +166,8 @@ TEMPLATE_LIST_TEST_CASE("distributed FMM: within the tolerance asked of the sing
   kfmm::Options options;
   options.tolerance = tolerance;
 
-  for (auto distribution : {kfmm::Distribution::uniform, kfmm::Distribution::plummer,
-                            kfmm::Distribution::ellipsoid})
+  for (auto distribution :
+       {kfmm::Distribution::uniform, kfmm::Distribution::plummer, kfmm::Distribution::ellipsoid})
     for (Spread spread : {Spread::empty_rank, Spread::one_rank, Spread::coincident})
     {
       CAPTURE(rank, ranks, kfmm::distributionName(distribution), spreadName(spread));
@@ -207,10 +201,8 @@ TEMPLATE_LIST_TEST_CASE("distributed FMM: within the tolerance asked of the sing
         sampled.push_back(k);
         sampled_rows.push_back(mine[k]);
       }
-      Kokkos::View<double *[3], Kokkos::HostSpace> targets("kfmm::test::targets",
-                                                           sampled.size());
-      Kokkos::View<Real *[3], Kokkos::HostSpace> sampled_g("kfmm::test::sampled_g",
-                                                           sampled.size());
+      Kokkos::View<double *[3], Kokkos::HostSpace> targets("kfmm::test::targets", sampled.size());
+      Kokkos::View<Real *[3], Kokkos::HostSpace> sampled_g("kfmm::test::sampled_g", sampled.size());
       for (std::size_t s = 0; s < sampled.size(); ++s)
         for (int c = 0; c < 3; ++c)
         {
@@ -220,8 +212,7 @@ TEMPLATE_LIST_TEST_CASE("distributed FMM: within the tolerance asked of the sing
       auto const exact = kfmm::test::referenceDirectSum(targets, all_x_h, all_q_h);
       double const from_direct_sum =
           globalRelativeL2(sampled_g, exact.field, identityRows(sampled.size()));
-      CAPTURE(solver.options().order, solver.options().theta, from_single_rank,
-              from_direct_sum);
+      CAPTURE(solver.options().order, solver.options().theta, from_single_rank, from_direct_sum);
       CHECK(from_single_rank <= tolerance);
       CHECK(from_direct_sum <= tolerance);
 
@@ -296,9 +287,8 @@ TEMPLATE_LIST_TEST_CASE("distributed FMM: a rebuild after a time step equals a n
         {
           double const t = x_h(k, c);
           double const size = hi[c] - lo[c];
-          moved_h(k, c) =
-              large ? lo[c] + (t - lo[c]) * (t - lo[c]) * (t - lo[c]) / (size * size)
-                    : t + 1e-3 * size * std::sin(3 * x_h(k, (c + 1) % 3) + c);
+          moved_h(k, c) = large ? lo[c] + (t - lo[c]) * (t - lo[c]) * (t - lo[c]) / (size * size)
+                                : t + 1e-3 * size * std::sin(3 * x_h(k, (c + 1) % 3) + c);
         }
       Kokkos::deep_copy(moved, moved_h);
       solver.rebuild(space, moved);
@@ -311,8 +301,7 @@ TEMPLATE_LIST_TEST_CASE("distributed FMM: a rebuild after a time step equals a n
       CHECK(solver.stats().splitters_reused == (!large || ranks == 1));
       auto const rebuilt = fieldOf(solver, space, q);
 
-      kfmm::distributed::DistributedFmm<Real, Memory> fresh(MPI_COMM_WORLD, space, moved,
-                                                            options);
+      kfmm::distributed::DistributedFmm<Real, Memory> fresh(MPI_COMM_WORLD, space, moved, options);
       auto const expected = fieldOf(fresh, space, q);
       double const difference = globalRelativeL2(rebuilt, expected, identityRows(m));
       CAPTURE(difference);
@@ -362,9 +351,8 @@ TEMPLATE_LIST_TEST_CASE("distributed FMM: bad input on one rank, one message on 
   CHECK_THROWS_WITH(solver.rebuild(space, nan_x),
                     Catch::Matchers::Equals(repartition + "argument 'positions' holds a NaN or "
                                                           "infinite value at index 11"));
-  auto const fewer = Kokkos::subview(x, Kokkos::make_pair(std::size_t(0),
-                                                          rank == bad_rank ? n - 1 : n),
-                                     Kokkos::ALL);
+  auto const fewer = Kokkos::subview(
+      x, Kokkos::make_pair(std::size_t(0), rank == bad_rank ? n - 1 : n), Kokkos::ALL);
   CHECK_THROWS_WITH(solver.rebuild(space, fewer),
                     Catch::Matchers::StartsWith(repartition + "argument 'positions' has extent " +
                                                 std::to_string(n - 1)));
@@ -454,7 +442,7 @@ TEMPLATE_LIST_TEST_CASE("distributed FMM: time of a build, a rebuild and an eval
                 "of the moved particles %.4f s (partition %.4f s); slowest rank, rebuild and "
                 "step the mean over %d steps\n",
                 ranks, m * ranks, kfmm::test::isFloat<Real> ? "float" : "double",
-                solver.options().order, solver.options().theta, build, build_partition,
-                evaluate, rebuild / steps, rebuild_partition / steps, reused, steps,
-                step / steps, fresh_build, fresh_partition, steps);
+                solver.options().order, solver.options().theta, build, build_partition, evaluate,
+                rebuild / steps, rebuild_partition / steps, reused, steps, step / steps,
+                fresh_build, fresh_partition, steps);
 }

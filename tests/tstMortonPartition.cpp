@@ -327,9 +327,9 @@ TEMPLATE_LIST_TEST_CASE("Morton partition: bad input on one rank stops every ran
   Kokkos::View<Real *, Memory> owned_q("kfmm::test::owned_q", partition.ownedCount());
   partition.toOwners(space, q, owned_q);
   Kokkos::View<Real *, Memory> back("kfmm::test::back", rank == bad_rank ? n + 1 : n);
-  CHECK_THROWS_WITH(partition.toCallers(space, owned_q, back),
-                    Catch::Matchers::StartsWith(
-                        "kfmm::distributed::MortonPartition::toCallers: expected "));
+  CHECK_THROWS_WITH(
+      partition.toCallers(space, owned_q, back),
+      Catch::Matchers::StartsWith("kfmm::distributed::MortonPartition::toCallers: expected "));
 
   // Two columns on the last rank, one elsewhere: shapes each rank accepts on its own, rows
   // whose sizes the ranks' messages cannot agree on (with one rank there is nothing to
@@ -346,8 +346,8 @@ TEMPLATE_LIST_TEST_CASE("Morton partition: bad input on one rank stops every ran
     CHECK_NOTHROW(partition.toOwners(space, in, out));
 }
 
-TEMPLATE_LIST_TEST_CASE("Morton partition: repartition after a move",
-                        "[mpi][partition][rebuild]", kfmm::test::Configs)
+TEMPLATE_LIST_TEST_CASE("Morton partition: repartition after a move", "[mpi][partition][rebuild]",
+                        kfmm::test::Configs)
 {
   using Real = typename TestType::real_type;
   using Memory = typename TestType::memory_space;
@@ -386,8 +386,8 @@ TEMPLATE_LIST_TEST_CASE("Morton partition: repartition after a move",
   std::size_t outside = 0;
   for (std::size_t i = 0; i < owned_x.extent(0); ++i)
   {
-    auto const key = kfmm::tree::mortonKey(partition.cube(), owned_x(i, 0), owned_x(i, 1),
-                                           owned_x(i, 2));
+    auto const key =
+        kfmm::tree::mortonKey(partition.cube(), owned_x(i, 0), owned_x(i, 1), owned_x(i, 2));
     outside += key < partition.splitters()[rank] || key >= partition.splitters()[rank + 1];
   }
   CHECK(outside == 0);

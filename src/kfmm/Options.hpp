@@ -119,6 +119,17 @@ struct Options
   /// a sizeable part of them (Stats::precision_limited), evaluate() throws
   /// kfmm::PrecisionError unless this is on (then Stats says so and nothing throws).
   bool allow_unresolved = false;
+  /// After each evaluation, measure the relative L2 error of the potential and the field on
+  /// this many targets against the direct sum in double over all sources, on the device
+  /// (Stats::sampled_field_error; solver/SampledCheck.hpp): targets evenly strided in the
+  /// caller's order (all of them where there are no more), at a cost of check_samples x N
+  /// pairs. The reference takes the softening, and the positions as the solver holds them
+  /// (exactly the caller's for positions given in the solver's precision). With a tolerance,
+  /// a field error above it throws kfmm::ToleranceError. 0: no check.
+  int check_samples = 0;
+  /// With check_samples and a tolerance, take results whose measured field error is above the
+  /// tolerance instead of throwing kfmm::ToleranceError (Stats::tolerance_missed says so).
+  bool allow_missed_tolerance = false;
 };
 
 /// The largest expansion order kfmm supports.
@@ -142,6 +153,9 @@ inline void validate(Options const &o, std::string const &where)
           "option 'softening' must be finite and >= 0, got " + formatNumber(o.softening));
   require(o.tolerance >= 0 && std::isfinite(o.tolerance), where,
           "option 'tolerance' must be finite and >= 0 (0: none), got " + formatNumber(o.tolerance));
+  require(o.check_samples >= 0, where,
+          "option 'check_samples' must be >= 0 (0: no check), got " +
+              formatNumber(o.check_samples));
   Options const defaults;
   require(o.tolerance == 0 || (o.order == defaults.order && o.theta == defaults.theta &&
                                o.acceptance == defaults.acceptance),

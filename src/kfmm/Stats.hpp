@@ -56,6 +56,16 @@ struct Stats
   /// resolve these particles, and their results may be far less accurate than the options
   /// give (in float: compute in double, with the positions given in double).
   bool precision_limited = false;
+  /// The targets the last evaluation's sampled check measured its errors on
+  /// (Options::check_samples; 0: no check), and the relative L2 errors of the potential and
+  /// the field there against the direct sum in double (NaN where a result was NaN).
+  std::size_t sampled_targets = 0;
+  double sampled_potential_error = 0;
+  double sampled_field_error = 0;
+  /// Whether that field error is above Options::tolerance (or not a number): with
+  /// Options::allow_missed_tolerance the evaluation returns; without, it throws
+  /// kfmm::ToleranceError.
+  bool tolerance_missed = false;
   /// Estimated floating-point operations of the evaluation.
   double flops = 0;
   /// Device memory held by the tree, the lists and the expansions.

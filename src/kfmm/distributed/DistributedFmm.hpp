@@ -45,7 +45,8 @@
 // weighted constructor; particleWork() gives the work a solver's lists count).
 // Overlap: the pruned cells' multipoles travel while the near field runs.
 // Not supported yet: Acceptance::classic (the selection of the local essential tree is derived
-// for the theta rule).
+// for the theta rule), and Options::check_samples (its reference needs every source on every
+// rank).
 
 #include <kfmm/Config.hpp>
 
@@ -295,8 +296,8 @@ public:
   void rebuild(ExecutionSpace const &space, Positions const &positions, double imbalance = 0.1)
   {
     checkSpace<ExecutionSpace>();
-    KFMM_STATIC_REQUIRE_VIEW("kfmm::distributed::DistributedFmm::rebuild", "positions",
-                             Positions, 2, "N x 3", ExecutionSpace);
+    KFMM_STATIC_REQUIRE_VIEW("kfmm::distributed::DistributedFmm::rebuild", "positions", Positions,
+                             2, "N x 3", ExecutionSpace);
     if constexpr (kfmm::detail::viewFits<ExecutionSpace, Positions, 2>())
     {
       std::string const where = "kfmm::distributed::DistributedFmm::rebuild";
@@ -370,6 +371,12 @@ private:
       kfmm::detail::require(options.acceptance == Acceptance::theta, where,
                             "option 'acceptance' must be Acceptance::theta: the distributed "
                             "solver does not support the classic rule");
+      // A rank's sources are its own particles and the other ranks' its lists reach, not all
+      // of them: the sampled check's reference needs all.
+      kfmm::detail::require(options.check_samples == 0, where,
+                            "option 'check_samples' must be 0: the distributed solver does not "
+                            "support the sampled check (kfmm::distributed::directSum is the "
+                            "reference there)");
       // The solver indexes a rank's tree with ints.
       kfmm::detail::require(positions.extent(0) <= std::size_t(INT_MAX), where,
                             "argument 'positions' holds more than 2^31 - 1 points");
@@ -380,9 +387,9 @@ private:
         options, where);
     PartitionOptions partition_options;
     partition_options.leaf_size = _options.leaf_size;
-    _partition = weights ? std::make_unique<Partition>(comm, space, positions, *weights,
-                                                       partition_options)
-                         : std::make_unique<Partition>(comm, space, positions, partition_options);
+    _partition =
+        weights ? std::make_unique<Partition>(comm, space, positions, *weights, partition_options)
+                : std::make_unique<Partition>(comm, space, positions, partition_options);
     space.fence();
     _stats.partition_seconds = timer.seconds();
     buildSolver(space, where, timer);

@@ -681,8 +681,8 @@ private:
   std::vector<tree::MortonKey> _splitters;
   /// The splitters step 3 chose, before step 3b: what repartition starts from.
   std::vector<tree::MortonKey> _sampled_splitters;
-  int _samples = 1024;  ///< PartitionOptions::samples of the construction
-  int _leaf_size = 0;   ///< PartitionOptions::leaf_size of the construction
+  int _samples = 1024; ///< PartitionOptions::samples of the construction
+  int _leaf_size = 0;  ///< PartitionOptions::leaf_size of the construction
   using Order = Kokkos::View<std::uint32_t *, MemorySpace>;
   Order _order;                           ///< caller index of each sorted particle
   std::vector<std::int64_t> _send_counts; ///< of the caller's particles, per rank

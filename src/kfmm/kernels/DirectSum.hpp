@@ -210,28 +210,25 @@ void checkDirectSum(kfmm::detail::EntryPoint caller, ExecutionSpace const &space
   kfmm::detail::requireFinite(space, where, "charges", charges);
 }
 
-/// The sums on checked arguments. `sources_are_targets` says whether the sources are the
-/// targets themselves; otherwise the units are those of both sets' enclosing cube.
+/// The sums of launchDirectSum once the units are known: `frame` takes the positions into
+/// units, `to_unit_charge` the charges, and `scale` the unit sums into the results; the
+/// kernels are named `label` (and `label`::add_slices). Besides kfmm::directSum, the solver's
+/// sampled check (solver/SampledCheck.hpp) runs it on positions already in the solver's units
+/// and charges it reads through the sort's permutation.
 template <class ExecutionSpace, class Targets, class Sources, class Charges, class Potential,
           class Field>
-void launchDirectSum(ExecutionSpace const &space, Targets const &targets, Sources const &sources,
-                     Charges const &charges, Potential const &potential, Field const &field,
-                     double softening, bool sources_are_targets)
+void launchDirectSumInUnits(std::string const &label, ExecutionSpace const &space,
+                            Targets const &targets, Sources const &sources, Charges const &charges,
+                            Potential const &potential, Field const &field,
+                            kfmm::detail::UnitFrame const &frame,
+                            kfmm::detail::PowerOfTwo<double> to_unit_charge,
+                            kfmm::detail::ResultScale<typename Potential::value_type> scale,
+                            double unit_softening)
 {
   using Real = typename Potential::value_type;
   auto const nt = targets.extent(0);
-  // The charges were checked by the caller, so the message of this check never shows.
-  int const charge_exponent =
-      kfmm::detail::chargeExponent(space, "kfmm::directSum", "charges", charges);
   if (nt == 0)
     return;
-  // The units of the targets and sources together.
-  auto const frame = kfmm::detail::unitFrame(sources_are_targets
-                                                 ? tree::boundingCube(space, targets)
-                                                 : tree::boundingCube(space, targets, sources),
-                                             "kfmm::directSum");
-  double const unit_softening = frame.length(softening);
-
   using Tune = kfmm::tuning::Tuning<ExecutionSpace>;
   constexpr int per_thread = Tune::directTargetsPerThread(static_cast<int>(sizeof(Real)));
   using Kernel = kfmm::kernels::DirectSumKernel<ExecutionSpace, Real, per_thread, Targets, Sources,
@@ -248,31 +245,47 @@ void launchDirectSum(ExecutionSpace const &space, Targets const &targets, Source
   int const slice_sources = (source_tiles + slices_wanted - 1) / slices_wanted * tile;
   int const slices = slice_sources == 0 ? 1 : (num_sources + slice_sources - 1) / slice_sources;
   Kokkos::View<Real *[4], typename ExecutionSpace::memory_space> partial_sums(
-      Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "kfmm::direct_sum::partial_sums"),
+      Kokkos::view_alloc(space, Kokkos::WithoutInitializing, label + "::partial_sums"),
       slices > 1 ? slices * nt : 0);
-  Kernel kernel{targets,
-                sources,
-                charges,
-                potential,
-                field,
-                frame,
-                kfmm::detail::PowerOfTwo<double>::of(-charge_exponent),
-                kfmm::detail::ResultScale<Real>::of(frame.length_exponent, charge_exponent),
-                static_cast<Real>(unit_softening * unit_softening),
-                tile,
-                per_team,
-                slices,
-                slice_sources,
-                partial_sums};
-  Kokkos::parallel_for("kfmm::direct_sum",
+  Kernel kernel{targets,        sources,     charges,
+                potential,      field,       frame,
+                to_unit_charge, scale,       static_cast<Real>(unit_softening * unit_softening),
+                tile,           per_team,    slices,
+                slice_sources,  partial_sums};
+  Kokkos::parallel_for(label,
                        Kokkos::TeamPolicy<ExecutionSpace>(space, target_teams * slices, team_size)
                            .set_scratch_size(0, Kokkos::PerTeam(Kernel::scratchBytes(tile))),
                        kernel);
   if (slices > 1)
-    Kokkos::parallel_for("kfmm::direct_sum::add_slices",
-                         Kokkos::RangePolicy<ExecutionSpace>(space, 0, nt),
+    Kokkos::parallel_for(label + "::add_slices", Kokkos::RangePolicy<ExecutionSpace>(space, 0, nt),
                          AddSourceSlices<Real, decltype(partial_sums), Potential, Field>{
                              partial_sums, slices, kernel.scale, potential, field});
+}
+
+/// The sums on checked arguments. `sources_are_targets` says whether the sources are the
+/// targets themselves; otherwise the units are those of both sets' enclosing cube.
+template <class ExecutionSpace, class Targets, class Sources, class Charges, class Potential,
+          class Field>
+void launchDirectSum(ExecutionSpace const &space, Targets const &targets, Sources const &sources,
+                     Charges const &charges, Potential const &potential, Field const &field,
+                     double softening, bool sources_are_targets)
+{
+  using Real = typename Potential::value_type;
+  // The charges were checked by the caller, so the message of this check never shows.
+  int const charge_exponent =
+      kfmm::detail::chargeExponent(space, "kfmm::directSum", "charges", charges);
+  if (targets.extent(0) == 0)
+    return;
+  // The units of the targets and sources together.
+  auto const frame = kfmm::detail::unitFrame(sources_are_targets
+                                                 ? tree::boundingCube(space, targets)
+                                                 : tree::boundingCube(space, targets, sources),
+                                             "kfmm::directSum");
+  launchDirectSumInUnits(
+      "kfmm::direct_sum", space, targets, sources, charges, potential, field, frame,
+      kfmm::detail::PowerOfTwo<double>::of(-charge_exponent),
+      kfmm::detail::ResultScale<Real>::of(frame.length_exponent, charge_exponent),
+      frame.length(softening));
 }
 
 } // namespace kernels

@@ -10,7 +10,8 @@
 // Evaluation: charges -> sorted order -> P2M -> M2M (solver/Upward.hpp)
 //   -> M2L -> L2L (fmm; solver/FarField.hpp, solver/Downward.hpp) beside P2P
 //   (solver/NearField.hpp) -> L2P (fmm) or M2P (treecode) -> caller's order
-//   (solver/Results.hpp).
+//   (solver/Results.hpp) -> with Options::check_samples, the error on sampled targets
+//   against the direct sum, and the tolerance's contract (solver/SampledCheck.hpp).
 // P2M to L2L run beside P2P on a second instance where the backend allows it
 // (detail/SideInstance.hpp, Options::concurrent_far_field). Every stage is a Kokkos team
 // kernel in which one team writes one target (cell or leaf), or one block of targets (the
@@ -26,6 +27,7 @@
 #include <kfmm/solver/Downward.hpp>
 #include <kfmm/solver/NearField.hpp>
 #include <kfmm/solver/Results.hpp>
+#include <kfmm/solver/SampledCheck.hpp>
 #include <kfmm/solver/Stage.hpp>
 #include <kfmm/solver/State.hpp>
 #include <kfmm/solver/Upward.hpp>
@@ -127,8 +129,10 @@ void fieldStages(ExecutionSpace const &space, State<Real, MemorySpace> &state)
 }
 
 /// One evaluation: potential and field at every target due to `charges` at the sources, in
-/// the caller's order, checked where Options::check_results (solver/Results.hpp), and the
-/// precision's resolution required (solver::requireResolved). Messages name `where`.
+/// the caller's order, checked where Options::check_results (solver/Results.hpp), the
+/// precision's resolution required (solver::requireResolved), and with
+/// Options::check_samples their error measured on sampled targets, and with a tolerance
+/// required within it (solver/SampledCheck.hpp). Messages name `where`.
 template <class ExecutionSpace, class Real, class MemorySpace, class Charges, class Potential,
           class Field>
 void evaluate(ExecutionSpace const &space, State<Real, MemorySpace> &state,
@@ -148,6 +152,10 @@ void evaluate(ExecutionSpace const &space, State<Real, MemorySpace> &state,
   stats.stage_seconds = state.build_stages;
   stats.results_checked = false;
   stats.far_field_concurrent = false;
+  stats.sampled_targets = 0;
+  stats.sampled_potential_error = 0;
+  stats.sampled_field_error = 0;
+  stats.tolerance_missed = false;
   if (!upward_done)
     chargeUnitStage(space, state, where, charges, stats.stage_seconds);
   if (n == 0)
@@ -175,6 +183,12 @@ void evaluate(ExecutionSpace const &space, State<Real, MemorySpace> &state,
     stats.results_checked = true;
   }
   requireResolved(state, where);
+  if (state.options.check_samples > 0)
+  {
+    runStage(space, state.options, "sampled check", stats.stage_seconds,
+             [&] { measureSampledError(space, state, where, charges, potential, field); });
+    requireTolerance(state, where);
+  }
 }
 
 } // namespace kfmm::solver
