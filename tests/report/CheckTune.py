@@ -131,7 +131,7 @@ def check_include_guards(scripts, copied, outside):
     clone = os.path.dirname(copied)
     cases = ((copied, os.path.join(clone, "build", "cuda", "TestLeafSizes.hpp"),
               "KFMM_TEST_LEAF_SIZES_HPP"),
-             (copied, os.path.join(clone, "src", "kfmm", "detail", "HostLeafSizes.hpp"),
+             (copied, os.path.join(clone, "src", "kfmm", "tuning", "HostLeafSizes.hpp"),
               "KFMM_TUNING_HOST_LEAF_SIZES_HPP"),
              (scripts, os.path.join(outside, "src", "kfmm", "build", "TestLeafSizes.hpp"),
               "KFMM_TEST_LEAF_SIZES_HPP"))
