@@ -263,8 +263,10 @@ Stats evaluate(ExecutionSpace const &space, Positions const &positions, Charges 
 /// into `potential` (N_t) and `field` (N_t x 3), the definitions of kfmm::directSum (a
 /// target at a source's position gets nothing from that source). The Views are those of
 /// kfmm::Fmm; the precision is the value type of `potential`. With `targets` equal to
-/// `sources` the results are those of the evaluation of one set, to rounding. kfmm::precompiled
-/// holds this call too, for the Views it holds kfmm::evaluate's.
+/// `sources` the results are those of the evaluation of one set to rounding under the classic
+/// rule; under the theta rule targets of their own take a stricter test of unequal cells
+/// (docs/ACCURACY.md), and the results are at least as accurate. kfmm::precompiled holds this
+/// call too, for the Views it holds kfmm::evaluate's.
 template <class ExecutionSpace, class Sources, class Charges, class Targets, class Potential,
           class Field, std::enable_if_t<Kokkos::is_view<Field>::value, int> = 0>
 Stats evaluate(ExecutionSpace const &space, Sources const &sources, Charges const &charges,
