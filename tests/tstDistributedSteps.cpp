@@ -136,16 +136,16 @@ std::vector<std::size_t> identityRows(std::size_t m)
   return rows;
 }
 
-/// The field of a DistributedFmm's evaluation, on the host.
+/// The field of a DistributedFmm's evaluation, on the host (in the layout of Memory's Views:
+/// a copy between memory spaces keeps the layout).
 template <class Real, class Memory, class Space, class Charges>
-Kokkos::View<Real *[3], Kokkos::HostSpace> fieldOf(
-    kfmm::distributed::DistributedFmm<Real, Memory> &solver, Space const &space, Charges const &q) {
+auto fieldOf(kfmm::distributed::DistributedFmm<Real, Memory> &solver, Space const &space,
+             Charges const &q)
+{
   Kokkos::View<Real *, Memory> phi("kfmm::test::phi", q.extent(0));
   Kokkos::View<Real *[3], Memory> g("kfmm::test::g", q.extent(0));
   solver.evaluate(space, q, phi, g);
-  Kokkos::View<Real *[3], Kokkos::HostSpace> g_h("kfmm::test::g_h", q.extent(0));
-  Kokkos::deep_copy(g_h, g);
-  return g_h;
+  return Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, g);
 }
 
 } // namespace
