@@ -2,6 +2,7 @@
 #ifndef KFMM_OPTIONS_HPP
 #define KFMM_OPTIONS_HPP
 
+#include <kfmm/Exception.hpp>
 #include <kfmm/tuning/AccuracyTable.hpp>
 #include <kfmm/tuning/LeafSizeTable.hpp>
 #include <kfmm/detail/Validation.hpp>
@@ -9,6 +10,7 @@
 #include <kfmm/tree/ListRules.hpp>
 
 #include <cmath>
+#include <iterator>
 #include <string>
 #include <type_traits>
 
@@ -218,16 +220,14 @@ Options withTunedParameters(Options options, std::string const &where)
   if (options.tolerance > 0)
   {
     auto const choose = [&](auto const &rows, char const *precision) {
-      tuning::AccuracyRow const *const row = tuning::servingAccuracyRow(rows, options.tolerance);
-      double const smallest =
-          rows[std::extent<std::remove_reference_t<decltype(rows)>>::value - 1].field_error *
-          tuning::tolerance_margin;
-      require(row != nullptr, where,
-              "option 'tolerance' " + formatNumber(options.tolerance) + " is below what " +
-                  precision + " reaches on this backend; the smallest is " +
-                  formatBoundAbove(smallest, 3) +
-                  (std::string(precision) == "float" ? " (compute in double for less)" : ""));
-      return *row;
+      if (tuning::AccuracyRow const *const row =
+              tuning::servingAccuracyRow(rows, options.tolerance))
+        return *row;
+      double const smallest = std::end(rows)[-1].field_error * tuning::tolerance_margin;
+      throw Exception(where + ": option 'tolerance' " + formatNumber(options.tolerance) +
+                      " is below what " + precision + " reaches on this backend; the smallest is " +
+                      formatBoundAbove(smallest, 3) +
+                      (std::string(precision) == "float" ? " (compute in double for less)" : ""));
     };
     tuning::AccuracyRow const row = single ? choose(Tuning::accuracy_float, "float")
                                            : choose(Tuning::accuracy_double, "double");

@@ -151,10 +151,10 @@ void countWork(ExecutionSpace const &space, detail::SideInstance<ExecutionSpace>
   stats.m2l_interactions = fmm ? lists.m2l.size : 0;
   if (fmm)
     stats.m2l_variant = m2lVariantName(plan.variant);
+  stats.m2l_matrix_bytes = farfield::matrixBytes(plan);
   if (plan.variant == M2LVariant::grouped)
   {
     stats.m2l_classes = static_cast<std::size_t>(plan.groups.num_classes);
-    stats.m2l_matrix_bytes = farfield::matrixBytes(plan);
     // Left on the device by the grouping, on the side instance: read with the other
     // deferred counts.
     state.counts.record(side.space(), Counts::m2l_per_pair, plan.groups.per_pair_count);
@@ -162,7 +162,6 @@ void countWork(ExecutionSpace const &space, detail::SideInstance<ExecutionSpace>
   if (plan.variant == M2LVariant::rotation)
   {
     stats.m2l_classes = static_cast<std::size_t>(plan.rotations.num_directions);
-    stats.m2l_matrix_bytes = farfield::matrixBytes(plan);
     stats.m2l_per_pair_interactions = static_cast<std::size_t>(plan.rotations.per_pair_entries);
   }
   if (options.method == Method::treecode && target_tree.numLeaves() > 0)
