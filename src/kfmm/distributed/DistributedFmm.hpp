@@ -420,7 +420,8 @@ private:
       _trees = detail::buildEssentialTrees(
           comm, space, _partition->positions(), _partition->cube(), _options.leaf_size,
           _options.theta,
-          kfmm::detail::softeningSeparation<kfmm::tuning::Tuning<ExecutionSpace>, Real>(_options));
+          kfmm::detail::softeningSeparation<kfmm::tuning::Tuning<ExecutionSpace>, Real>(_options),
+          detail::region_leaves * _options.leaf_size);
       // The order and theta the tolerance chose, given as such (Options' rule: a tolerance
       // comes with the default order and theta).
       Options chosen = _options;

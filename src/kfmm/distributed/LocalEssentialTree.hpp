@@ -24,25 +24,26 @@
 //     a radius is a maximum over children (tree/Octree.hpp).
 //  3. Receivers' regions: a rank's target cells are its shared cells and the cells under its
 //     subtree roots (non-shared cells whose parent is shared, or the root). Each ball (centre,
-//     radius) of a cell holds the balls of the cells below it. The region: the balls of the
-//     cells of the frontier level (the deepest above which the tree has at most 4096 cells),
-//     of the leaves above it and of the subtree roots below it, each standing for every
-//     target cell under it; and the cells above the frontier (shared or not) as sized balls,
-//     each standing for itself. One allGatherv.
+//     radius) of a cell holds the balls of the cells below it. The region is the top of the
+//     rank's tree as a tree of balls: the root, and the children of every node that is shared
+//     or holds more than region_leaves leaves' particles. Such an expanded node is a sized
+//     ball, standing for itself; any other node holds every target cell under it. One
+//     allGatherv.
 //  4. Selection, for each receiver on each sender: a sender's non-shared cell is opened when
 //     it might fail the acceptance test (R_t + R_s) < theta |c_t - c_s| with the lists' least
 //     separation (tree::detail::thetaAccepts) against some target cell of the receiver, which
-//     it can only do against a frontier ball that it fails (for a cell inside ball B,
+//     it can only do against a holding node that it fails (for a cell inside ball B,
 //     |c_t - c_B| + R_t <= R_B, so theta |c_t - c_s| >= theta |c_B - c_s| - theta (R_B - R_t)
 //     > R_t + R_s + (1 - theta)(R_B - R_t) when B passes, and |c_t - c_s| - R_t - R_s >=
-//     |c_B - c_s| - R_B - R_s) or against a
-//     sized ball no larger than it (the traversal splits the larger cell of a pair, never a
-//     leaf; a leaf target, the only kind a leaf's particles serve, is inside a frontier ball).
+//     |c_B - c_s| - R_B - R_s) or against a sized node no larger than it (the traversal
+//     splits the larger cell of a pair, never a leaf; a leaf target, the only kind a leaf's
+//     particles serve, is inside a holding node). A descent of the region from its root
+//     finds them, skipping the nodes under any node that the cell passes against.
 //     The sender sends its subtree roots, and the children of every sent cell that is opened:
 //     a sent leaf that is opened sends its particles (the ghosts), a sent cell that is not
-//     opened is pruned, and its multipole travels at every evaluation. The region is coarse
-//     where the frontier's cells are large (a sparse halo): it then opens more than the
-//     traversal visits, which costs messages, never accuracy.
+//     opened is pruned, and its multipole travels at every evaluation. A holding node is
+//     coarser than the target cells it holds: it opens more than the traversal visits, which
+//     costs messages, never accuracy.
 //  5. Local essential tree: the rank's particles, the ghosts and one entry per pruned cell (at
 //     its first key, standing for its particles), split by the count of particles the entries
 //     stand for, which is the count in the tree of all particles, except that a pruned cell's
@@ -82,6 +83,11 @@
 
 namespace kfmm::distributed::detail
 {
+
+/// A receiver's region resolves its tree down to cells of this many leaves' particles
+/// (step 3): finer regions open fewer cells, so fewer ghosts travel, but every rank gathers
+/// every region (the trade is measured in docs/TUNING.md).
+constexpr int region_leaves = 4;
 
 /// A rank's particles after the partition: their count and their first and last keys.
 struct RankSpan
@@ -176,13 +182,16 @@ struct SplitEssentialCells
   }
 };
 
-/// A ball of a receiver's region (step 3): one that holds target cells, or (`sized`) a
-/// target cell that splits only source cells at least as large.
+/// A node of a receiver's region (step 3): a target cell that stands for itself and whose
+/// children are the nodes [first_child, first_child + children) (`sized`), or a ball that
+/// holds every target cell under it (children 0).
 struct Ball
 {
   double centre[3];
   double radius;
   int sized;
+  int first_child; ///< among the receiver's nodes
+  int children;
 };
 
 /// A pruned cell as its sender describes it.
@@ -287,39 +296,69 @@ struct SubtreeRoots
   }
 };
 
-/// Step 3: the balls of the rank's region, compacted in cell order (counted only, into the
-/// scan's total, while `balls` is empty). Down to `frontier` level: shared cells and inner
-/// cells are sized balls; cells of the frontier level, leaves above it and subtree roots
-/// below it hold the cells under them.
+/// Step 3: the nodes of the rank's region. A cell is a node when it is the root or its
+/// parent is expanded; a node is expanded (a sized ball, its children nodes) when it has
+/// children and is shared or holds more than `region_particles` particles, else it holds
+/// the target cells under it.
 template <class MemorySpace>
-struct CollectRegionBalls
+struct RegionNodes
 {
   SubtreeRoots<MemorySpace> roots;
   Kokkos::View<int *, MemorySpace> child_count;
-  Kokkos::View<double *[3], MemorySpace> centre;
-  Kokkos::View<double *, MemorySpace> radius;
-  int frontier;
-  Kokkos::View<Ball *, MemorySpace> balls;
+  Kokkos::View<int *, MemorySpace> first_child;
+  Kokkos::View<int *, MemorySpace> particle_begin;
+  Kokkos::View<int *, MemorySpace> particle_end;
+  int region_particles;
 
-  /// 1: a sized ball, 2: a ball that holds the cells under it, 0: none.
-  KOKKOS_INLINE_FUNCTION int kind(int c) const
+  KOKKOS_INLINE_FUNCTION bool expanded(int c) const
   {
-    int const l = roots.level(c);
-    if (roots.shared(c) || (l < frontier && child_count(c) > 0))
-      return 1;
-    if (l == frontier || (l < frontier && child_count(c) == 0) || roots.root(c))
-      return 2;
-    return 0;
+    return child_count(c) > 0 &&
+           (roots.shared(c) || particle_end(c) - particle_begin(c) > region_particles);
   }
+  KOKKOS_INLINE_FUNCTION bool node(int c) const
+  {
+    return roots.parent(c) < 0 || expanded(roots.parent(c));
+  }
+};
+
+/// Step 3: node_of(c) = the index of cell c among the region's nodes (cell order), or -1;
+/// the scan's total is the number of nodes.
+template <class MemorySpace>
+struct NumberRegionNodes
+{
+  RegionNodes<MemorySpace> nodes;
+  Kokkos::View<int *, MemorySpace> node_of;
 
   KOKKOS_INLINE_FUNCTION void operator()(int c, int &update, bool final) const
   {
-    int const k = kind(c);
-    if (k == 0)
+    bool const is_node = nodes.node(c);
+    if (final)
+      node_of(c) = is_node ? update : -1;
+    update += is_node ? 1 : 0;
+  }
+};
+
+/// Step 3: the region's balls, one per node.
+template <class MemorySpace>
+struct DescribeRegionNodes
+{
+  RegionNodes<MemorySpace> nodes;
+  Kokkos::View<int *, MemorySpace> node_of;
+  Kokkos::View<double *[3], MemorySpace> centre;
+  Kokkos::View<double *, MemorySpace> radius;
+  Kokkos::View<Ball *, MemorySpace> balls;
+
+  KOKKOS_INLINE_FUNCTION void operator()(int c) const
+  {
+    int const b = node_of(c);
+    if (b < 0)
       return;
-    if (final && balls.extent(0) > 0)
-      balls(update) = Ball{{centre(c, 0), centre(c, 1), centre(c, 2)}, radius(c), k == 1};
-    ++update;
+    bool const expanded = nodes.expanded(c);
+    balls(b) = Ball{{centre(c, 0), centre(c, 1), centre(c, 2)},
+                    radius(c),
+                    expanded ? 1 : 0,
+                    expanded ? node_of(nodes.first_child(c)) : 0,
+                    expanded ? nodes.child_count(c) : 0};
   }
 };
 
@@ -337,7 +376,10 @@ KOKKOS_INLINE_FUNCTION bool mayFail(Ball const &b, double const x[3], double r, 
                                      separation * margin, false);
 }
 
-/// Step 4 for one receiver: opened(c) for every non-shared cell of the sender's tree.
+/// Step 4 for one receiver and one level: opened(c) for the cells of the level. Only a sent
+/// cell (a subtree root, or a child of an opened cell) can open; it opens when some target
+/// cell of the receiver may fail the acceptance test against it, found by a descent of the
+/// receiver's region that skips every node the cell passes against.
 template <class MemorySpace>
 struct OpenCells
 {
@@ -345,30 +387,48 @@ struct OpenCells
   Kokkos::View<int *, MemorySpace> child_count;
   Kokkos::View<double *[3], MemorySpace> centre;
   Kokkos::View<double *, MemorySpace> radius;
-  Kokkos::View<Ball *, MemorySpace> balls; ///< the receiver's
+  Kokkos::View<Ball *, MemorySpace> balls; ///< the receiver's region, its root first
   double theta;
   double separation; ///< the lists' least distance of a far pair's particles
   Kokkos::View<std::uint8_t *, MemorySpace> opened;
 
+  /// Deep enough for a descent that keeps at most 7 siblings per level of a tree of
+  /// tree::max_level levels.
+  static constexpr int stack_size = 8 * (tree::max_level + 1);
+
+  KOKKOS_INLINE_FUNCTION bool sent(int c) const
+  {
+    return !roots.shared(c) && (roots.root(c) || opened(roots.parent(c)));
+  }
+
   KOKKOS_INLINE_FUNCTION void operator()(int c) const
   {
-    std::uint8_t open = 0;
-    if (!roots.shared(c))
+    opened(c) = sent(c) && balls.extent(0) > 0 && fails(c) ? 1 : 0;
+  }
+
+  KOKKOS_INLINE_FUNCTION bool fails(int c) const
+  {
+    double const x[3] = {centre(c, 0), centre(c, 1), centre(c, 2)};
+    double const r = radius(c);
+    bool const leaf = child_count(c) == 0;
+    int stack[stack_size];
+    int top = 0;
+    stack[top++] = 0;
+    while (top > 0)
     {
-      double const x[3] = {centre(c, 0), centre(c, 1), centre(c, 2)};
-      double const r = radius(c);
-      bool const leaf = child_count(c) == 0;
-      for (std::size_t b = 0; b < balls.extent(0) && !open; ++b)
-      {
-        Ball const ball = balls(b);
-        // A target cell splits this one only when it is not the larger of the two, and a
-        // leaf never (its particles serve leaf targets, which frontier balls hold).
-        if (ball.sized && (leaf || ball.radius > r * (1 + 1e-12)))
-          continue;
-        open = mayFail(ball, x, r, theta, separation) ? 1 : 0;
-      }
+      Ball const ball = balls(stack[--top]);
+      if (!mayFail(ball, x, r, theta, separation))
+        continue;
+      if (!ball.sized)
+        return true;
+      // A target cell splits this one only when it is not the larger of the two, and a
+      // leaf never (its particles serve leaf targets, which the holding balls below hold).
+      if (!leaf && ball.radius <= r * (1 + 1e-12))
+        return true;
+      for (int k = 0; k < ball.children; ++k)
+        stack[top++] = ball.first_child + k;
     }
-    opened(c) = open;
+    return false;
   }
 };
 
@@ -377,24 +437,15 @@ struct OpenCells
 template <class MemorySpace>
 struct SentAs
 {
-  SubtreeRoots<MemorySpace> roots;
-  Kokkos::View<int *, MemorySpace> child_count;
-  Kokkos::View<std::uint8_t *, MemorySpace> opened;
+  OpenCells<MemorySpace> open;
 
   KOKKOS_INLINE_FUNCTION int operator()(int c) const
   {
-    if (roots.shared(c))
+    if (!open.sent(c))
       return 0;
-    // Sent: a subtree root, or every ancestor up to its subtree root opened.
-    for (int a = c; !roots.root(a);)
-    {
-      a = roots.parent(a);
-      if (!opened(a))
-        return 0;
-    }
-    if (!opened(c))
+    if (!open.opened(c))
       return 1;
-    return child_count(c) == 0 ? 2 : 0;
+    return open.child_count(c) == 0 ? 2 : 0;
   }
 };
 
@@ -766,15 +817,16 @@ struct NameCells
 };
 
 /// Steps 1 to 5 of the file comment on this rank's particles `own` (the partition's owned
-/// particles, in its `cube`; the ranges start at leaves of `leaf_size`). Collective over
-/// `comm`: MPI_Allgather and allGatherv (the ranks' key spans, the subtree roots' balls),
+/// particles, in its `cube`; the ranges start at leaves of `leaf_size`), with regions whose
+/// holding balls hold at most `region_particles` particles where the tree allows.
+/// Collective over `comm`: MPI_Allgather and allGatherv (the ranks' key spans, the regions),
 /// MPI_Allreduce (the shared cells' radii), two exchanges (pruned cells, ghosts) with their
 /// MPI_Alltoall of counts, and requireOnAllRanks.
 template <class ExecutionSpace, class MemorySpace>
 EssentialTrees<MemorySpace> buildEssentialTrees(MPI_Comm comm, ExecutionSpace const &space,
                                                 Kokkos::View<double *[3], MemorySpace> const &own,
                                                 tree::Cube const &cube, int leaf_size, double theta,
-                                                double separation, int region_balls = 4096)
+                                                double separation, int region_particles)
 {
   using Policy = Kokkos::RangePolicy<ExecutionSpace>;
   std::string const where = "kfmm::distributed::DistributedFmm";
@@ -849,25 +901,28 @@ EssentialTrees<MemorySpace> buildEssentialTrees(MPI_Comm comm, ExecutionSpace co
   Kokkos::parallel_for("kfmm::distributed::set_shared_radii", Policy(space, 0, num_shared),
                        SetRadii<MemorySpace>{shared_here, shared_radii, mine.radius});
 
-  // Step 3: every rank's region. The frontier is the deepest level above which the tree
-  // has at most region_balls cells.
+  // Step 3: every rank's region.
   beginStep("regions");
   SubtreeRoots<MemorySpace> const roots{mine.cell_keys, mine.level, mine.parent, neighbours};
   int const num_cells = mine.numCells();
-  int frontier = 0;
-  while (frontier + 1 < mine.numLevels() && mine.level_offsets[frontier + 2] <= region_balls)
-    ++frontier;
-  CollectRegionBalls<MemorySpace> collect{roots,       mine.child_count, mine.centre,
-                                          mine.radius, frontier,         {}};
+  RegionNodes<MemorySpace> const nodes{roots,
+                                       mine.child_count,
+                                       mine.first_child,
+                                       mine.particle_begin,
+                                       mine.particle_end,
+                                       region_particles};
+  Kokkos::View<int *, MemorySpace> node_of(alloc("region_node_of"), num_cells);
   int num_balls = 0;
-  Kokkos::parallel_scan("kfmm::distributed::count_region", Policy(space, 0, num_cells), collect,
-                        num_balls);
-  collect.balls = Kokkos::View<Ball *, MemorySpace>(alloc("region"), num_balls);
-  Kokkos::parallel_scan("kfmm::distributed::region", Policy(space, 0, num_cells), collect);
+  Kokkos::parallel_scan("kfmm::distributed::number_region_nodes", Policy(space, 0, num_cells),
+                        NumberRegionNodes<MemorySpace>{nodes, node_of}, num_balls);
+  Kokkos::View<Ball *, MemorySpace> region_balls(alloc("region"), num_balls);
+  Kokkos::parallel_for(
+      "kfmm::distributed::describe_region_nodes", Policy(space, 0, num_cells),
+      DescribeRegionNodes<MemorySpace>{nodes, node_of, mine.centre, mine.radius, region_balls});
   std::vector<Ball> all_balls;
   std::vector<std::int64_t> balls_per_rank;
   communicate([&] {
-    all_balls = allGatherv(comm, toHostVector(collect.balls));
+    all_balls = allGatherv(comm, toHostVector(region_balls));
     balls_per_rank = allGatherv(comm, std::vector<std::int64_t>{num_balls});
   });
 
@@ -890,11 +945,19 @@ EssentialTrees<MemorySpace> buildEssentialTrees(MPI_Comm comm, ExecutionSpace co
     region_begin = region_end;
     if (r == rank || spans[r].count == 0 || n == 0)
       continue;
-    auto const balls = toDevice(space, region, "kfmm::distributed::region");
-    Kokkos::parallel_for("kfmm::distributed::open_cells", Policy(space, 0, num_cells),
-                         OpenCells<MemorySpace>{roots, mine.child_count, mine.centre, mine.radius,
-                                                balls, theta, separation, opened});
-    SentAs<MemorySpace> const sent{roots, mine.child_count, opened};
+    OpenCells<MemorySpace> const open{roots,
+                                      mine.child_count,
+                                      mine.centre,
+                                      mine.radius,
+                                      toDevice(space, region, "kfmm::distributed::region"),
+                                      theta,
+                                      separation,
+                                      opened};
+    // Level by level: a cell opens only below an opened parent.
+    for (int l = 0; l < mine.numLevels(); ++l)
+      Kokkos::parallel_for("kfmm::distributed::open_cells",
+                           Policy(space, mine.level_offsets[l], mine.level_offsets[l + 1]), open);
+    SentAs<MemorySpace> const sent{open};
     auto const compact = [&](int kind, char const *label) {
       int count = 0;
       Kokkos::parallel_scan("kfmm::distributed::count_sent", Policy(space, 0, num_cells),
