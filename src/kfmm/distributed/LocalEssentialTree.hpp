@@ -905,12 +905,9 @@ EssentialTrees<MemorySpace> buildEssentialTrees(MPI_Comm comm, ExecutionSpace co
   beginStep("regions");
   SubtreeRoots<MemorySpace> const roots{mine.cell_keys, mine.level, mine.parent, neighbours};
   int const num_cells = mine.numCells();
-  RegionNodes<MemorySpace> const nodes{roots,
-                                       mine.child_count,
-                                       mine.first_child,
-                                       mine.particle_begin,
-                                       mine.particle_end,
-                                       region_particles};
+  RegionNodes<MemorySpace> const nodes{
+      roots,           mine.child_count, mine.first_child, mine.particle_begin, mine.particle_end,
+      region_particles};
   Kokkos::View<int *, MemorySpace> node_of(alloc("region_node_of"), num_cells);
   int num_balls = 0;
   Kokkos::parallel_scan("kfmm::distributed::number_region_nodes", Policy(space, 0, num_cells),
