@@ -281,6 +281,8 @@ RankRun solveOnce(Space const &space, Options const &options, Particles<Real> co
     run.rank.pruned_cells = s.pruned_cells;
     run.rank.build_seconds = s.build_seconds;
     run.rank.build_communication_seconds = s.build_communication_seconds;
+    run.rank.partition_seconds = s.partition_seconds;
+    run.rank.essential_trees_seconds = s.essential_trees_seconds;
     run.rank.evaluate_seconds = s.evaluate_seconds;
     run.rank.evaluate_communication_seconds = s.evaluate_communication_seconds;
   });
@@ -298,6 +300,7 @@ RankReport summary(std::vector<RankRun> const &runs)
     r.*field = median(values);
   };
   for (auto field : {&RankReport::build_seconds, &RankReport::build_communication_seconds,
+                     &RankReport::partition_seconds, &RankReport::essential_trees_seconds,
                      &RankReport::evaluate_seconds, &RankReport::evaluate_communication_seconds,
                      &RankReport::wall_seconds})
     middle(field);

@@ -301,15 +301,17 @@ void printReport(std::FILE *out, Report const &r)
   {
     // Communication: the MPI calls within the stage, after the device's work before them.
     std::fprintf(out, "  ranks         %d; the total is the slowest rank's wall time\n", r.ranks);
-    std::fprintf(out, "    %4s %12s %10s %8s %10s %10s %10s %10s %10s\n", "rank", "particles",
-                 "ghosts", "pruned", "build s", "(comm)", "eval s", "(comm)", "wall s");
+    std::fprintf(out, "    %4s %12s %10s %8s %10s %10s %10s %10s %10s %10s %10s\n", "rank",
+                 "particles", "ghosts", "pruned", "build s", "(part)", "(trees)", "(comm)",
+                 "eval s", "(comm)", "wall s");
     for (std::size_t rank = 0; rank < r.per_rank.size(); ++rank)
     {
       RankReport const &p = r.per_rank[rank];
-      std::fprintf(out, "    %4zu %12zu %10zu %8zu %10.6f %10.6f %10.6f %10.6f %10.6f\n", rank,
-                   p.particles, p.ghosts, p.pruned_cells, p.build_seconds,
-                   p.build_communication_seconds, p.evaluate_seconds,
-                   p.evaluate_communication_seconds, p.wall_seconds);
+      std::fprintf(out,
+                   "    %4zu %12zu %10zu %8zu %10.6f %10.6f %10.6f %10.6f %10.6f %10.6f %10.6f\n",
+                   rank, p.particles, p.ghosts, p.pruned_cells, p.build_seconds,
+                   p.partition_seconds, p.essential_trees_seconds, p.build_communication_seconds,
+                   p.evaluate_seconds, p.evaluate_communication_seconds, p.wall_seconds);
     }
   }
   if (r.runs > 1 || c.repeat > 0)
@@ -557,6 +559,8 @@ std::string jsonReport(Report const &r)
       j.integer("pruned_cells", p.pruned_cells);
       j.number("build_seconds", p.build_seconds);
       j.number("build_communication_seconds", p.build_communication_seconds);
+      j.number("partition_seconds", p.partition_seconds);
+      j.number("essential_trees_seconds", p.essential_trees_seconds);
       j.number("evaluate_seconds", p.evaluate_seconds);
       j.number("evaluate_communication_seconds", p.evaluate_communication_seconds);
       j.number("wall_seconds", p.wall_seconds);

@@ -49,6 +49,8 @@ struct RankReport
   std::size_t pruned_cells = 0; ///< other ranks' cells whose multipoles it receives
   double build_seconds = 0;
   double build_communication_seconds = 0;
+  double partition_seconds = 0;       ///< of build_seconds
+  double essential_trees_seconds = 0; ///< of build_seconds
   double evaluate_seconds = 0;
   double evaluate_communication_seconds = 0;
   double wall_seconds = 0; ///< its own wall time of a run (construct and evaluate)

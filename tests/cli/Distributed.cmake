@@ -202,8 +202,8 @@ if(MODE STREQUAL "compare")
   set(owned 0)
   foreach(r RANGE 2)
     string(JSON particles GET "${json}" per_rank ${r} particles)
-    foreach(key ghosts pruned_cells build_seconds build_communication_seconds evaluate_seconds
-                evaluate_communication_seconds)
+    foreach(key ghosts pruned_cells build_seconds build_communication_seconds partition_seconds
+                essential_trees_seconds evaluate_seconds evaluate_communication_seconds)
       string(JSON ignored GET "${json}" per_rank ${r} ${key})
     endforeach()
     math(EXPR owned "${owned} + ${particles}")
