@@ -204,7 +204,58 @@ def several_gpus():
         rows.append([case, seconds(r["timing"]["total_seconds"]),
                      error((r.get("errors") or {}).get("field"))] + provenance(r, 1))
     out.append(table(["ranks", "time (slowest rank)", "field error"] + PROVENANCE, rows))
+    out += distributed_build()
     return out
+
+
+RANK_LINE = re.compile(r"^ +(\d+) +(\d+) +(\d+) +(\d+)" + r" +([0-9.]+)" * 7 + r"$", re.M)
+
+
+def rank_lines(text):
+    """The per-rank table of a distributed report: particles, ghosts, build, partition,
+    essential trees, each rank's."""
+    return [dict(particles=int(m[2]), ghosts=int(m[3]), build=float(m[5]),
+                 partition=float(m[6]), trees=float(m[7])) for m in RANK_LINE.finditer(text)]
+
+
+def one_rank_build(text):
+    """tree + lists + M2L matrices + setup of a one-rank report's stage table."""
+    return sum(float(m[2]) for m in re.finditer(
+        r"^    (tree|lists|M2L matrices|setup) +([0-9.]+)", text, re.M))
+
+
+def distributed_build():
+    a = Archive("2026-11-29-distributed-build")
+    rows = []
+    for d in ("uniform", "plummer"):
+        one = a.json(a.names(f"*-2core-strong-np1-threads2-{d}-*")[0])
+        two = a.json(a.names(f"*-2core-strong-np2-threads1-{d}-*")[0])
+        t1, t2 = one["timing"]["total_seconds"], two["timing"]["total_seconds"]
+        ranks = two["per_rank"]
+        ghosts = sum(r["ghosts"] for r in ranks) / sum(r["particles"] for r in ranks)
+        build = max(r["build_seconds"] for r in ranks)
+        part = max(r["partition_seconds"] for r in ranks)
+        trees = max(r["essential_trees_seconds"] for r in ranks)
+        rows.append([f"strong, 1e6 {d} double: 1 rank x 2 threads, 2 ranks x 1 thread",
+                     seconds(t1), seconds(t2), f"{t1 / t2:.0%}".replace("%", " %"),
+                     f"{ghosts:.3f}", f"{seconds(build)} ({seconds(part)}, {seconds(trees)})",
+                     "-"] + provenance(two, 1))
+    for d in ("uniform", "plummer"):
+        one = a.text(f"one-{d}-1e7.log")
+        ranks = rank_lines(a.text(f"two-{d}-1e7.log"))
+        ghosts = sum(r["ghosts"] for r in ranks) / sum(r["particles"] for r in ranks)
+        build = max(r["build"] for r in ranks)
+        part = max(r["partition"] for r in ranks)
+        trees = max(r["trees"] for r in ranks)
+        rows.append([f"1e7 {d} float per rank, 2 ranks on one GPU", "-", "-", "-",
+                     f"{ghosts:.3f}", f"{seconds(build)} ({seconds(part)}, {seconds(trees)})",
+                     seconds(one_rank_build(one)),
+                     f"`mpiexec -n 2 build/cuda/apps/kfmm --n 2e7 --distribution {d} "
+                     "--precision float --repeat 2 --check 0`", "H200, 2 ranks on one GPU",
+                     "2026-11-29", "928d217"])
+    return [table(["case", "1 rank", "2 ranks", "efficiency", "ghosts per own particle",
+                   "build (partition, essential trees)", "one rank's build, same N per rank"]
+                  + PROVENANCE, rows)]
 
 
 def cpu():
