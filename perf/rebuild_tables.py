@@ -175,6 +175,15 @@ def accuracy():
     return [table(["1e6 uniform, tolerance", "chosen", "time", "field error"] + PROVENANCE, rows)]
 
 
+def tolerance_benchmark():
+    """perf/tolerance_benchmark.py's tables of the archived run."""
+    sys.path.insert(0, str(PERF))
+    import tolerance_benchmark
+    a = Archive("2026-11-29-tolerance-benchmark")
+    results = a.json(a.names("*-2core-tolerance-u1e6.json")[0])["results"]
+    return [tolerance_benchmark.table(r) for r in results]
+
+
 def several_gpus():
     a = Archive("2026-11-23-several-gpus")
     out = []
@@ -312,6 +321,7 @@ def kernels():
 
 
 SECTIONS = [("One GPU", one_gpu), ("Memory", memory), ("Accuracy", accuracy),
+            ("Accuracy", tolerance_benchmark),
             ("Several GPUs", several_gpus), ("CPU", cpu), ("Portability", portability),
             ("Kernels", kernels)]
 
