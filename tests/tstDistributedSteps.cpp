@@ -68,6 +68,20 @@ int ownerOf(Spread spread, std::size_t i, std::size_t n, std::size_t copies, int
   return block >= 1 ? block + 1 : block;
 }
 
+/// The rows of the whole problem (n particles, the last `copies` of them copies) that `spread`
+/// gives this rank, in order.
+std::vector<std::size_t> rowsOfRank(Spread spread, std::size_t n, std::size_t copies)
+{
+  int rank = 0, ranks = 1;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &ranks);
+  std::vector<std::size_t> mine;
+  for (std::size_t i = 0; i < n; ++i)
+    if (ownerOf(spread, i, n, copies, ranks) == rank)
+      mine.push_back(i);
+  return mine;
+}
+
 /// The whole problem, the same on every rank (seed `seed`), on the host in double: `base`
 /// generated particles and `copies` repeating the first ones; charges of both signs and varied
 /// magnitude.
@@ -136,6 +150,15 @@ std::vector<std::size_t> identityRows(std::size_t m)
   return rows;
 }
 
+/// The particles the solver's ranks own after its partition, summed over the ranks.
+template <class Real, class Memory>
+std::int64_t ownedOverRanks(kfmm::distributed::DistributedFmm<Real, Memory> const &solver)
+{
+  std::int64_t owned = static_cast<std::int64_t>(solver.stats().particles);
+  MPI_Allreduce(MPI_IN_PLACE, &owned, 1, MPI_INT64_T, MPI_SUM, MPI_COMM_WORLD);
+  return owned;
+}
+
 /// The field of a DistributedFmm's evaluation, on the host (in the layout of Memory's Views:
 /// a copy between memory spaces keeps the layout).
 template <class Real, class Memory, class Space, class Charges>
@@ -175,10 +198,7 @@ TEMPLATE_LIST_TEST_CASE("distributed FMM: within the tolerance asked of the sing
       std::size_t const copies = spread == Spread::coincident ? 200 : 0;
       std::size_t const n = base + copies;
       auto const [all_x_h, all_q_h] = wholeProblem(space, distribution, base, copies, 31);
-      std::vector<std::size_t> mine;
-      for (std::size_t i = 0; i < n; ++i)
-        if (ownerOf(spread, i, n, copies, ranks) == rank)
-          mine.push_back(i);
+      std::vector<std::size_t> const mine = rowsOfRank(spread, n, copies);
       auto const x = rowsOf<Memory>(all_x_h, mine);
       auto const q = rowsOf<Memory>(all_q_h, mine);
       auto const all_x = rowsOf<Memory>(all_x_h, identityRows(n));
@@ -216,9 +236,7 @@ TEMPLATE_LIST_TEST_CASE("distributed FMM: within the tolerance asked of the sing
       CHECK(from_single_rank <= tolerance);
       CHECK(from_direct_sum <= tolerance);
 
-      std::int64_t owned = static_cast<std::int64_t>(solver.stats().particles);
-      MPI_Allreduce(MPI_IN_PLACE, &owned, 1, MPI_INT64_T, MPI_SUM, MPI_COMM_WORLD);
-      CHECK(owned == static_cast<std::int64_t>(n));
+      CHECK(ownedOverRanks(solver) == static_cast<std::int64_t>(n));
     }
 }
 
@@ -249,10 +267,7 @@ TEMPLATE_LIST_TEST_CASE("distributed FMM: a rebuild after a time step equals a n
     std::size_t const copies = spread == Spread::coincident ? 200 : 0;
     std::size_t const n = base + copies;
     auto const [all_x_h, all_q_h] = wholeProblem(space, distribution, base, copies, 47);
-    std::vector<std::size_t> mine;
-    for (std::size_t i = 0; i < n; ++i)
-      if (ownerOf(spread, i, n, copies, ranks) == rank)
-        mine.push_back(i);
+    std::vector<std::size_t> const mine = rowsOfRank(spread, n, copies);
     std::size_t const m = mine.size();
     auto const x = rowsOf<Memory>(all_x_h, mine);
     auto const q = rowsOf<Memory>(all_q_h, mine);
@@ -306,9 +321,7 @@ TEMPLATE_LIST_TEST_CASE("distributed FMM: a rebuild after a time step equals a n
       double const difference = globalRelativeL2(rebuilt, expected, identityRows(m));
       CAPTURE(difference);
       CHECK(difference <= bound);
-      std::int64_t owned = static_cast<std::int64_t>(solver.stats().particles);
-      MPI_Allreduce(MPI_IN_PLACE, &owned, 1, MPI_INT64_T, MPI_SUM, MPI_COMM_WORLD);
-      CHECK(owned == static_cast<std::int64_t>(n));
+      CHECK(ownedOverRanks(solver) == static_cast<std::int64_t>(n));
     }
   }
 }
