@@ -75,8 +75,8 @@
 #include <mpi.h>
 
 #include <algorithm>
-#include <memory>
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <tuple>
