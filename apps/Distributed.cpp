@@ -8,9 +8,9 @@
 #include "Report.hpp"
 #include "Run.hpp"
 
-#include <kfmm/detail/Math.hpp>
 #include <kfmm/detail/Validation.hpp>
 #include <kfmm/distributed/DistributedFmm.hpp>
+#include <kfmm/io/Generators.hpp>
 
 #include <Kokkos_Core.hpp>
 
@@ -290,8 +290,8 @@ RankRun solveOnce(Space const &space, Options const &options, Particles<Real> co
   return run;
 }
 
-/// Moves particle i (of global index first + i) by `distance` in a direction drawn from a
-/// hash of its index and the step (not uniform on the sphere: a cube's point, normalised).
+/// Moves particle i (of global index first + i) by `distance` in a direction uniform on the
+/// sphere, drawn from its index and the step as the generators draw particles.
 struct MoveParticles
 {
   Positions positions;
@@ -299,29 +299,13 @@ struct MoveParticles
   std::uint64_t first;
   std::uint64_t step;
 
-  KOKKOS_INLINE_FUNCTION static std::uint64_t mix(std::uint64_t h)
-  {
-    h ^= h >> 33;
-    h *= 0xff51afd7ed558ccdULL;
-    h ^= h >> 33;
-    h *= 0xc4ceb9fe1a85ec53ULL;
-    return h ^ (h >> 33);
-  }
-
   KOKKOS_INLINE_FUNCTION void operator()(std::size_t i) const
   {
-    std::uint64_t h = mix((first + i) * 0x9e3779b97f4a7c15ULL + step);
     double d[3];
-    double norm = 0;
+    kfmm::detail::unitSphere(kfmm::detail::uniform01(step, first + i, 0),
+                             kfmm::detail::uniform01(step, first + i, 1), d[0], d[1], d[2]);
     for (int k = 0; k < 3; ++k)
-    {
-      h = mix(h + static_cast<std::uint64_t>(k));
-      d[k] = static_cast<double>(h >> 11) * 0x1.0p-53 * 2 - 1;
-      norm += d[k] * d[k];
-    }
-    double const scale = norm > 1e-12 ? distance * kfmm::detail::rsqrt(norm) : 0;
-    for (int k = 0; k < 3; ++k)
-      positions(i, k) += d[k] * scale;
+      positions(i, k) += distance * d[k];
   }
 };
 

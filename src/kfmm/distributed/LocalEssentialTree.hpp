@@ -956,17 +956,17 @@ EssentialTrees<MemorySpace> buildEssentialTrees(MPI_Comm comm, ExecutionSpace co
   plan.pruned_send.assign(ranks, 0);
   Kokkos::View<std::uint8_t *, MemorySpace> opened;
   take(opened, "opened", num_cells);
+  // Every rank's region on the device at once; rank r's is the r-th range.
+  auto regions = toDevice(space, memory, all_balls, "kfmm::distributed::regions");
   std::size_t region_begin = 0;
   for (int r = 0; r < ranks; ++r)
   {
     std::size_t const region_end = region_begin + static_cast<std::size_t>(balls_per_rank[r]);
-    std::vector<Ball> const region(all_balls.begin() + region_begin,
-                                   all_balls.begin() + region_end);
+    auto const region = Kokkos::subview(regions, std::make_pair(region_begin, region_end));
     region_begin = region_end;
     if (r == rank || spans[r].count == 0 || n == 0)
       continue;
-    auto region_d = toDevice(space, memory, region, "kfmm::distributed::region");
-    OpenCells<MemorySpace> const open{roots, mine.child_count, mine.centre, mine.radius, region_d,
+    OpenCells<MemorySpace> const open{roots, mine.child_count, mine.centre, mine.radius, region,
                                       theta, separation,       opened};
     // Level by level: a cell opens only below an opened parent.
     for (int l = 0; l < mine.numLevels(); ++l)
@@ -1028,13 +1028,13 @@ EssentialTrees<MemorySpace> buildEssentialTrees(MPI_Comm comm, ExecutionSpace co
     // Every kernel that read them is queued on `space` (the copies above waited for them).
     memory.give(pruned);
     memory.give(leaves);
-    memory.give(region_d);
     memory.give(described);
     memory.give(ghost_first);
     memory.give(sources);
     memory.give(points);
   }
   memory.give(opened);
+  memory.give(regions);
   plan.ghost_sources =
       toDevice(space, memory, ghost_sources_out, "kfmm::distributed::ghost_sources");
 
