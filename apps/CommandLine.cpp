@@ -304,6 +304,17 @@ Configuration parseCommandLine(std::vector<std::string> const &arguments)
            [&](auto const &o, auto const &v) {
              c.repeat = static_cast<int>(parseInteger(o, v, 0, max_repeat));
            }},
+          {"--steps",
+           [&](auto const &o, auto const &v) {
+             c.steps = static_cast<int>(parseInteger(o, v, 0, max_repeat));
+           }},
+          {"--step-move",
+           [&](auto const &o, auto const &v) {
+             double const d = parseReal(o, v);
+             if (!(d > 0 && std::isfinite(d)))
+               outOfRange(o, v, "expected a finite number > 0");
+             c.step_move = d;
+           }},
           {"--input",
            [&](auto const &o, auto const &v) {
              if (v.empty())
@@ -474,6 +485,12 @@ std::string helpText()
          "                       ranks (0)\n"
          "  --repeat R           R more runs after the first; the report gives their median\n"
          "                       times (0)\n"
+         "  --steps S            on several ranks: S time steps after the runs, each the\n"
+         "                       particles moved, the solver rebuilt from the previous\n"
+         "                       step (DistributedFmm::rebuild) and evaluated; the report\n"
+         "                       gives their median times (0)\n"
+         "  --step-move D        how far each particle moves per step, in a pseudo-random\n"
+         "                       direction (1e-3)\n"
          "  --no-stage-times     run the solver's stages back to back, unfenced: the report\n"
          "                       gives the total time only; on a GPU the far field's\n"
          "                       translations then run beside the near field\n"

@@ -48,6 +48,10 @@ struct Configuration
   std::size_t check = 1000;
   /// Timed runs after the first one; their median is reported when there are any.
   int repeat = 0;
+  /// On several ranks: time steps after the runs, each the particles moved by step_move in a
+  /// pseudo-random direction, DistributedFmm::rebuild and an evaluation; 0: none.
+  int steps = 0;
+  double step_move = 1e-3;
   std::string input;
   /// A particle file whose positions are the targets (its charges are not used); empty: the
   /// particles are the targets.

@@ -10,6 +10,7 @@
 
 #include <kfmm/detail/Validation.hpp>
 #include <kfmm/distributed/DistributedFmm.hpp>
+#include <kfmm/io/Generators.hpp>
 
 #include <Kokkos_Core.hpp>
 
@@ -289,6 +290,77 @@ RankRun solveOnce(Space const &space, Options const &options, Particles<Real> co
   return run;
 }
 
+/// Moves particle i (of global index first + i) by `distance` in a direction uniform on the
+/// sphere, drawn from its index and the step as the generators draw particles.
+struct MoveParticles
+{
+  Positions positions;
+  double distance;
+  std::uint64_t first;
+  std::uint64_t step;
+
+  KOKKOS_INLINE_FUNCTION void operator()(std::size_t i) const
+  {
+    double d[3];
+    kfmm::detail::unitSphere(kfmm::detail::uniform01(step, first + i, 0),
+                             kfmm::detail::uniform01(step, first + i, 1), d[0], d[1], d[2]);
+    for (int k = 0; k < 3; ++k)
+      positions(i, k) += distance * d[k];
+  }
+};
+
+/// The time steps of --steps after the runs (collective): a solver built and evaluated on the
+/// particles, then per step the particles moved, the solver rebuilt and evaluated again
+/// (fenced; the ranks start each step together). Each step's times are the slowest rank's.
+template <class Real>
+StepsReport timeSteps(Space const &space, Configuration const &c, Block const &block,
+                      Particles<Real> const &particles, Results<Real> const &results)
+{
+  Options allowed = c.options;
+  allowed.allow_unresolved = true;
+  StepsReport report;
+  report.steps = c.steps;
+  report.move = c.step_move;
+  std::vector<double> seconds, rebuild, partition, trees, evaluate;
+  onEveryRank([&] {
+    kfmm::distributed::DistributedFmm<Real, Memory> solver(MPI_COMM_WORLD, space,
+                                                           particles.positions, allowed);
+    solver.evaluate(space, particles.charges, results.potential, results.field);
+    for (int step = 0; step < c.steps; ++step)
+    {
+      Kokkos::parallel_for(
+          "kfmm::app::move_particles", Kokkos::RangePolicy<Space>(space, 0, particles.size()),
+          MoveParticles{particles.positions, c.step_move, static_cast<std::uint64_t>(block.first),
+                        static_cast<std::uint64_t>(step)});
+      space.fence();
+      MPI_Barrier(MPI_COMM_WORLD);
+      Kokkos::Timer timer;
+      solver.rebuild(space, particles.positions);
+      solver.evaluate(space, particles.charges, results.potential, results.field);
+      space.fence();
+      kfmm::distributed::RankStats const &s = solver.stats();
+      double times[5] = {timer.seconds(), s.build_seconds, s.partition_seconds,
+                         s.essential_trees_seconds, s.evaluate_seconds};
+      MPI_Allreduce(MPI_IN_PLACE, times, 5, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+      seconds.push_back(times[0]);
+      rebuild.push_back(times[1]);
+      partition.push_back(times[2]);
+      trees.push_back(times[3]);
+      evaluate.push_back(times[4]);
+      report.splitters_kept += s.splitters_reused ? 1 : 0;
+    }
+  });
+  if (c.steps > 0)
+  {
+    report.seconds = median(seconds);
+    report.rebuild_seconds = median(rebuild);
+    report.partition_seconds = median(partition);
+    report.essential_trees_seconds = median(trees);
+    report.evaluate_seconds = median(evaluate);
+  }
+  return report;
+}
+
 /// This rank's summary of `runs`: the counts of the last, each time the median.
 RankReport summary(std::vector<RankRun> const &runs)
 {
@@ -408,6 +480,9 @@ int runIn(Configuration const &c, io::ParticleTable const *input)
     report.runs = c.repeat;
   }
   report.per_rank = gatherRankReports(summary(warm.empty() ? first : warm));
+  // The steps move the particles: the check and the output file then see the last step's.
+  if (c.steps > 0)
+    report.steps = timeSteps(space, c, block, particles, results);
 
   // The check and the output file see every particle, in input order, on rank 0.
   Gathered<Real> all;

@@ -317,6 +317,13 @@ void printReport(std::FILE *out, Report const &r)
   if (r.runs > 1 || c.repeat > 0)
     std::fprintf(out, "  runs          first %.6f s; median of the %d after it %.6f s\n",
                  r.first_seconds, r.runs, r.seconds);
+  if (StepsReport const &s = r.steps; s.steps > 0)
+    std::fprintf(out,
+                 "  steps         %d, each particle moved %g: median %.6f s per step (rebuild "
+                 "%.6f s, of it partition %.6f s and essential trees %.6f s; evaluate %.6f s); "
+                 "splitters kept in %d\n",
+                 s.steps, s.move, s.seconds, s.rebuild_seconds, s.partition_seconds,
+                 s.essential_trees_seconds, s.evaluate_seconds, s.splitters_kept);
   std::fprintf(out, "  rate          %.4g particles/s",
                r.seconds > 0 ? static_cast<double>(r.n) / r.seconds : 0.0);
   if (double const near_rate = nearFieldRate(r); near_rate > 0)
@@ -567,6 +574,19 @@ std::string jsonReport(Report const &r)
       j.endObject();
     }
     j.endArray();
+  }
+  if (StepsReport const &s = r.steps; s.steps > 0)
+  {
+    j.beginObject("steps");
+    j.integer("count", static_cast<std::uint64_t>(s.steps));
+    j.number("move", s.move);
+    j.number("seconds", s.seconds);
+    j.number("rebuild_seconds", s.rebuild_seconds);
+    j.number("partition_seconds", s.partition_seconds);
+    j.number("essential_trees_seconds", s.essential_trees_seconds);
+    j.number("evaluate_seconds", s.evaluate_seconds);
+    j.integer("splitters_kept", static_cast<std::uint64_t>(s.splitters_kept));
+    j.endObject();
   }
   j.endObject();
   return j.text();

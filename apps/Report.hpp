@@ -56,6 +56,20 @@ struct RankReport
   double wall_seconds = 0; ///< its own wall time of a run (construct and evaluate)
 };
 
+/// The time steps of a distributed run (--steps): each step's times are the slowest rank's,
+/// and the report gives their medians over the steps.
+struct StepsReport
+{
+  int steps = 0;
+  double move = 0;                    ///< --step-move
+  double seconds = 0;                 ///< a step: rebuild and evaluation
+  double rebuild_seconds = 0;         ///< DistributedFmm::rebuild
+  double partition_seconds = 0;       ///< of the rebuild
+  double essential_trees_seconds = 0; ///< of the rebuild
+  double evaluate_seconds = 0;
+  int splitters_kept = 0; ///< steps whose rebuild kept the previous splitters
+};
+
 struct Report
 {
   Configuration configuration;
@@ -81,6 +95,7 @@ struct Report
   /// of the ranks' wall times, `stats` is rank 0's, and per_rank holds one entry per rank.
   int ranks = 1;
   std::vector<RankReport> per_rank;
+  StepsReport steps; ///< steps 0: none
 };
 
 /// The median of `values` (not empty): the upper one of an even count.

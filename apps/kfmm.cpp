@@ -83,6 +83,12 @@ int main(int argc, char *argv[])
       std::fprintf(stderr, "kfmm: error: %s\n", e.what());
     return exit_usage;
   }
+  if (ranks == 1 && configuration.steps > 0)
+  {
+    std::fprintf(stderr, "kfmm: error: option '--steps' needs more than one MPI rank (on one "
+                         "rank a step is a new solver: --repeat times it)\n");
+    return exit_usage;
+  }
   if (ranks > 1 && !configuration.targets.empty())
   {
     if (root)

@@ -21,7 +21,8 @@
 //     workspace, the smallest free one that fits or a new one, and give() marks the block free
 //     for the next take. kfmm::Fmm leases one for its lifetime: its arrays and its build's
 //     transient arrays come from it, and the transient ones go back as soon as the build no
-//     longer reads them, so that later stages reuse them.
+//     longer reads them, so that later stages reuse them. The distributed solver's local
+//     essential trees lease another, the same way (distributed/LocalEssentialTree.hpp).
 // Blocks given back during a build are reused by kernels queued later on the same execution
 // space instance, which runs them in order, so no synchronisation is needed. Blocks that
 // kernels of a second instance (detail/SideInstance.hpp) may still use are not given back

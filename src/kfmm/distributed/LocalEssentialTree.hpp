@@ -63,6 +63,7 @@
 #include <kfmm/detail/Math.hpp>
 #include <kfmm/detail/ScopedRegion.hpp>
 #include <kfmm/detail/Validation.hpp>
+#include <kfmm/detail/Workspace.hpp>
 #include <kfmm/distributed/detail/Collectives.hpp>
 #include <kfmm/tree/Morton.hpp>
 #include <kfmm/tree/Octree.hpp>
@@ -75,6 +76,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <tuple>
@@ -232,11 +234,11 @@ KOKKOS_INLINE_FUNCTION int findCell(Offsets const &level_offsets, int levels, Ke
 /// The tree's level offsets on the device, for findCell.
 template <class ExecutionSpace, class MemorySpace>
 Kokkos::View<int *, MemorySpace> levelOffsetsOnDevice(ExecutionSpace const &space,
+                                                      kfmm::detail::Workspace<MemorySpace> &memory,
                                                       tree::Octree<MemorySpace> const &tree)
 {
-  Kokkos::View<int *, MemorySpace> offsets(
-      Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "kfmm::distributed::level_offsets"),
-      tree.level_offsets.size());
+  auto const offsets = memory.template take<Kokkos::View<int *, MemorySpace>>(
+      space, "kfmm::distributed::level_offsets", tree.level_offsets.size());
   Kokkos::View<int const *, Kokkos::HostSpace, Kokkos::MemoryUnmanaged> const host(
       tree.level_offsets.data(), tree.level_offsets.size());
   Kokkos::deep_copy(space, offsets, host);
@@ -263,17 +265,18 @@ struct FindCells
 /// The cells of `tree` named by (levels, prefixes), -1 where it has none.
 template <class ExecutionSpace, class MemorySpace>
 Kokkos::View<int *, MemorySpace>
-findCells(ExecutionSpace const &space, tree::Octree<MemorySpace> const &tree,
-          Kokkos::View<int *, MemorySpace> const &levels,
+findCells(ExecutionSpace const &space, kfmm::detail::Workspace<MemorySpace> &memory,
+          tree::Octree<MemorySpace> const &tree, Kokkos::View<int *, MemorySpace> const &levels,
           Kokkos::View<tree::MortonKey *, MemorySpace> const &prefixes)
 {
-  Kokkos::View<int *, MemorySpace> found(
-      Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "kfmm::distributed::found_cells"),
-      levels.extent(0));
-  Kokkos::parallel_for("kfmm::distributed::find_cells",
-                       Kokkos::RangePolicy<ExecutionSpace>(space, 0, levels.extent(0)),
-                       FindCells<MemorySpace>{levelOffsetsOnDevice(space, tree), tree.numLevels(),
-                                              tree.cell_keys, levels, prefixes, found});
+  auto const found = memory.template take<Kokkos::View<int *, MemorySpace>>(
+      space, "kfmm::distributed::found_cells", levels.extent(0));
+  auto offsets = levelOffsetsOnDevice(space, memory, tree);
+  Kokkos::parallel_for(
+      "kfmm::distributed::find_cells",
+      Kokkos::RangePolicy<ExecutionSpace>(space, 0, levels.extent(0)),
+      FindCells<MemorySpace>{offsets, tree.numLevels(), tree.cell_keys, levels, prefixes, found});
+  memory.give(offsets);
   return found;
 }
 
@@ -655,6 +658,8 @@ struct ExchangePlan
 template <class MemorySpace>
 struct EssentialTrees
 {
+  /// Where the arrays below come from: they are views of its blocks, valid while it is held.
+  std::shared_ptr<kfmm::detail::Workspace<MemorySpace>> memory;
   tree::Octree<MemorySpace> own;                  ///< targets: the rank's particles
   tree::Octree<MemorySpace> essential;            ///< sources: the local essential tree
   Kokkos::View<double *[3], MemorySpace> entries; ///< its entries' positions
@@ -674,12 +679,13 @@ std::vector<T> toHostVector(Kokkos::View<T *, MemorySpace> const &view)
 
 /// Device copy of a host array.
 template <class ExecutionSpace, class T>
-Kokkos::View<T *, typename ExecutionSpace::memory_space> toDevice(ExecutionSpace const &space,
-                                                                  std::vector<T> const &values,
-                                                                  std::string const &label)
+Kokkos::View<T *, typename ExecutionSpace::memory_space>
+toDevice(ExecutionSpace const &space,
+         kfmm::detail::Workspace<typename ExecutionSpace::memory_space> &memory,
+         std::vector<T> const &values, std::string const &label)
 {
-  Kokkos::View<T *, typename ExecutionSpace::memory_space> out(
-      Kokkos::view_alloc(space, Kokkos::WithoutInitializing, label), values.size());
+  auto const out = memory.template take<Kokkos::View<T *, typename ExecutionSpace::memory_space>>(
+      space, label, values.size());
   Kokkos::View<T const *, Kokkos::HostSpace, Kokkos::MemoryUnmanaged> const host(values.data(),
                                                                                  values.size());
   Kokkos::deep_copy(space, out, host);
@@ -835,8 +841,14 @@ EssentialTrees<MemorySpace> buildEssentialTrees(MPI_Comm comm, ExecutionSpace co
   MPI_Comm_size(comm, &ranks);
   MPI_Comm_rank(comm, &rank);
   EssentialTrees<MemorySpace> trees;
-  auto const alloc = [&](std::string const &label) {
-    return Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "kfmm::distributed::" + label);
+  // Every array from the trees' pooled workspace, which a later build leases again with
+  // its blocks (detail/Workspace.hpp): a direct allocation and its release on CUDA each wait
+  // for the device. Arrays the evaluation does not read go back once their last kernel is
+  // queued, for later arrays of this build to reuse.
+  trees.memory = kfmm::detail::WorkspacePool<MemorySpace>::shared().lease();
+  kfmm::detail::Workspace<MemorySpace> &memory = *trees.memory;
+  auto const take = [&](auto &view, std::string const &label, auto... extents) {
+    memory.take(space, view, "kfmm::distributed::" + label, extents...);
   };
   // Time in MPI calls, the device's work before them finished first.
   auto const communicate = [&](auto &&call) {
@@ -856,8 +868,10 @@ EssentialTrees<MemorySpace> buildEssentialTrees(MPI_Comm comm, ExecutionSpace co
   // Step 1: the ranks' key spans, then the own tree.
   beginStep("own_tree");
   std::int64_t const n = static_cast<std::int64_t>(own.extent(0));
-  Kokkos::View<tree::MortonKey *, MemorySpace> own_keys(alloc("own_keys"), n);
-  Kokkos::View<std::uint32_t *, MemorySpace> own_order(alloc("own_order"), n);
+  Kokkos::View<tree::MortonKey *, MemorySpace> own_keys;
+  take(own_keys, "own_keys", n);
+  Kokkos::View<std::uint32_t *, MemorySpace> own_order;
+  take(own_order, "own_order", n);
   tree::computeMortonKeys(space, cube, own, own_keys);
   kfmm::detail::streamFor("kfmm::distributed::own_identity", space, n,
                           tree::detail::IdentityPermutation<MemorySpace>{own_order});
@@ -871,9 +885,8 @@ EssentialTrees<MemorySpace> buildEssentialTrees(MPI_Comm comm, ExecutionSpace co
   std::vector<RankSpan> spans;
   communicate([&] { spans = allGatherv(comm, std::vector<RankSpan>{{n, first, last}}); });
   Neighbours const neighbours = neighboursOf(spans, rank);
-  tree::sortPairs(space, own_keys, own_order, 3 * tree::max_level);
-  trees.own = tree::detail::buildCells(space, kfmm::detail::Workspace<MemorySpace>::direct(), own,
-                                       cube, own_keys, own_order,
+  tree::detail::sortPairs(space, own_keys, own_order, 3 * tree::max_level, memory);
+  trees.own = tree::detail::buildCells(space, memory, own, cube, own_keys, own_order,
                                        SplitOwnCells{leaf_size, neighbours});
   tree::Octree<MemorySpace> &mine = trees.own;
 
@@ -885,11 +898,12 @@ EssentialTrees<MemorySpace> buildEssentialTrees(MPI_Comm comm, ExecutionSpace co
   std::vector<tree::MortonKey> shared_prefixes(num_shared);
   for (int q = 0; q < num_shared; ++q)
     std::tie(shared_levels[q], shared_prefixes[q]) = shared[q];
-  auto const shared_levels_d = toDevice(space, shared_levels, "kfmm::distributed::shared_levels");
-  auto const shared_prefixes_d =
-      toDevice(space, shared_prefixes, "kfmm::distributed::shared_prefixes");
-  auto const shared_here = findCells(space, mine, shared_levels_d, shared_prefixes_d);
-  Kokkos::View<double *, MemorySpace> shared_radii(alloc("shared_radii"), num_shared);
+  auto shared_levels_d = toDevice(space, memory, shared_levels, "kfmm::distributed::shared_levels");
+  auto shared_prefixes_d =
+      toDevice(space, memory, shared_prefixes, "kfmm::distributed::shared_prefixes");
+  auto shared_here = findCells(space, memory, mine, shared_levels_d, shared_prefixes_d);
+  Kokkos::View<double *, MemorySpace> shared_radii;
+  take(shared_radii, "shared_radii", num_shared);
   Kokkos::parallel_for("kfmm::distributed::shared_radii", Policy(space, 0, num_shared),
                        GetRadii<MemorySpace>{shared_here, mine.radius, shared_radii});
   std::vector<double> radii = toHostVector(shared_radii);
@@ -900,6 +914,10 @@ EssentialTrees<MemorySpace> buildEssentialTrees(MPI_Comm comm, ExecutionSpace co
                         radii.data(), radii.size()));
   Kokkos::parallel_for("kfmm::distributed::set_shared_radii", Policy(space, 0, num_shared),
                        SetRadii<MemorySpace>{shared_here, shared_radii, mine.radius});
+  memory.give(shared_levels_d);
+  memory.give(shared_prefixes_d);
+  memory.give(shared_here);
+  memory.give(shared_radii);
 
   // Step 3: every rank's region.
   beginStep("regions");
@@ -908,11 +926,13 @@ EssentialTrees<MemorySpace> buildEssentialTrees(MPI_Comm comm, ExecutionSpace co
   RegionNodes<MemorySpace> const nodes{
       roots,           mine.child_count, mine.first_child, mine.particle_begin, mine.particle_end,
       region_particles};
-  Kokkos::View<int *, MemorySpace> node_of(alloc("region_node_of"), num_cells);
+  Kokkos::View<int *, MemorySpace> node_of;
+  take(node_of, "region_node_of", num_cells);
   int num_balls = 0;
   Kokkos::parallel_scan("kfmm::distributed::number_region_nodes", Policy(space, 0, num_cells),
                         NumberRegionNodes<MemorySpace>{nodes, node_of}, num_balls);
-  Kokkos::View<Ball *, MemorySpace> region_balls(alloc("region"), num_balls);
+  Kokkos::View<Ball *, MemorySpace> region_balls;
+  take(region_balls, "region", num_balls);
   Kokkos::parallel_for(
       "kfmm::distributed::describe_region_nodes", Policy(space, 0, num_cells),
       DescribeRegionNodes<MemorySpace>{nodes, node_of, mine.centre, mine.radius, region_balls});
@@ -922,6 +942,8 @@ EssentialTrees<MemorySpace> buildEssentialTrees(MPI_Comm comm, ExecutionSpace co
     all_balls = allGatherv(comm, toHostVector(region_balls));
     balls_per_rank = allGatherv(comm, std::vector<std::int64_t>{num_balls});
   });
+  memory.give(node_of);
+  memory.give(region_balls);
 
   // Step 4: what this rank sends to each rank that has particles.
   beginStep("select_sent");
@@ -932,24 +954,20 @@ EssentialTrees<MemorySpace> buildEssentialTrees(MPI_Comm comm, ExecutionSpace co
   ExchangePlan<MemorySpace> &plan = trees.plan;
   plan.ghost_send.assign(ranks, 0);
   plan.pruned_send.assign(ranks, 0);
-  Kokkos::View<std::uint8_t *, MemorySpace> opened(alloc("opened"), num_cells);
+  Kokkos::View<std::uint8_t *, MemorySpace> opened;
+  take(opened, "opened", num_cells);
+  // Every rank's region on the device at once; rank r's is the r-th range.
+  auto regions = toDevice(space, memory, all_balls, "kfmm::distributed::regions");
   std::size_t region_begin = 0;
   for (int r = 0; r < ranks; ++r)
   {
     std::size_t const region_end = region_begin + static_cast<std::size_t>(balls_per_rank[r]);
-    std::vector<Ball> const region(all_balls.begin() + region_begin,
-                                   all_balls.begin() + region_end);
+    auto const region = Kokkos::subview(regions, std::make_pair(region_begin, region_end));
     region_begin = region_end;
     if (r == rank || spans[r].count == 0 || n == 0)
       continue;
-    OpenCells<MemorySpace> const open{roots,
-                                      mine.child_count,
-                                      mine.centre,
-                                      mine.radius,
-                                      toDevice(space, region, "kfmm::distributed::region"),
-                                      theta,
-                                      separation,
-                                      opened};
+    OpenCells<MemorySpace> const open{roots, mine.child_count, mine.centre, mine.radius, region,
+                                      theta, separation,       opened};
     // Level by level: a cell opens only below an opened parent.
     for (int l = 0; l < mine.numLevels(); ++l)
       Kokkos::parallel_for("kfmm::distributed::open_cells",
@@ -959,17 +977,20 @@ EssentialTrees<MemorySpace> buildEssentialTrees(MPI_Comm comm, ExecutionSpace co
       int count = 0;
       Kokkos::parallel_scan("kfmm::distributed::count_sent", Policy(space, 0, num_cells),
                             CompactSent<MemorySpace>{sent, kind, {}}, count);
-      Kokkos::View<int *, MemorySpace> cells(alloc(label), count);
+      Kokkos::View<int *, MemorySpace> cells;
+      take(cells, label, count);
       Kokkos::parallel_scan("kfmm::distributed::compact_sent", Policy(space, 0, num_cells),
                             CompactSent<MemorySpace>{sent, kind, cells});
       return cells;
     };
-    auto const pruned = compact(1, "pruned_cells");
-    auto const leaves = compact(2, "ghost_leaves");
+    auto pruned = compact(1, "pruned_cells");
+    auto leaves = compact(2, "ghost_leaves");
     int const num_pruned = static_cast<int>(pruned.extent(0));
     int const num_leaves = static_cast<int>(leaves.extent(0));
 
-    Kokkos::View<PrunedCell *, MemorySpace> described(alloc("pruned"), num_pruned);
+    Kokkos::View<PrunedCell *, MemorySpace> described;
+
+    take(described, "pruned", num_pruned);
     Kokkos::parallel_for("kfmm::distributed::describe_pruned", Policy(space, 0, num_pruned),
                          DescribePruned<MemorySpace>{pruned, mine.cell_keys, mine.level,
                                                      mine.particle_begin, mine.particle_end,
@@ -980,15 +1001,19 @@ EssentialTrees<MemorySpace> buildEssentialTrees(MPI_Comm comm, ExecutionSpace co
     pruned_cells_out.insert(pruned_cells_out.end(), pruned_host.begin(), pruned_host.end());
     plan.pruned_send[r] = num_pruned;
 
-    Kokkos::View<std::int64_t *, MemorySpace> ghost_first(alloc("ghost_first"), num_leaves + 1);
+    Kokkos::View<std::int64_t *, MemorySpace> ghost_first;
+
+    take(ghost_first, "ghost_first", num_leaves + 1);
     std::int64_t num_ghosts = 0;
     Kokkos::deep_copy(space, ghost_first, 0);
     Kokkos::parallel_scan(
         "kfmm::distributed::place_ghosts", Policy(space, 0, num_leaves),
         PlaceGhosts<MemorySpace>{leaves, mine.particle_begin, mine.particle_end, ghost_first},
         num_ghosts);
-    Kokkos::View<std::uint32_t *, MemorySpace> sources(alloc("ghost_sources"), num_ghosts);
-    Kokkos::View<Point *, MemorySpace> points(alloc("ghost_points"), num_ghosts);
+    Kokkos::View<std::uint32_t *, MemorySpace> sources;
+    take(sources, "ghost_sources", num_ghosts);
+    Kokkos::View<Point *, MemorySpace> points;
+    take(points, "ghost_points", num_ghosts);
     if (num_leaves > 0)
       Kokkos::parallel_for(
           "kfmm::distributed::gather_ghosts",
@@ -1000,8 +1025,18 @@ EssentialTrees<MemorySpace> buildEssentialTrees(MPI_Comm comm, ExecutionSpace co
     auto const sources_host = toHostVector(sources);
     ghost_sources_out.insert(ghost_sources_out.end(), sources_host.begin(), sources_host.end());
     plan.ghost_send[r] = num_ghosts;
+    // Every kernel that read them is queued on `space` (the copies above waited for them).
+    memory.give(pruned);
+    memory.give(leaves);
+    memory.give(described);
+    memory.give(ghost_first);
+    memory.give(sources);
+    memory.give(points);
   }
-  plan.ghost_sources = toDevice(space, ghost_sources_out, "kfmm::distributed::ghost_sources");
+  memory.give(opened);
+  memory.give(regions);
+  plan.ghost_sources =
+      toDevice(space, memory, ghost_sources_out, "kfmm::distributed::ghost_sources");
 
   beginStep("exchange_sent");
   std::vector<PrunedCell> pruned_in;
@@ -1020,28 +1055,32 @@ EssentialTrees<MemorySpace> buildEssentialTrees(MPI_Comm comm, ExecutionSpace co
   std::int64_t const particles = n + plan.ghosts;
   int const num_pruned = static_cast<int>(pruned_in.size());
   std::int64_t const entries = particles + num_pruned;
-  trees.entries = Kokkos::View<double *[3], MemorySpace>(alloc("entries"), entries);
+  take(trees.entries, "entries", entries);
   Kokkos::parallel_for("kfmm::distributed::copy_own", Policy(space, 0, n),
                        CopyOwn<MemorySpace>{own, trees.entries});
-  Kokkos::parallel_for(
-      "kfmm::distributed::place_ghost_points", Policy(space, 0, plan.ghosts),
-      PlaceGhostPoints<MemorySpace>{toDevice(space, ghosts_in, "kfmm::distributed::ghosts"), n,
-                                    trees.entries});
-  auto const pruned = toDevice(space, pruned_in, "kfmm::distributed::pruned_in");
-  Kokkos::View<int *, MemorySpace> pruned_levels(alloc("pruned_levels"), num_pruned);
+  auto ghosts = toDevice(space, memory, ghosts_in, "kfmm::distributed::ghosts");
+  Kokkos::parallel_for("kfmm::distributed::place_ghost_points", Policy(space, 0, plan.ghosts),
+                       PlaceGhostPoints<MemorySpace>{ghosts, n, trees.entries});
+  memory.give(ghosts);
+  auto pruned = toDevice(space, memory, pruned_in, "kfmm::distributed::pruned_in");
+  Kokkos::View<int *, MemorySpace> pruned_levels;
+  take(pruned_levels, "pruned_levels", num_pruned);
   Kokkos::parallel_for(
       "kfmm::distributed::place_pruned", Policy(space, 0, num_pruned),
       PlacePruned<MemorySpace>{cube, pruned, particles, trees.entries, pruned_levels});
-  Kokkos::View<tree::MortonKey *, MemorySpace> keys(alloc("entry_keys"), entries);
-  Kokkos::View<std::uint32_t *, MemorySpace> order(alloc("entry_order"), entries);
+  Kokkos::View<tree::MortonKey *, MemorySpace> keys;
+  take(keys, "entry_keys", entries);
+  Kokkos::View<std::uint32_t *, MemorySpace> order;
+  take(order, "entry_order", entries);
   Kokkos::parallel_for("kfmm::distributed::entry_keys", Policy(space, 0, entries),
                        EntryKeys<MemorySpace>{cube, trees.entries, pruned, particles, keys, order});
-  tree::sortPairs(space, keys, order, 3 * tree::max_level);
-  Kokkos::View<std::int64_t *, MemorySpace> weight_before(alloc("weight_before"), entries + 1);
+  tree::detail::sortPairs(space, keys, order, 3 * tree::max_level, memory);
+  Kokkos::View<std::int64_t *, MemorySpace> weight_before;
+  take(weight_before, "weight_before", entries + 1);
   Kokkos::deep_copy(space, weight_before, 0);
   Kokkos::parallel_scan("kfmm::distributed::weight_before", Policy(space, 0, entries),
                         WeightBefore<MemorySpace>{order, pruned, particles, weight_before});
-  plan.pruned_targets = Kokkos::View<int *, MemorySpace>(alloc("pruned_targets"), num_pruned);
+  take(plan.pruned_targets, "pruned_targets", num_pruned);
   Kokkos::deep_copy(space, plan.pruned_targets, -1);
   int misplaced = 0;
   // The leaves' radii as measured, then those of the leaves that stand for pruned cells.
@@ -1055,19 +1094,27 @@ EssentialTrees<MemorySpace> buildEssentialTrees(MPI_Comm comm, ExecutionSpace co
         misplaced);
   };
   trees.essential = tree::detail::buildCells(
-      space, kfmm::detail::Workspace<MemorySpace>::direct(), trees.entries, cube, keys, order,
+      space, memory, trees.entries, cube, keys, order,
       SplitEssentialCells<MemorySpace>{leaf_size, weight_before, order, pruned_levels, particles},
       measure_leaf_radii);
+  memory.give(pruned);
+  memory.give(pruned_levels);
+  memory.give(weight_before);
 
   // The cells of the essential tree whose multipoles this rank sends: its own pruned cells.
   int const sent_pruned = static_cast<int>(pruned_cells_out.size());
-  auto const sent_cells = toDevice(space, pruned_cells_out, "kfmm::distributed::sent_cells");
-  Kokkos::View<int *, MemorySpace> sent_levels(alloc("sent_levels"), sent_pruned);
-  Kokkos::View<tree::MortonKey *, MemorySpace> sent_prefixes(alloc("sent_prefixes"), sent_pruned);
+  auto sent_cells = toDevice(space, memory, pruned_cells_out, "kfmm::distributed::sent_cells");
+  Kokkos::View<int *, MemorySpace> sent_levels;
+  take(sent_levels, "sent_levels", sent_pruned);
+  Kokkos::View<tree::MortonKey *, MemorySpace> sent_prefixes;
+  take(sent_prefixes, "sent_prefixes", sent_pruned);
   Kokkos::parallel_for(
       "kfmm::distributed::name_sent_cells", Policy(space, 0, sent_pruned),
       NameCells<MemorySpace>{sent_cells, mine.level, mine.cell_keys, sent_levels, sent_prefixes});
-  plan.pruned_sources = findCells(space, trees.essential, sent_levels, sent_prefixes);
+  plan.pruned_sources = findCells(space, memory, trees.essential, sent_levels, sent_prefixes);
+  memory.give(sent_cells);
+  memory.give(sent_levels);
+  memory.give(sent_prefixes);
   int missing = 0;
   Kokkos::parallel_reduce("kfmm::distributed::count_missing_targets", Policy(space, 0, num_pruned),
                           CountMissing<MemorySpace>{plan.pruned_targets}, missing);
