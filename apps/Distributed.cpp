@@ -205,6 +205,10 @@ std::vector<T> gatherToRoot(std::vector<T> const &local)
   return all;
 }
 
+/// Each of a rank's particles' row in the input (the generators' or the file's order): the
+/// time steps move particles between ranks.
+using InputRows = Kokkos::View<std::int64_t *, Memory>;
+
 /// All ranks' particles and results on rank 0 in input order (collective), as Views of the
 /// default memory space for the check and host Views for the output file.
 template <class Real>
@@ -214,13 +218,17 @@ struct Gathered
   Results<Real> results;
 };
 
+/// `input_rows` null: each rank holds its block of the input, in order.
 template <class Real>
-Gathered<Real> gatherAll(Particles<Real> const &particles, Results<Real> const &results)
+Gathered<Real> gatherAll(Particles<Real> const &particles, Results<Real> const &results,
+                         InputRows const *input_rows)
 {
   auto const x = gatherToRoot(rowsOnHost(particles.positions));
   auto const q = gatherToRoot(rowsOnHost(particles.charges));
   auto const phi = gatherToRoot(rowsOnHost(results.potential));
   auto const g = gatherToRoot(rowsOnHost(results.field));
+  auto const rows = input_rows ? gatherToRoot(rowsOnHost(*input_rows))
+                               : std::vector<std::int64_t>{};
   Gathered<Real> all;
   if (worldRank() != 0)
     return all;
@@ -231,15 +239,16 @@ Gathered<Real> gatherAll(Particles<Real> const &particles, Results<Real> const &
   auto q_h = Kokkos::create_mirror_view(all.particles.charges);
   auto phi_h = Kokkos::create_mirror_view(all.results.potential);
   auto g_h = Kokkos::create_mirror_view(all.results.field);
-  for (std::size_t i = 0; i < n; ++i)
+  for (std::size_t k = 0; k < n; ++k)
   {
+    std::size_t const i = rows.empty() ? k : static_cast<std::size_t>(rows[k]);
     for (int c = 0; c < 3; ++c)
     {
-      x_h(i, c) = x[3 * i + c];
-      g_h(i, c) = g[3 * i + c];
+      x_h(i, c) = x[3 * k + c];
+      g_h(i, c) = g[3 * k + c];
     }
-    q_h(i) = q[i];
-    phi_h(i) = phi[i];
+    q_h(i) = q[k];
+    phi_h(i) = phi[k];
   }
   Kokkos::deep_copy(all.particles.positions, x_h);
   Kokkos::deep_copy(all.particles.charges, q_h);
@@ -290,51 +299,87 @@ RankRun solveOnce(Space const &space, Options const &options, Particles<Real> co
   return run;
 }
 
-/// Moves particle i (of global index first + i) by `distance` in a direction uniform on the
-/// sphere, drawn from its index and the step as the generators draw particles.
+/// Particle i's row in the input: first + i (a rank's block).
+struct BlockRows
+{
+  InputRows rows;
+  std::int64_t first;
+
+  KOKKOS_INLINE_FUNCTION void operator()(std::size_t i) const
+  {
+    rows(i) = first + static_cast<std::int64_t>(i);
+  }
+};
+
+/// Moves particle i by `distance` in a direction uniform on the sphere, drawn from its input
+/// row and the step as the generators draw particles.
 struct MoveParticles
 {
   Positions positions;
   double distance;
-  std::uint64_t first;
+  InputRows input_rows;
   std::uint64_t step;
 
   KOKKOS_INLINE_FUNCTION void operator()(std::size_t i) const
   {
+    auto const row = static_cast<std::uint64_t>(input_rows(i));
     double d[3];
-    kfmm::detail::unitSphere(kfmm::detail::uniform01(step, first + i, 0),
-                             kfmm::detail::uniform01(step, first + i, 1), d[0], d[1], d[2]);
+    kfmm::detail::unitSphere(kfmm::detail::uniform01(step, row, 0),
+                             kfmm::detail::uniform01(step, row, 1), d[0], d[1], d[2]);
     for (int k = 0; k < 3; ++k)
       positions(i, k) += distance * d[k];
   }
 };
 
-/// The time steps of --steps after the runs (collective): a solver built and evaluated on the
-/// particles, then per step the particles moved, the solver rebuilt and evaluated again
-/// (fenced; the ranks start each step together). Each step's times are the slowest rank's.
+/// Rows of a per-particle View (N x 3 or N) moved to the ranks that own its particles after
+/// the solver's last build (collective).
+template <class Solver, class View>
+View takenOver(Solver const &solver, Space const &space, View const &mine)
+{
+  View owned(Kokkos::view_alloc(Kokkos::WithoutInitializing, mine.label()), solver.ownedCount());
+  solver.toOwners(space, mine, owned);
+  return owned;
+}
+
+/// The time steps of --steps after the runs (collective), as a simulation runs them (README):
+/// a solver built on the particles, then per step the particles moved, each rank taking over
+/// the particles the last build gave it (positions, charges, input rows: `particles`,
+/// `results` and `input_rows` end as the last step's), the solver rebuilt on them and
+/// evaluated (fenced; the ranks start each step together). Each step's times are the slowest
+/// rank's.
 template <class Real>
 StepsReport timeSteps(Space const &space, Configuration const &c, Block const &block,
-                      Particles<Real> const &particles, Results<Real> const &results)
+                      Particles<Real> &particles, Results<Real> &results, InputRows &input_rows)
 {
   Options allowed = c.options;
   allowed.allow_unresolved = true;
   StepsReport report;
   report.steps = c.steps;
   report.move = c.step_move;
-  std::vector<double> seconds, rebuild, partition, trees, evaluate;
+  std::vector<double> seconds, rebuild, partition, trees, evaluate, sent;
   onEveryRank([&] {
     kfmm::distributed::DistributedFmm<Real, Memory> solver(MPI_COMM_WORLD, space,
                                                            particles.positions, allowed);
-    solver.evaluate(space, particles.charges, results.potential, results.field);
+    input_rows = InputRows(Kokkos::view_alloc(Kokkos::WithoutInitializing,
+                                              std::string("kfmm::app::input_rows")),
+                           particles.size());
+    Kokkos::parallel_for("kfmm::app::block_rows",
+                         Kokkos::RangePolicy<Space>(space, 0, particles.size()),
+                         BlockRows{input_rows, static_cast<std::int64_t>(block.first)});
     for (int step = 0; step < c.steps; ++step)
     {
       Kokkos::parallel_for(
           "kfmm::app::move_particles", Kokkos::RangePolicy<Space>(space, 0, particles.size()),
-          MoveParticles{particles.positions, c.step_move, static_cast<std::uint64_t>(block.first),
+          MoveParticles{particles.positions, c.step_move, input_rows,
                         static_cast<std::uint64_t>(step)});
       space.fence();
       MPI_Barrier(MPI_COMM_WORLD);
       Kokkos::Timer timer;
+      particles.positions = takenOver(solver, space, particles.positions);
+      particles.charges = takenOver(solver, space, particles.charges);
+      input_rows = takenOver(solver, space, input_rows);
+      if (results.potential.extent(0) != particles.size())
+        results = allocateResults<Real>(particles.size());
       solver.rebuild(space, particles.positions);
       solver.evaluate(space, particles.charges, results.potential, results.field);
       space.fence();
@@ -342,6 +387,9 @@ StepsReport timeSteps(Space const &space, Configuration const &c, Block const &b
       double times[5] = {timer.seconds(), s.build_seconds, s.partition_seconds,
                          s.essential_trees_seconds, s.evaluate_seconds};
       MPI_Allreduce(MPI_IN_PLACE, times, 5, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+      double sent_now = static_cast<double>(s.sent_particles);
+      MPI_Allreduce(MPI_IN_PLACE, &sent_now, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+      sent.push_back(sent_now);
       seconds.push_back(times[0]);
       rebuild.push_back(times[1]);
       partition.push_back(times[2]);
@@ -357,6 +405,7 @@ StepsReport timeSteps(Space const &space, Configuration const &c, Block const &b
     report.partition_seconds = median(partition);
     report.essential_trees_seconds = median(trees);
     report.evaluate_seconds = median(evaluate);
+    report.sent_particles = median(sent);
   }
   return report;
 }
@@ -480,14 +529,17 @@ int runIn(Configuration const &c, io::ParticleTable const *input)
     report.runs = c.repeat;
   }
   report.per_rank = gatherRankReports(summary(warm.empty() ? first : warm));
-  // The steps move the particles: the check and the output file then see the last step's.
+  // The steps move the particles, and between ranks: the check and the output file then see
+  // the last step's, put back in input order.
+  InputRows input_rows;
   if (c.steps > 0)
-    report.steps = timeSteps(space, c, block, particles, results);
+    report.steps = timeSteps(space, c, block, particles, results, input_rows);
 
   // The check and the output file see every particle, in input order, on rank 0.
   Gathered<Real> all;
   if (c.check > 0 || !c.output.empty())
-    onEveryRank([&] { all = gatherAll(particles, results); });
+    onEveryRank(
+        [&] { all = gatherAll(particles, results, c.steps > 0 ? &input_rows : nullptr); });
   if (c.check > 0)
     onEveryRank([&] {
       if (root)

@@ -321,9 +321,10 @@ void printReport(std::FILE *out, Report const &r)
     std::fprintf(out,
                  "  steps         %d, each particle moved %g: median %.6f s per step (rebuild "
                  "%.6f s, of it partition %.6f s and essential trees %.6f s; evaluate %.6f s); "
-                 "splitters kept in %d\n",
+                 "splitters kept in %d; particles sent to other ranks per step %.0f\n",
                  s.steps, s.move, s.seconds, s.rebuild_seconds, s.partition_seconds,
-                 s.essential_trees_seconds, s.evaluate_seconds, s.splitters_kept);
+                 s.essential_trees_seconds, s.evaluate_seconds, s.splitters_kept,
+                 s.sent_particles);
   std::fprintf(out, "  rate          %.4g particles/s",
                r.seconds > 0 ? static_cast<double>(r.n) / r.seconds : 0.0);
   if (double const near_rate = nearFieldRate(r); near_rate > 0)
@@ -586,6 +587,7 @@ std::string jsonReport(Report const &r)
     j.number("essential_trees_seconds", s.essential_trees_seconds);
     j.number("evaluate_seconds", s.evaluate_seconds);
     j.integer("splitters_kept", static_cast<std::uint64_t>(s.splitters_kept));
+    j.number("sent_particles", s.sent_particles);
     j.endObject();
   }
   j.endObject();

@@ -68,6 +68,9 @@ struct StepsReport
   double essential_trees_seconds = 0; ///< of the rebuild
   double evaluate_seconds = 0;
   int splitters_kept = 0; ///< steps whose rebuild kept the previous splitters
+  /// Particles a step's rebuild sent to other ranks, summed over the ranks (median over the
+  /// steps): those that crossed a range boundary.
+  double sent_particles = 0;
 };
 
 struct Report

@@ -3,7 +3,9 @@
 // of the double-precision direct sum, on uniform, Plummer and ellipsoid-surface particles
 // with an empty rank, all particles on one rank and the same coordinates on different ranks;
 // a rebuild after a time step (DistributedFmm::rebuild), with the previous partition kept and
-// with a move that forces a new one, equal to a new solver of the moved particles; bad input on
+// with a move that forces a new one, equal to a new solver of the moved particles; time steps
+// on the particles each rank took over (DistributedFmm::toOwners), which stay on their rank
+// unless they cross a range boundary; bad input on
 // one rank, the same message on every rank, and the solver usable afterwards. A hidden case
 // ([.timing]) times a build, a rebuild and an evaluation.
 #include <kfmm/Fmm.hpp>
@@ -326,6 +328,86 @@ TEMPLATE_LIST_TEST_CASE("distributed FMM: a rebuild after a time step equals a n
   }
 }
 
+TEMPLATE_LIST_TEST_CASE("distributed FMM: time steps on the particles each rank took over",
+                        "[mpi][fmm][rebuild]", kfmm::test::Configs)
+{
+  using Real = typename TestType::real_type;
+  using Memory = typename TestType::memory_space;
+  typename TestType::execution_space space;
+  int rank = 0, ranks = 1;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &ranks);
+  constexpr bool single = kfmm::test::isFloat<Real>;
+  kfmm::Options options;
+  options.order = single ? 5 : 7;
+  options.theta = 0.5;
+  options.leaf_size = 24;
+  double const bound = single ? 2e-6 : 1e-13; // as in the rebuild test above
+  CAPTURE(rank, ranks);
+
+  // Interleaved over the ranks, so that nearly every particle has another owner.
+  std::size_t const n = 2400;
+  auto const [all_x_h, all_q_h] = wholeProblem(space, kfmm::Distribution::plummer, n, 0, 53);
+  std::vector<std::size_t> mine;
+  for (std::size_t i = static_cast<std::size_t>(rank); i < n; i += static_cast<std::size_t>(ranks))
+    mine.push_back(i);
+  auto const x = rowsOf<Memory>(all_x_h, mine);
+  auto const q = rowsOf<Memory>(all_q_h, mine);
+  kfmm::distributed::DistributedFmm<Real, Memory> solver(MPI_COMM_WORLD, space, x, options);
+  auto const given = fieldOf(solver, space, q);
+  std::size_t const mine_sent = ranks > 1 ? solver.stats().sent_particles : 0;
+  CAPTURE(mine_sent, mine.size());
+  CHECK(solver.stats().sent_particles <= mine.size());
+  if (ranks > 1)
+    CHECK(solver.stats().sent_particles > 0);
+
+  // Each rank takes over the particles it owns: positions, charges, and (to compare) the field
+  // the caller got for them, as a simulation would its velocities.
+  std::size_t const owned = solver.ownedCount();
+  CHECK(owned == solver.stats().particles);
+  Kokkos::View<double *[3], Memory> owned_x("kfmm::test::owned_x", owned);
+  Kokkos::View<double *, Memory> owned_q("kfmm::test::owned_q", owned);
+  Kokkos::View<Real *[3], Memory> given_field("kfmm::test::given_field", mine.size());
+  Kokkos::View<Real *[3], Memory> owned_given("kfmm::test::owned_given", owned);
+  Kokkos::deep_copy(given_field, given);
+  solver.toOwners(space, x, owned_x);
+  solver.toOwners(space, q, owned_q);
+  solver.toOwners(space, given_field, owned_given);
+  std::int64_t total = static_cast<std::int64_t>(owned);
+  MPI_Allreduce(MPI_IN_PLACE, &total, 1, MPI_INT64_T, MPI_SUM, MPI_COMM_WORLD);
+  CHECK(total == static_cast<std::int64_t>(n));
+
+  // Unmoved, they all stay where they are, and their results are the ones given before.
+  solver.rebuild(space, owned_x);
+  CHECK(solver.stats().splitters_reused);
+  CHECK(solver.stats().sent_particles == 0);
+  CHECK(solver.size() == owned);
+  auto const again = fieldOf(solver, space, owned_q);
+  auto const owned_given_h = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, owned_given);
+  double const unmoved = globalRelativeL2(again, owned_given_h, identityRows(owned));
+  CAPTURE(unmoved);
+  CHECK(unmoved <= bound);
+
+  // Moved by a smooth function of position (1e-3 of the box at most): a few particles cross a
+  // range boundary; the results equal a new solver's of the moved particles.
+  auto moved_h = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, owned_x);
+  for (std::size_t k = 0; k < owned; ++k)
+    for (int c = 0; c < 3; ++c)
+      moved_h(k, c) += 1e-3 * std::sin(3 * moved_h(k, (c + 1) % 3) + c);
+  Kokkos::deep_copy(owned_x, moved_h);
+  solver.rebuild(space, owned_x);
+  std::int64_t sent = static_cast<std::int64_t>(solver.stats().sent_particles);
+  MPI_Allreduce(MPI_IN_PLACE, &sent, 1, MPI_INT64_T, MPI_SUM, MPI_COMM_WORLD);
+  CAPTURE(sent);
+  CHECK(sent < static_cast<std::int64_t>(n / 10));
+  auto const stepped = fieldOf(solver, space, owned_q);
+  kfmm::distributed::DistributedFmm<Real, Memory> fresh(MPI_COMM_WORLD, space, owned_x, options);
+  auto const expected = fieldOf(fresh, space, owned_q);
+  double const difference = globalRelativeL2(stepped, expected, identityRows(owned));
+  CAPTURE(difference);
+  CHECK(difference <= bound);
+}
+
 TEMPLATE_LIST_TEST_CASE("distributed FMM: bad input on one rank, one message on every rank",
                         "[mpi][fmm][validation]", kfmm::test::Configs)
 {
@@ -355,8 +437,8 @@ TEMPLATE_LIST_TEST_CASE("distributed FMM: bad input on one rank, one message on 
   Solver solver(MPI_COMM_WORLD, space, x);
   auto const before = fieldOf(solver, space, q);
 
-  // A rebuild with a NaN position, with one particle fewer, with N x 2 positions, each on the
-  // last rank alone.
+  // A rebuild with a NaN position, with N x 2 positions, values to the owners with one row
+  // fewer, each on the last rank alone.
   Kokkos::View<Real *[3], Memory> nan_x("kfmm::test::nan_x", n);
   Kokkos::deep_copy(nan_x, x);
   if (rank == bad_rank)
@@ -364,14 +446,16 @@ TEMPLATE_LIST_TEST_CASE("distributed FMM: bad input on one rank, one message on 
   CHECK_THROWS_WITH(solver.rebuild(space, nan_x),
                     Catch::Matchers::Equals(repartition + "argument 'positions' holds a NaN or "
                                                           "infinite value at index 11"));
-  auto const fewer = Kokkos::subview(
-      x, Kokkos::make_pair(std::size_t(0), rank == bad_rank ? n - 1 : n), Kokkos::ALL);
-  CHECK_THROWS_WITH(solver.rebuild(space, fewer),
-                    Catch::Matchers::StartsWith(repartition + "argument 'positions' has extent " +
-                                                std::to_string(n - 1)));
   CHECK_THROWS_WITH(solver.rebuild(space, flat),
                     Catch::Matchers::Equals(repartition + "argument 'positions' must be N x 3, "
                                                           "got N x 2"));
+  auto const fewer =
+      Kokkos::subview(q, Kokkos::make_pair(std::size_t(0), rank == bad_rank ? n - 1 : n));
+  Kokkos::View<Real *, Memory> owned_q("kfmm::test::owned_q", solver.ownedCount());
+  CHECK_THROWS_WITH(solver.toOwners(space, fewer, owned_q),
+                    Catch::Matchers::StartsWith("kfmm::distributed::MortonPartition::toOwners: "
+                                                "expected " +
+                                                std::to_string(n) + " rows in"));
 
   // A field of the wrong shape on the last rank.
   Kokkos::View<Real *, Memory> phi("kfmm::test::phi", n);

@@ -34,12 +34,17 @@
 // rank, every rank throws the same kfmm::Exception (detail/Collectives.hpp's
 // requireOnAllRanks), with no hang.
 //
-// Time steps: rebuild() takes the same particles at new positions and builds again from the
+// Time steps: rebuild() takes the particles at new positions and builds again from the
 // previous build: MortonPartition::repartition keeps the key splitters while they still
 // balance the counts (within 10 % of the mean by default; otherwise it samples new ones), and
 // the communicator, the exchanges' buffers and the solver's pooled workspace carry over. The
 // trees, the local essential tree and the lists are built afresh, so a rebuild's results are
-// those of a new solver of the moved particles (tests/tstDistributedSteps.cpp).
+// those of a new solver of the moved particles (tests/tstDistributedSteps.cpp). A simulation
+// whose ranks take over the particles they own (toOwners: positions, charges, velocities, any
+// per-particle value) and pass those from then on has its particles' positions, charges and
+// results copied on the device, not sent: only the particles that crossed a range boundary
+// since travel (RankStats::sent_particles), as in codes that migrate particles to their
+// domain's rank every step.
 //
 // Balance: the ranges hold equal particle counts, or equal work given per particle (the
 // weighted constructor; particleWork() gives the work a solver's lists count).
@@ -91,6 +96,9 @@ struct RankStats
 {
   Stats solver;
   std::size_t particles = 0;    ///< owned after the partition
+  /// Of the caller's particles on this rank, those the partition sent to other ranks (through
+  /// MPI); near zero when the caller passes the particles it owned (DistributedFmm::toOwners).
+  std::size_t sent_particles = 0;
   std::size_t ghosts = 0;       ///< other ranks' particles in its local essential tree
   std::size_t pruned_cells = 0; ///< other ranks' cells whose multipoles it receives
   double build_seconds = 0;
@@ -283,8 +291,9 @@ public:
       evaluateChecked(space, charges, potential, field);
   }
 
-  /// Rebuilds the solver for the same particles at new `positions` (N_local x 3, as many rows
-  /// on each rank as its construction had, in the caller's order): a simulation's time step.
+  /// Rebuilds the solver for the particles at new `positions` (N_local x 3, the caller's
+  /// order): a simulation's time step. N_local may differ from the last build's: a rank that
+  /// took over the particles it owned (toOwners) passes those, and particles may come or go.
   /// Starts from the previous build: the partition keeps its key splitters while every rank's
   /// count stays within `imbalance` (a fraction, 10 % by default) of the mean, and samples new
   /// ones otherwise (MortonPartition::repartition; stats().splitters_reused says which); the
@@ -294,7 +303,8 @@ public:
   /// constructed. A build balanced by weights is rebalanced by counts when its splitters no
   /// longer balance counts; construct anew with weights to balance work. Collective.
   /// \throws kfmm::Exception on every rank, with one message, when any rank's positions are
-  /// not N_local x 3 or hold a NaN or an infinity; the solver is then left as it was
+  /// not N_local x 3, hold more than 2^31 - 1 points, a NaN or an infinity; the solver is then
+  /// left as it was
   template <class ExecutionSpace, class Positions>
   void rebuild(ExecutionSpace const &space, Positions const &positions, double imbalance = 0.1)
   {
@@ -306,6 +316,8 @@ public:
       std::string const where = "kfmm::distributed::DistributedFmm::rebuild";
       kfmm::detail::ScopedRegion region(where);
       Kokkos::Timer timer;
+      detail::requireOnAllRanks(_comm.get(), where,
+                                [&] { requireIndexable(where, positions.extent(0)); });
       _stats.splitters_reused = _partition->repartition(space, positions, imbalance);
       space.fence();
       _stats.partition_seconds = timer.seconds();
@@ -339,6 +351,26 @@ public:
     _partition->toCallers(space, owned, work);
   }
 
+  /// Per-particle values of this rank's particles (`in`: size() rows, one or more columns, the
+  /// caller's order) to the particles this rank owns (`out`: ownedCount() rows, as many
+  /// columns, in the order the solver holds them). A simulation that moves its positions,
+  /// charges and any other per-particle arrays this way, and passes the owned ones to
+  /// rebuild() and evaluate() from then on, keeps its particles' values on their rank: only
+  /// particles that cross a range boundary travel at the next rebuild. Collective.
+  /// \throws kfmm::Exception on every rank when any rank's extents mismatch, or the ranks'
+  /// values differ in columns or type
+  template <class ExecutionSpace, class In, class Out>
+  void toOwners(ExecutionSpace const &space, In const &in, Out const &out) const
+  {
+    checkSpace<ExecutionSpace>();
+    std::string const where = "kfmm::distributed::DistributedFmm::toOwners";
+    kfmm::detail::ScopedRegion region(where);
+    _partition->toOwners(space, in, out);
+  }
+
+  /// Number of particles this rank owns after the last build: the rows of toOwners' `out`.
+  std::size_t ownedCount() const { return _partition->ownedCount(); }
+
   /// This rank's statistics of the build and of the last evaluation.
   RankStats const &stats() const { return _stats; }
   /// The options every rank runs with (the order, theta and leaf size filled in).
@@ -358,6 +390,13 @@ private:
     static_assert(std::is_same<typename ExecutionSpace::memory_space, MemorySpace>::value,
                   "kfmm::distributed::DistributedFmm: MemorySpace must be the execution "
                   "space's memory_space");
+  }
+
+  /// Throws unless a rank's tree of `points` can be indexed with ints, as the solver does.
+  static void requireIndexable(std::string const &where, std::size_t points)
+  {
+    kfmm::detail::require(points <= std::size_t(INT_MAX), where,
+                          "argument 'positions' holds more than 2^31 - 1 points");
   }
 
   /// The build; `weights` null: ranges balanced by particle counts.
@@ -380,9 +419,7 @@ private:
                             "option 'check_samples' must be 0: the distributed solver does not "
                             "support the sampled check (kfmm::distributed::directSum is the "
                             "reference there)");
-      // The solver indexes a rank's tree with ints.
-      kfmm::detail::require(positions.extent(0) <= std::size_t(INT_MAX), where,
-                            "argument 'positions' holds more than 2^31 - 1 points");
+      requireIndexable(where, positions.extent(0));
     });
     detail::requireOnAllRanks(comm, where,
                               [&] { detail::requireSameOptions(comm, where, options); });
@@ -414,6 +451,7 @@ private:
     _stats.splitters_reused = previous.splitters_reused;
     _stats.partition_seconds = previous.partition_seconds;
     _stats.particles = static_cast<std::size_t>(owned);
+    _stats.sent_particles = _partition->sentCount();
     _solver.reset();
     _trees = detail::EssentialTrees<MemorySpace>{};
     // No particles, or all at one point (every pair at distance zero): nothing to compute.

@@ -28,16 +28,19 @@
 // Values per particle then travel the same way (toOwners), and results back, in reverse
 // (toCallers), into the caller's order.
 //
-// Time steps (repartition): the same particles, moved, are partitioned again from the previous
-// splitters. Steps 1, 2 and 3b run again on the new positions (a new cube, keys and sort, the
+// Time steps (repartition): the particles, moved, are partitioned again from the previous
+// splitters. A rank may pass other particles than before (a simulation that took over the
+// particles it was given, toOwners, passes those; particles may also have come or gone). Steps 1, 2 and 3b run again on the new positions (a new cube, keys and sort, the
 // splitters moved to the new tree's leaf boundaries); step 3's sampling is skipped when the
 // previous splitters still balance the counts (every rank's within a fraction, 10 % by
 // default, of the mean: one MPI_Allreduce of the per-rank counts), as a simulation's slowly
 // moving particles keep most ranges balanced for many steps (Lashuk et al. 2009, seed 002,
 // repartition only when the load has drifted). The splitters kept are the sampled ones, before
 // step 3b, so that the leaf alignment does not walk them down step after step. The
-// communicator, the order's allocation, the owned positions' allocation (when the count stays)
-// and the exchange's buffers are the previous ones.
+// communicator, the order's and the owned positions' allocations (when the counts stay) and
+// the exchange's buffers are the previous ones. When each rank passes the particles it owned
+// (in the order toOwners gave), only those that crossed a range boundary since travel through
+// MPI: sentCount() counts them.
 //
 // Particles with equal keys (coincident particles, or closer than the key grid resolves) are
 // never split between ranks, so one rank can own more than its share when many particles share
@@ -287,8 +290,9 @@ public:
     partition(space, positions, &weights, options);
   }
 
-  /// Partitions the same particles again after they moved: `positions` (N_local x 3, as many
-  /// rows as the construction's on this rank, the caller's order). Keeps the previous
+  /// Partitions the particles again after they moved: `positions` (N_local x 3, the caller's
+  /// order; N_local may differ from the last partition's, as when the caller took over the
+  /// particles it owned, toOwners, or particles came or went). Keeps the previous
   /// splitters when they still give every rank a count within `imbalance` (a fraction) of the
   /// mean count; otherwise samples new splitters, balancing counts (a partition built with
   /// weights is then balanced by counts). Returns whether the previous splitters were kept
@@ -309,16 +313,17 @@ public:
     MPI_Comm const own = _comm.get();
     detail::requireOnAllRanks(own, where, [&] {
       kfmm::detail::require(imbalance >= 0, where, "argument 'imbalance' must be >= 0");
-      kfmm::detail::requireExtent(where, "positions", positions.extent(0), callerCount());
-      kfmm::detail::require(positions.extent(1) == 3, where,
-                            "argument 'positions' must be N x 3, got N x " +
-                                std::to_string(positions.extent(1)));
+      requireShape(where, positions);
       kfmm::detail::requireFinite(space, where, "positions", positions);
     });
     _cube = globalCube(space, positions);
     std::int64_t const n = static_cast<std::int64_t>(positions.extent(0));
     Kokkos::View<tree::MortonKey *, MemorySpace> keys(
         Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "kfmm::distributed::keys"), n);
+    if (_order.extent(0) != positions.extent(0))
+      _order = Order(Kokkos::view_alloc(space, Kokkos::WithoutInitializing,
+                                        "kfmm::distributed::order"),
+                     positions.extent(0));
     tree::computeMortonKeys(space, _cube, positions, keys);
     kfmm::detail::streamFor("kfmm::distributed::identity", space, n,
                             tree::detail::IdentityPermutation<MemorySpace>{_order});
@@ -371,6 +376,18 @@ public:
   }
   /// Number of the caller's particles on this rank.
   std::size_t callerCount() const { return _order.extent(0); }
+  /// Number of the caller's particles on this rank that other ranks own: those that travel
+  /// through MPI.
+  std::size_t sentCount() const
+  {
+    int rank = 0;
+    MPI_Comm_rank(_comm.get(), &rank);
+    std::int64_t sent = 0;
+    for (std::size_t r = 0; r < _send_counts.size(); ++r)
+      if (static_cast<int>(r) != rank)
+        sent += _send_counts[r];
+    return static_cast<std::size_t>(sent);
+  }
   /// Rank r owns the keys in [splitters()[r], splitters()[r + 1]); ranks + 1 entries, the last
   /// past every key.
   std::vector<tree::MortonKey> const &splitters() const { return _splitters; }
@@ -407,9 +424,7 @@ private:
     MPI_Comm const own = _comm.get();
     MPI_Comm_size(own, &_ranks);
     detail::requireOnAllRanks(own, where, [&] {
-      kfmm::detail::require(positions.extent(1) == 3, where,
-                            "argument 'positions' must be N x 3, got N x " +
-                                std::to_string(positions.extent(1)));
+      requireShape(where, positions);
       // At most 2^20, so that the sample positions j n / samples fit 64 bits.
       kfmm::detail::require(options.samples > 0 && options.samples <= (1 << 20), where,
                             "option 'samples' must be in [1, 2^20], got " +
@@ -417,10 +432,6 @@ private:
       kfmm::detail::require(options.leaf_size >= 0, where,
                             "option 'leaf_size' must be >= 0, got " +
                                 std::to_string(options.leaf_size));
-      // The radix sort orders at most 2^32 - 1 particles per call.
-      kfmm::detail::require(positions.extent(0) < (std::uint64_t(1) << 32), where,
-                            "at most 2^32 - 1 particles per rank, got " +
-                                std::to_string(positions.extent(0)));
       kfmm::detail::requireFinite(space, where, "positions", positions);
       detail::requireMpiReadsMemory<MemorySpace>(where);
       if (weights == nullptr)
@@ -459,6 +470,19 @@ private:
                                           "kfmm::distributed::owned_positions"),
                        ownedCount());
     toOwners(space, positions, _owned);
+  }
+
+  /// Throws unless `positions` is N x 3 with N within the radix sort's range.
+  template <class CallerPositions>
+  static void requireShape(std::string const &where, CallerPositions const &positions)
+  {
+    kfmm::detail::require(positions.extent(1) == 3, where,
+                          "argument 'positions' must be N x 3, got N x " +
+                              std::to_string(positions.extent(1)));
+    // The radix sort orders at most 2^32 - 1 particles per call.
+    kfmm::detail::require(positions.extent(0) < (std::uint64_t(1) << 32), where,
+                          "at most 2^32 - 1 particles per rank, got " +
+                              std::to_string(positions.extent(0)));
   }
 
   /// Step 1: the union of every rank's bounding box (MPI_Allreduce), as a cube.
