@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // kfmm's MPI helpers on 1 to 4 ranks: allGatherv returns every rank's elements in rank
-// order on every rank, and exchange each rank's block to its rank, whole or cut into pieces
+// order on every rank, and postExchange each rank's block to its rank, whole or cut into pieces
 // of any size (down to a few bytes, which is how messages over 2 GiB are cut into 1 GiB
 // ones), with ranks that send nothing; the Communicator is a duplicate of the caller's, not
 // the caller's itself.
@@ -49,7 +49,7 @@ TEST_CASE("allGatherv gathers every rank's elements in rank order, in pieces of 
                   kfmm::Exception);
 }
 
-TEST_CASE("exchange sends each rank its block, in rank order, in pieces of any size",
+TEST_CASE("postExchange sends each rank its block, in rank order, in pieces of any size",
           "[mpi][collectives]")
 {
   int rank = 0, ranks = 1;
@@ -76,8 +76,13 @@ TEST_CASE("exchange sends each rank its block, in rank order, in pieces of any s
   for (std::size_t piece :
        {kfmm::distributed::detail::max_piece_bytes, std::size_t(8), std::size_t(7)})
   {
-    std::vector<double> const received = kfmm::distributed::detail::exchange(
-        MPI_COMM_WORLD, send.data(), send_counts, recv_counts, piece);
+    using kfmm::distributed::detail::consecutiveBlocks;
+    std::vector<double> received(expected.size(), -1.0);
+    std::vector<MPI_Request> requests;
+    kfmm::distributed::detail::postExchange(
+        MPI_COMM_WORLD, send.data(), consecutiveBlocks(send_counts, sizeof(double)),
+        received.data(), consecutiveBlocks(recv_counts, sizeof(double)), requests, piece);
+    MPI_Waitall(static_cast<int>(requests.size()), requests.data(), MPI_STATUSES_IGNORE);
     CHECK(received == expected);
   }
 }

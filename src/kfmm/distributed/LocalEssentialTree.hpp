@@ -43,7 +43,9 @@
 //     a sent leaf that is opened sends its particles (the ghosts), a sent cell that is not
 //     opened is pruned, and its multipole travels at every evaluation. A holding node is
 //     coarser than the target cells it holds: it opens more than the traversal visits, which
-//     costs messages, never accuracy.
+//     costs messages, never accuracy. What is sent stays on the device and travels as the
+//     evaluation's values do (detail/StagedExchange.hpp: page-locked buffers the process
+//     keeps, or in place with a GPU-aware MPI).
 //  5. Local essential tree: the rank's particles, the ghosts and one entry per pruned cell (at
 //     its first key, standing for its particles), split by the count of particles the entries
 //     stand for, which is the count in the tree of all particles, except that a pruned cell's
@@ -65,6 +67,7 @@
 #include <kfmm/detail/Validation.hpp>
 #include <kfmm/detail/Workspace.hpp>
 #include <kfmm/distributed/detail/Collectives.hpp>
+#include <kfmm/distributed/detail/StagedExchange.hpp>
 #include <kfmm/tree/Morton.hpp>
 #include <kfmm/tree/Octree.hpp>
 #include <kfmm/tree/InteractionLists.hpp>
@@ -826,8 +829,8 @@ struct NameCells
 /// particles, in its `cube`; the ranges start at leaves of `leaf_size`), with regions whose
 /// holding balls hold at most `region_particles` particles where the tree allows.
 /// Collective over `comm`: MPI_Allgather and allGatherv (the ranks' key spans, the regions),
-/// MPI_Allreduce (the shared cells' radii), two exchanges (pruned cells, ghosts) with their
-/// MPI_Alltoall of counts, and requireOnAllRanks.
+/// MPI_Allreduce (the shared cells' radii), two exchanges (pruned cells, ghosts; StagedExchange)
+/// with their MPI_Alltoall of counts, and requireOnAllRanks.
 template <class ExecutionSpace, class MemorySpace>
 EssentialTrees<MemorySpace> buildEssentialTrees(MPI_Comm comm, ExecutionSpace const &space,
                                                 Kokkos::View<double *[3], MemorySpace> const &own,
@@ -945,12 +948,34 @@ EssentialTrees<MemorySpace> buildEssentialTrees(MPI_Comm comm, ExecutionSpace co
   memory.give(node_of);
   memory.give(region_balls);
 
-  // Step 4: what this rank sends to each rank that has particles.
+  // Step 4: what this rank sends to each rank that has particles, per receiver in rank order:
+  // the pruned cells as described to it and as cells of the own tree, the ghosts and the
+  // particle each stands for.
   beginStep("select_sent");
-  std::vector<PrunedCell> pruned_out;
-  std::vector<Point> ghosts_out;
-  std::vector<int> pruned_cells_out; // own tree cells, in send order
-  std::vector<std::uint32_t> ghost_sources_out;
+  std::vector<Kokkos::View<PrunedCell *, MemorySpace>> pruned_pieces;
+  std::vector<Kokkos::View<int *, MemorySpace>> pruned_cell_pieces;
+  std::vector<Kokkos::View<Point *, MemorySpace>> ghost_pieces;
+  std::vector<Kokkos::View<std::uint32_t *, MemorySpace>> ghost_source_pieces;
+  // The pieces end to end in one array of the workspace; the pieces go back to it.
+  auto const concatenate = [&](auto &pieces, std::string const &label) {
+    using View = typename std::decay_t<decltype(pieces)>::value_type;
+    std::size_t total = 0;
+    for (auto const &piece : pieces)
+      total += piece.extent(0);
+    View all;
+    take(all, label, total);
+    std::size_t begin = 0;
+    for (auto &piece : pieces)
+    {
+      std::size_t const end = begin + piece.extent(0);
+      if (end > begin)
+        Kokkos::deep_copy(space, Kokkos::subview(all, std::make_pair(begin, end)), piece);
+      begin = end;
+      memory.give(piece);
+    }
+    pieces.clear();
+    return all;
+  };
   ExchangePlan<MemorySpace> &plan = trees.plan;
   plan.ghost_send.assign(ranks, 0);
   plan.pruned_send.assign(ranks, 0);
@@ -995,10 +1020,8 @@ EssentialTrees<MemorySpace> buildEssentialTrees(MPI_Comm comm, ExecutionSpace co
                          DescribePruned<MemorySpace>{pruned, mine.cell_keys, mine.level,
                                                      mine.particle_begin, mine.particle_end,
                                                      mine.radius, described});
-    auto const described_host = toHostVector(described);
-    pruned_out.insert(pruned_out.end(), described_host.begin(), described_host.end());
-    auto const pruned_host = toHostVector(pruned);
-    pruned_cells_out.insert(pruned_cells_out.end(), pruned_host.begin(), pruned_host.end());
+    pruned_pieces.push_back(described);
+    pruned_cell_pieces.push_back(pruned);
     plan.pruned_send[r] = num_pruned;
 
     Kokkos::View<std::int64_t *, MemorySpace> ghost_first;
@@ -1020,49 +1043,60 @@ EssentialTrees<MemorySpace> buildEssentialTrees(MPI_Comm comm, ExecutionSpace co
           Kokkos::TeamPolicy<ExecutionSpace>(space, num_leaves, Kokkos::AUTO),
           GatherGhosts<ExecutionSpace, MemorySpace>{leaves, ghost_first, mine.particle_begin,
                                                     mine.permutation, own, sources, points});
-    auto const points_host = toHostVector(points);
-    ghosts_out.insert(ghosts_out.end(), points_host.begin(), points_host.end());
-    auto const sources_host = toHostVector(sources);
-    ghost_sources_out.insert(ghost_sources_out.end(), sources_host.begin(), sources_host.end());
+    ghost_pieces.push_back(points);
+    ghost_source_pieces.push_back(sources);
     plan.ghost_send[r] = num_ghosts;
-    // Every kernel that read them is queued on `space` (the copies above waited for them).
-    memory.give(pruned);
+    // Every kernel that read them is queued on `space`.
     memory.give(leaves);
-    memory.give(described);
     memory.give(ghost_first);
-    memory.give(sources);
-    memory.give(points);
   }
   memory.give(opened);
   memory.give(regions);
-  plan.ghost_sources =
-      toDevice(space, memory, ghost_sources_out, "kfmm::distributed::ghost_sources");
+  auto pruned_out = concatenate(pruned_pieces, "pruned_out");
+  auto sent_cells = concatenate(pruned_cell_pieces, "sent_cells");
+  auto ghosts_out = concatenate(ghost_pieces, "ghosts_out");
+  plan.ghost_sources = concatenate(ghost_source_pieces, "ghost_sources");
 
   beginStep("exchange_sent");
-  std::vector<PrunedCell> pruned_in;
-  std::vector<Point> ghosts_in;
+  std::int64_t num_ghosts_in = 0, num_pruned_in = 0;
   communicate([&] {
     plan.pruned_recv = receiveCounts(comm, plan.pruned_send);
     plan.ghost_recv = receiveCounts(comm, plan.ghost_send);
-    pruned_in = exchange(comm, pruned_out.data(), plan.pruned_send, plan.pruned_recv);
-    ghosts_in = exchange(comm, ghosts_out.data(), plan.ghost_send, plan.ghost_recv);
   });
+  for (int r = 0; r < ranks; ++r)
+  {
+    num_pruned_in += plan.pruned_recv[r];
+    num_ghosts_in += plan.ghost_recv[r];
+  }
+  Kokkos::View<PrunedCell *, MemorySpace> pruned;
+  take(pruned, "pruned_in", num_pruned_in);
+  Kokkos::View<Point *, MemorySpace> ghosts;
+  take(ghosts, "ghosts", num_ghosts_in);
+  StagedExchange<MemorySpace> exchange;
+  communicate([&] {
+    exchange.start(comm, space, pruned_out.data(), plan.pruned_send, pruned.data(),
+                   plan.pruned_recv);
+    exchange.finish(space);
+    exchange.start(comm, space, ghosts_out.data(), plan.ghost_send, ghosts.data(),
+                   plan.ghost_recv);
+    exchange.finish(space);
+  });
+  memory.give(pruned_out);
+  memory.give(ghosts_out);
 
   // Step 5: the local essential tree of the rank's particles, the ghosts and the pruned cells.
   beginStep("essential_tree");
   plan.own = n;
-  plan.ghosts = static_cast<std::int64_t>(ghosts_in.size());
+  plan.ghosts = num_ghosts_in;
   std::int64_t const particles = n + plan.ghosts;
-  int const num_pruned = static_cast<int>(pruned_in.size());
+  int const num_pruned = static_cast<int>(num_pruned_in);
   std::int64_t const entries = particles + num_pruned;
   take(trees.entries, "entries", entries);
   Kokkos::parallel_for("kfmm::distributed::copy_own", Policy(space, 0, n),
                        CopyOwn<MemorySpace>{own, trees.entries});
-  auto ghosts = toDevice(space, memory, ghosts_in, "kfmm::distributed::ghosts");
   Kokkos::parallel_for("kfmm::distributed::place_ghost_points", Policy(space, 0, plan.ghosts),
                        PlaceGhostPoints<MemorySpace>{ghosts, n, trees.entries});
   memory.give(ghosts);
-  auto pruned = toDevice(space, memory, pruned_in, "kfmm::distributed::pruned_in");
   Kokkos::View<int *, MemorySpace> pruned_levels;
   take(pruned_levels, "pruned_levels", num_pruned);
   Kokkos::parallel_for(
@@ -1102,8 +1136,7 @@ EssentialTrees<MemorySpace> buildEssentialTrees(MPI_Comm comm, ExecutionSpace co
   memory.give(weight_before);
 
   // The cells of the essential tree whose multipoles this rank sends: its own pruned cells.
-  int const sent_pruned = static_cast<int>(pruned_cells_out.size());
-  auto sent_cells = toDevice(space, memory, pruned_cells_out, "kfmm::distributed::sent_cells");
+  int const sent_pruned = static_cast<int>(sent_cells.extent(0));
   Kokkos::View<int *, MemorySpace> sent_levels;
   take(sent_levels, "sent_levels", sent_pruned);
   Kokkos::View<tree::MortonKey *, MemorySpace> sent_prefixes;

@@ -9,10 +9,10 @@
 //   are ints, so one message holds at most 2^31 - 1 elements: the arrays are sent as bytes in
 //   pieces of at most `piece_bytes`, each rank's in turn (MPI_Bcast from that rank), after one
 //   MPI_Allgather of the 64-bit sizes. Any total size works, including ranks with nothing.
-// - exchange: what MPI_Alltoallv does (rank r's block d goes to rank d, and arrives in rank
-//   order), with 64-bit counts: the blocks travel as bytes in pieces of at most `piece_bytes`,
-//   as non-blocking point-to-point messages (postExchange, which also serves the exchange
-//   of device memory in StagedExchange.hpp).
+// - postExchange: what MPI_Alltoallv does (rank r's block d goes to rank d, and arrives in
+//   rank order), with 64-bit counts: the blocks travel as bytes in pieces of at most
+//   `piece_bytes`, as non-blocking point-to-point messages (the exchange of values in any
+//   memory space, StagedExchange.hpp, posts through it).
 // - requireOnAllRanks: an argument check that throws on every rank when it fails on any, with
 //   the same message (the lowest failing rank's) on every rank.
 // Every function here is collective over its communicator: all its ranks must call it, in the
@@ -161,28 +161,6 @@ inline std::vector<Block> consecutiveBlocks(std::vector<std::int64_t> const &cou
     offset += blocks[r].bytes;
   }
   return blocks;
-}
-
-/// Rank r's `send` holds send_counts[d] elements for each rank d, in rank order; the result
-/// holds recv_counts[s] elements from each rank s, in rank order (collective; recv_counts as
-/// receiveCounts gives them). Trivially copyable elements, 64-bit counts, messages of at most
-/// `piece_bytes` bytes, which must be the same on every rank.
-template <class T>
-std::vector<T> exchange(MPI_Comm comm, T const *send, std::vector<std::int64_t> const &send_counts,
-                        std::vector<std::int64_t> const &recv_counts,
-                        std::size_t piece_bytes = max_piece_bytes)
-{
-  static_assert(std::is_trivially_copyable<T>::value,
-                "kfmm::distributed::detail::exchange: elements are sent as bytes");
-  std::int64_t total = 0;
-  for (auto const c : recv_counts)
-    total += c;
-  std::vector<T> received(static_cast<std::size_t>(total));
-  std::vector<MPI_Request> requests;
-  postExchange(comm, send, consecutiveBlocks(send_counts, sizeof(T)), received.data(),
-               consecutiveBlocks(recv_counts, sizeof(T)), requests, piece_bytes);
-  MPI_Waitall(static_cast<int>(requests.size()), requests.data(), MPI_STATUSES_IGNORE);
-  return received;
 }
 
 /// Runs `check` on every rank and throws on all of them when it threw on any, every rank with
