@@ -214,6 +214,7 @@ def several_gpus():
                      error((r.get("errors") or {}).get("field"))] + provenance(r, 1))
     out.append(table(["ranks", "time (slowest rank)", "field error"] + PROVENANCE, rows))
     out += distributed_build()
+    out += distributed_steps()
     return out
 
 
@@ -251,20 +252,71 @@ def distributed_build():
         rows.append([f"strong, 1e6 {d} double: 1 rank x 2 threads, 2 ranks x 1 thread",
                      seconds(t1), seconds(t2), f"{t1 / t2:.0%}".replace("%", " %"),
                      *ghosts_and_build(two["per_rank"], "build_seconds", "partition_seconds",
-                                       "essential_trees_seconds"),
-                     "-"] + provenance(two, 1))
-    for d in ("uniform", "plummer"):
-        one = a.text(f"one-{d}-1e7.log")
-        ranks = rank_lines(a.text(f"two-{d}-1e7.log"))
-        rows.append([f"1e7 {d} float per rank, 2 ranks on one GPU", "-", "-", "-",
-                     *ghosts_and_build(ranks, "build", "partition", "trees"),
-                     seconds(one_rank_build(one)),
-                     f"`mpiexec -n 2 build/cuda/apps/kfmm --n 2e7 --distribution {d} "
-                     "--precision float --repeat 2 --check 0`", "H200, 2 ranks on one GPU",
-                     "2026-11-29", "928d217"])
+                                       "essential_trees_seconds")] + provenance(two, 1))
     return [table(["case", "1 rank", "2 ranks", "efficiency", "ghosts per own particle",
-                   "build (partition, essential trees)", "one rank's build, same N per rank"]
-                  + PROVENANCE, rows)]
+                   "build (partition, essential trees)"] + PROVENANCE, rows)]
+
+
+RUN_MEDIAN = re.compile(r"median of the \d+ after it ([0-9.]+) s")
+STEP_LINE = re.compile(r"steps +\d+, .*?median ([0-9.]+) s per step \(rebuild ([0-9.]+) s, .*?"
+                       r"evaluate ([0-9.]+) s\); .*?per step (\d+)")
+FIELD_ERROR = re.compile(r"field ([0-9.e+-]+) \(relative")
+
+
+def sections(text):
+    """The parts of a text after each '== HEADER' line, by header."""
+    parts = re.split(r"^== (.*)$", text, flags=re.M)
+    return {parts[k].strip(): parts[k + 1] for k in range(1, len(parts), 2)}
+
+
+def distributed_steps():
+    """Time steps of the distributed solver (each rank taking over its particles, rebuild,
+    evaluate) beside one rank's run of the same N per rank; the build with its partition and
+    local essential trees."""
+    a = Archive("2026-11-29-distributed-steps")
+    two = sections(a.text("h200-ac4d3d0-device-exchange-measure.txt"))
+    fast_one = a.text("h200-dff0c3f-taken-over-fast.txt")
+    rows = []
+    for spec in ("uniform", "plummer", "uniform --order 7 --theta 0.84 --leaf-size 248",
+                 "plummer --order 8 --theta 0.85"):
+        d, settings = (spec.split(" ", 1) + [""])[:2]
+        if settings:
+            one = re.search(rf"^== {re.escape(spec)} one rank 1e7: .*", fast_one, re.M)[0]
+        else:
+            one = a.text(f"h200-dff0c3f-taken-over-one-{d}.log")
+        body = two[spec]
+        step, rebuild, evaluate, sent = STEP_LINE.search(body).groups()
+        rows.append([f"1e7 {d} float per rank, {settings or 'defaults'}",
+                     seconds(float(RUN_MEDIAN.search(one)[1])),
+                     "-" if settings else seconds(one_rank_build(one)),
+                     seconds(float(RUN_MEDIAN.search(body)[1])),
+                     *ghosts_and_build(rank_lines(body), "build", "partition", "trees"),
+                     f"{seconds(float(step))} ({seconds(float(rebuild))}, "
+                     f"{seconds(float(evaluate))})", sent,
+                     error(float(FIELD_ERROR.search(body)[1])),
+                     f"`mpiexec -n 2 build/cuda/apps/kfmm --n 2e7 --distribution {spec} "
+                     "--precision float --repeat 2 --steps 5 --check 200`",
+                     "H200, 2 ranks on one GPU", "2026-11-29", "ac4d3d0"])
+    for d in ("uniform", "plummer"):
+        one = a.json(f"2core-ac4d3d0-run-one-rank-threads2-1e6-{d}.json")
+        two_ranks = a.json(f"2core-dff0c3f-steps-{d}.json")
+        steps = two_ranks["steps"]
+        stages = one["timing"]["stage_seconds"]
+        rows.append([f"1e6 {d} double: 1 rank x 2 threads, 2 ranks x 1 thread",
+                     seconds(one["timing"]["total_seconds"]),
+                     seconds(sum(stages[k] for k in ("tree", "lists", "M2L matrices", "setup"))),
+                     seconds(two_ranks["timing"]["total_seconds"]),
+                     *ghosts_and_build(two_ranks["per_rank"], "build_seconds",
+                                       "partition_seconds", "essential_trees_seconds"),
+                     f"{seconds(steps['seconds'])} ({seconds(steps['rebuild_seconds'])}, "
+                     f"{seconds(steps['evaluate_seconds'])})", f"{steps['sent_particles']:.0f}",
+                     "-",
+                     f"`OMP_NUM_THREADS=1 mpiexec --oversubscribe -n 2 build/openmp/apps/kfmm "
+                     f"--n 1000000 --distribution {d} --precision double --repeat 2 --steps 3 "
+                     "--check 0 --json FILE`", "2-core CPU", "2026-11-29", "dff0c3f"])
+    return [table(["case", "1 rank: run", "1 rank: build", "2 ranks: run", "ghosts per own particle",
+                   "build (partition, essential trees)", "step (rebuild, evaluate)",
+                   "particles sent per step", "field error"] + PROVENANCE, rows)]
 
 
 def cpu():
