@@ -360,18 +360,18 @@ StepsReport timeSteps(Space const &space, Configuration const &c, Block const &b
   onEveryRank([&] {
     kfmm::distributed::DistributedFmm<Real, Memory> solver(MPI_COMM_WORLD, space,
                                                            particles.positions, allowed);
-    input_rows = InputRows(Kokkos::view_alloc(Kokkos::WithoutInitializing,
-                                              std::string("kfmm::app::input_rows")),
-                           particles.size());
+    input_rows = InputRows(
+        Kokkos::view_alloc(Kokkos::WithoutInitializing, std::string("kfmm::app::input_rows")),
+        particles.size());
     Kokkos::parallel_for("kfmm::app::block_rows",
                          Kokkos::RangePolicy<Space>(space, 0, particles.size()),
                          BlockRows{input_rows, static_cast<std::int64_t>(block.first)});
     for (int step = 0; step < c.steps; ++step)
     {
-      Kokkos::parallel_for(
-          "kfmm::app::move_particles", Kokkos::RangePolicy<Space>(space, 0, particles.size()),
-          MoveParticles{particles.positions, c.step_move, input_rows,
-                        static_cast<std::uint64_t>(step)});
+      Kokkos::parallel_for("kfmm::app::move_particles",
+                           Kokkos::RangePolicy<Space>(space, 0, particles.size()),
+                           MoveParticles{particles.positions, c.step_move, input_rows,
+                                         static_cast<std::uint64_t>(step)});
       space.fence();
       MPI_Barrier(MPI_COMM_WORLD);
       Kokkos::Timer timer;
@@ -538,8 +538,7 @@ int runIn(Configuration const &c, io::ParticleTable const *input)
   // The check and the output file see every particle, in input order, on rank 0.
   Gathered<Real> all;
   if (c.check > 0 || !c.output.empty())
-    onEveryRank(
-        [&] { all = gatherAll(particles, results, c.steps > 0 ? &input_rows : nullptr); });
+    onEveryRank([&] { all = gatherAll(particles, results, c.steps > 0 ? &input_rows : nullptr); });
   if (c.check > 0)
     onEveryRank([&] {
       if (root)

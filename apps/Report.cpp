@@ -323,8 +323,7 @@ void printReport(std::FILE *out, Report const &r)
                  "%.6f s, of it partition %.6f s and essential trees %.6f s; evaluate %.6f s); "
                  "splitters kept in %d; particles sent to other ranks per step %.0f\n",
                  s.steps, s.move, s.seconds, s.rebuild_seconds, s.partition_seconds,
-                 s.essential_trees_seconds, s.evaluate_seconds, s.splitters_kept,
-                 s.sent_particles);
+                 s.essential_trees_seconds, s.evaluate_seconds, s.splitters_kept, s.sent_particles);
   std::fprintf(out, "  rate          %.4g particles/s",
                r.seconds > 0 ? static_cast<double>(r.n) / r.seconds : 0.0);
   if (double const near_rate = nearFieldRate(r); near_rate > 0)

@@ -95,7 +95,7 @@ namespace kfmm::distributed
 struct RankStats
 {
   Stats solver;
-  std::size_t particles = 0;    ///< owned after the partition
+  std::size_t particles = 0; ///< owned after the partition
   /// Of the caller's particles on this rank, those the partition sent to other ranks (through
   /// MPI); near zero when the caller passes the particles it owned (DistributedFmm::toOwners).
   std::size_t sent_particles = 0;

@@ -1077,8 +1077,7 @@ EssentialTrees<MemorySpace> buildEssentialTrees(MPI_Comm comm, ExecutionSpace co
     exchange.start(comm, space, pruned_out.data(), plan.pruned_send, pruned.data(),
                    plan.pruned_recv);
     exchange.finish(space);
-    exchange.start(comm, space, ghosts_out.data(), plan.ghost_send, ghosts.data(),
-                   plan.ghost_recv);
+    exchange.start(comm, space, ghosts_out.data(), plan.ghost_send, ghosts.data(), plan.ghost_recv);
     exchange.finish(space);
   });
   memory.give(pruned_out);

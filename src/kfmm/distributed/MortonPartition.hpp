@@ -30,17 +30,17 @@
 //
 // Time steps (repartition): the particles, moved, are partitioned again from the previous
 // splitters. A rank may pass other particles than before (a simulation that took over the
-// particles it was given, toOwners, passes those; particles may also have come or gone). Steps 1, 2 and 3b run again on the new positions (a new cube, keys and sort, the
-// splitters moved to the new tree's leaf boundaries); step 3's sampling is skipped when the
-// previous splitters still balance the counts (every rank's within a fraction, 10 % by
-// default, of the mean: one MPI_Allreduce of the per-rank counts), as a simulation's slowly
-// moving particles keep most ranges balanced for many steps (Lashuk et al. 2009, seed 002,
-// repartition only when the load has drifted). The splitters kept are the sampled ones, before
-// step 3b, so that the leaf alignment does not walk them down step after step. The
-// communicator, the order's and the owned positions' allocations (when the counts stay) and
-// the exchange's buffers are the previous ones. When each rank passes the particles it owned
-// (in the order toOwners gave), only those that crossed a range boundary since travel through
-// MPI: sentCount() counts them.
+// particles it was given, toOwners, passes those; particles may also have come or gone). Steps 1, 2
+// and 3b run again on the new positions (a new cube, keys and sort, the splitters moved to the new
+// tree's leaf boundaries); step 3's sampling is skipped when the previous splitters still balance
+// the counts (every rank's within a fraction, 10 % by default, of the mean: one MPI_Allreduce of
+// the per-rank counts), as a simulation's slowly moving particles keep most ranges balanced for
+// many steps (Lashuk et al. 2009, seed 002, repartition only when the load has drifted). The
+// splitters kept are the sampled ones, before step 3b, so that the leaf alignment does not walk
+// them down step after step. The communicator, the order's and the owned positions' allocations
+// (when the counts stay) and the exchange's buffers are the previous ones. When each rank passes
+// the particles it owned (in the order toOwners gave), only those that crossed a range boundary
+// since travel through MPI: sentCount() counts them.
 //
 // Particles with equal keys (coincident particles, or closer than the key grid resolves) are
 // never split between ranks, so one rank can own more than its share when many particles share
@@ -321,9 +321,9 @@ public:
     Kokkos::View<tree::MortonKey *, MemorySpace> keys(
         Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "kfmm::distributed::keys"), n);
     if (_order.extent(0) != positions.extent(0))
-      _order = Order(Kokkos::view_alloc(space, Kokkos::WithoutInitializing,
-                                        "kfmm::distributed::order"),
-                     positions.extent(0));
+      _order =
+          Order(Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "kfmm::distributed::order"),
+                positions.extent(0));
     tree::computeMortonKeys(space, _cube, positions, keys);
     kfmm::detail::streamFor("kfmm::distributed::identity", space, n,
                             tree::detail::IdentityPermutation<MemorySpace>{_order});
