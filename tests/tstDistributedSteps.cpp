@@ -152,6 +152,24 @@ std::vector<std::size_t> identityRows(std::size_t m)
   return rows;
 }
 
+/// The settings of the time-step tests: a small leaf size, so that 2000 particles make trees
+/// of several levels on every rank.
+template <class Real>
+kfmm::Options stepOptions()
+{
+  kfmm::Options options;
+  options.order = kfmm::test::isFloat<Real> ? 5 : 7;
+  options.theta = 0.5;
+  options.leaf_size = 24;
+  return options;
+}
+
+/// Two distributed solvers of one problem each equal the single-rank solver to rounding
+/// (tstDistributedFmm.cpp's bound), so each other within it too: they may own different
+/// ranges, and so sum in other orders.
+template <class Real>
+constexpr double roundingBound = kfmm::test::isFloat<Real> ? 2e-6 : 1e-13;
+
 /// The particles the solver's ranks own after its partition, summed over the ranks.
 template <class Real, class Memory>
 std::int64_t ownedOverRanks(kfmm::distributed::DistributedFmm<Real, Memory> const &solver)
@@ -251,14 +269,8 @@ TEMPLATE_LIST_TEST_CASE("distributed FMM: a rebuild after a time step equals a n
   int rank = 0, ranks = 1;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &ranks);
-  constexpr bool single = kfmm::test::isFloat<Real>;
-  kfmm::Options options;
-  options.order = single ? 5 : 7;
-  options.theta = 0.5;
-  options.leaf_size = 24;
-  // Both solvers equal the single-rank solver to rounding (tstDistributedFmm.cpp's bound), so
-  // each other within it too: they may own different ranges, and so sum in other orders.
-  double const bound = single ? 2e-6 : 1e-13;
+  kfmm::Options const options = stepOptions<Real>();
+  double const bound = roundingBound<Real>;
 
   for (auto [distribution, spread] :
        {std::make_pair(kfmm::Distribution::uniform, Spread::empty_rank),
@@ -337,12 +349,8 @@ TEMPLATE_LIST_TEST_CASE("distributed FMM: time steps on the particles each rank 
   int rank = 0, ranks = 1;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &ranks);
-  constexpr bool single = kfmm::test::isFloat<Real>;
-  kfmm::Options options;
-  options.order = single ? 5 : 7;
-  options.theta = 0.5;
-  options.leaf_size = 24;
-  double const bound = single ? 2e-6 : 1e-13; // as in the rebuild test above
+  kfmm::Options const options = stepOptions<Real>();
+  double const bound = roundingBound<Real>;
   CAPTURE(rank, ranks);
 
   // Interleaved over the ranks, so that nearly every particle has another owner.
@@ -468,7 +476,7 @@ TEMPLATE_LIST_TEST_CASE("distributed FMM: bad input on one rank, one message on 
   auto const after = fieldOf(solver, space, q);
   double const difference = globalRelativeL2(after, before, identityRows(n));
   CAPTURE(difference);
-  CHECK(difference <= (kfmm::test::isFloat<Real> ? 2e-6 : 1e-13));
+  CHECK(difference <= roundingBound<Real>);
 }
 
 TEMPLATE_LIST_TEST_CASE("distributed FMM: time of a build, a rebuild and an evaluation",

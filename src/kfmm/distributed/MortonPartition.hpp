@@ -316,18 +316,7 @@ public:
       requireShape(where, positions);
       kfmm::detail::requireFinite(space, where, "positions", positions);
     });
-    _cube = globalCube(space, positions);
-    std::int64_t const n = static_cast<std::int64_t>(positions.extent(0));
-    Kokkos::View<tree::MortonKey *, MemorySpace> keys(
-        Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "kfmm::distributed::keys"), n);
-    if (_order.extent(0) != positions.extent(0))
-      _order =
-          Order(Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "kfmm::distributed::order"),
-                positions.extent(0));
-    tree::computeMortonKeys(space, _cube, positions, keys);
-    kfmm::detail::streamFor("kfmm::distributed::identity", space, n,
-                            tree::detail::IdentityPermutation<MemorySpace>{_order});
-    tree::sortPairs(space, keys, _order, 3 * tree::max_level);
+    auto const keys = sortedKeys(space, positions);
     // The previous (sampled) splitters on the new keys: every rank's count, summed over the
     // senders.
     _splitters = _sampled_splitters;
@@ -448,17 +437,7 @@ private:
                             "argument 'weights' holds a negative value at index " +
                                 std::to_string(negative));
     });
-    _cube = globalCube(space, positions);
-    std::int64_t const n = static_cast<std::int64_t>(positions.extent(0));
-    Kokkos::View<tree::MortonKey *, MemorySpace> keys(
-        Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "kfmm::distributed::keys"), n);
-    Kokkos::View<std::uint32_t *, MemorySpace> order(
-        Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "kfmm::distributed::order"), n);
-    tree::computeMortonKeys(space, _cube, positions, keys);
-    kfmm::detail::streamFor("kfmm::distributed::identity", space, n,
-                            tree::detail::IdentityPermutation<MemorySpace>{order});
-    tree::sortPairs(space, keys, order, 3 * tree::max_level);
-    _order = order;
+    auto const keys = sortedKeys(space, positions);
     _samples = options.samples;
     _leaf_size = options.leaf_size;
     chooseSplitters(space, keys, weights, options.samples);
@@ -483,6 +462,26 @@ private:
     kfmm::detail::require(positions.extent(0) < (std::uint64_t(1) << 32), where,
                           "at most 2^32 - 1 particles per rank, got " +
                               std::to_string(positions.extent(0)));
+  }
+
+  /// Steps 1 and 2: the global cube, and the caller's keys in it, sorted, with _order the
+  /// caller's index of each (its allocation kept while the count stays).
+  template <class ExecutionSpace, class CallerPositions>
+  Kokkos::View<tree::MortonKey *, MemorySpace> sortedKeys(ExecutionSpace const &space,
+                                                          CallerPositions const &positions)
+  {
+    _cube = globalCube(space, positions);
+    std::size_t const n = positions.extent(0);
+    Kokkos::View<tree::MortonKey *, MemorySpace> keys(
+        Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "kfmm::distributed::keys"), n);
+    if (_order.use_count() == 0 || _order.extent(0) != n)
+      _order = Order(
+          Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "kfmm::distributed::order"), n);
+    tree::computeMortonKeys(space, _cube, positions, keys);
+    kfmm::detail::streamFor("kfmm::distributed::identity", space, static_cast<std::int64_t>(n),
+                            tree::detail::IdentityPermutation<MemorySpace>{_order});
+    tree::sortPairs(space, keys, _order, 3 * tree::max_level);
+    return keys;
   }
 
   /// Step 1: the union of every rank's bounding box (MPI_Allreduce), as a cube.
