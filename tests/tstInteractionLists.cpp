@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // Interaction lists: for every target particle the near and far lists cover every particle
-// exactly once (fmm and treecode), the acceptance test holds for every far pair, the lists
-// are deterministic, and bad theta is rejected.
+// exactly once (fmm and treecode), the acceptance test holds for every far pair, a sparse
+// leaf never expands a pair whose larger cell it is, the lists are deterministic, and bad
+// theta is rejected.
 #include <kfmm/Options.hpp>
 #include <kfmm/io/Generators.hpp>
 #include <kfmm/tree/InteractionLists.hpp>
@@ -61,9 +62,10 @@ auto hostList(List const &list, int rows)
 /// For every target leaf (hence every target particle): the particle ranges of its P2P
 /// sources and of its far-field cells (M2L of the leaf and its ancestors in fmm mode, M2P of
 /// the leaf in treecode mode) tile [0, N) exactly: every particle once. Also: the acceptance
-/// test holds for every far pair and fails for every near pair, near sources are leaves,
-/// each leaf is in its own P2P row, and the lists' count of near pairs is that of their P2P
-/// rows.
+/// test holds for every far pair and fails for every near pair but those of a sparse leaf
+/// (at most lists.sparse_leaf particles), no far pair's larger cell is a sparse leaf, near
+/// sources are leaves, each leaf is in its own P2P row, and the lists' count of near pairs
+/// is that of their P2P rows.
 template <class Tree, class Lists>
 void checkLists(Tree const &tree, Lists const &lists)
 {
@@ -116,13 +118,28 @@ void checkLists(Tree const &tree, Lists const &lists)
     return radius(t) + radius(s) < theta * d && ratios &&
            d - radius(t) - radius(s) >= lists.separation;
   };
+  // A sparse leaf (tree::detail::PairRule::sparseLeafPair): a leaf of at most
+  // lists.sparse_leaf particles. `larger` is the cell the traversal splits first (the
+  // larger radius, or the coarser box of the classic rule), where the two differ.
+  auto const sparse = [&](int c) {
+    return child_count(c) == 0 && end(c) - begin(c) <= lists.sparse_leaf;
+  };
+  auto const larger = [&](int a, int b) {
+    return classic ? level(a) < level(b) : radius(a) > radius(b);
+  };
   // Plain loops that remember the first failure: one assertion per property, not per entry.
-  int bad_m2l = -1;
+  int bad_m2l = -1, sparse_m2l = -1;
   for (int c = 0; c < num_cells && bad_m2l < 0; ++c)
     for (auto e = m2l_offsets(c); e < m2l_offsets(c + 1); ++e)
-      if (!accepted(c, m2l(e), 1e-12))
+    {
+      int const s = m2l(e);
+      if (!accepted(c, s, 1e-12))
         bad_m2l = c;
+      if ((sparse(c) && larger(c, s)) || (sparse(s) && larger(s, c)))
+        sparse_m2l = sparse_m2l < 0 ? c : sparse_m2l;
+    }
   CHECK(bad_m2l == -1);
+  CHECK(sparse_m2l == -1); // first cell with an M2L pair whose larger cell is a sparse leaf
 
   int bad_near = -1, missing_self = -1, bad_far = -1, bad_cover = -1;
   std::uint64_t near_pairs = 0;
@@ -135,7 +152,9 @@ void checkLists(Tree const &tree, Lists const &lists)
     for (auto e = p2p_offsets(j); e < p2p_offsets(j + 1); ++e)
     {
       int const s = p2p(e);
-      if (child_count(s) != 0 || (s != leaf && accepted(leaf, s, -1e-12)))
+      // An accepted pair of leaves is near only for a sparse leaf, which splits no further.
+      bool const sparse_pair = sparse(leaf) || sparse(s);
+      if (child_count(s) != 0 || (s != leaf && !sparse_pair && accepted(leaf, s, -1e-12)))
         bad_near = bad_near < 0 ? j : bad_near;
       self = self || s == leaf;
       ranges.emplace_back(begin(s), end(s));
@@ -145,7 +164,9 @@ void checkLists(Tree const &tree, Lists const &lists)
       missing_self = missing_self < 0 ? j : missing_self;
     for (auto e = m2p_offsets(j); e < m2p_offsets(j + 1); ++e)
     {
-      if (!accepted(leaf, m2p(e), 1e-12))
+      int const s = m2p(e);
+      if (!accepted(leaf, s, 1e-12) || (sparse(leaf) && larger(leaf, s)) ||
+          (sparse(s) && larger(s, leaf)))
         bad_far = bad_far < 0 ? j : bad_far;
       ranges.emplace_back(begin(m2p(e)), end(m2p(e)));
     }
@@ -163,7 +184,7 @@ void checkLists(Tree const &tree, Lists const &lists)
   }
   CHECK(bad_near == -1);     // first leaf row with a near source that is not a leaf or is far
   CHECK(missing_self == -1); // first leaf row without itself
-  CHECK(bad_far == -1);      // first leaf row with an M2P source failing the test
+  CHECK(bad_far == -1);      // first leaf row with an M2P source failing the test or sparse
   CHECK(bad_cover == -1);    // first leaf row whose particles do not see all once
   CHECK(lists.near_pairs == near_pairs);
 }
@@ -172,9 +193,10 @@ using kfmm::test::generated;
 using kfmm::test::handMade;
 using kfmm::test::Positions;
 
+/// checkLists on the lists of both methods and both rules.
 template <class Config>
 void checkBothMethods(Positions<Config> const &x, int leaf_size, double theta,
-                      double separation = 0, bool equal_ratios = false)
+                      double separation = 0, bool equal_ratios = false, double sparse_leaf = 0)
 {
   typename Config::execution_space space;
   auto const tree = kfmm::tree::buildOctree(space, x, leaf_size);
@@ -184,7 +206,8 @@ void checkBothMethods(Positions<Config> const &x, int leaf_size, double theta,
       CAPTURE(method == Method::fmm ? "fmm" : "treecode", kfmm::acceptanceName(acceptance), theta,
               leaf_size);
       auto const lists = kfmm::tree::buildInteractionLists(space, tree, theta, method, acceptance,
-                                                           separation, equal_ratios);
+                                                           separation, equal_ratios, sparse_leaf);
+      CHECK(lists.sparse_leaf == sparse_leaf);
       CHECK(lists.separation == separation);
       CHECK(lists.equal_ratios == equal_ratios);
       CHECK(lists.method == method);
@@ -216,12 +239,14 @@ TEMPLATE_LIST_TEST_CASE("interaction lists cover every particle once on the five
                                      kfmm::Distribution::cylinder);
   double const theta = GENERATE(0.4, 1.0);
   // The plain rule, and the rule with a least separation of far pairs (what softening asks
-  // for) and the test of unequal cells that separate targets take (thetaAccepts).
+  // for) and the test of unequal cells that separate targets take (thetaAccepts); without
+  // and with the sparse leaves' direct pairs (leaves of up to 3 of at most 8 particles).
   bool const equal_ratios = GENERATE(false, true);
   double const separation = equal_ratios ? 0.2 : 0.0;
-  CAPTURE(kfmm::distributionName(distribution), separation, equal_ratios);
+  double const sparse_leaf = GENERATE(0.0, 3.0);
+  CAPTURE(kfmm::distributionName(distribution), separation, equal_ratios, sparse_leaf);
   auto const x = generated<TestType>(distribution, 2000);
-  checkBothMethods<TestType>(x, 8, theta, separation, equal_ratios);
+  checkBothMethods<TestType>(x, 8, theta, separation, equal_ratios, sparse_leaf);
 }
 
 TEMPLATE_LIST_TEST_CASE("interaction lists of degenerate inputs", "[tree][lists]",
@@ -381,7 +406,7 @@ TEMPLATE_LIST_TEST_CASE("interaction lists do not depend on the traversal's firs
     CAPTURE(method == Method::fmm ? "fmm" : "treecode");
     auto const expected = kfmm::tree::buildInteractionLists(space, tree, 0.5, method);
     auto const grown = kfmm::tree::detail::buildInteractionListsIn(
-        space, memory, tree, tree, 0.5, method, kfmm::Acceptance::theta, 0, false, 1e-3);
+        space, memory, tree, tree, 0.5, method, kfmm::Acceptance::theta, 0, false, 0, 1e-3);
     CHECK(sameList(expected.m2l, grown.m2l));
     CHECK(sameList(expected.m2p, grown.m2p));
     CHECK(sameList(expected.p2p, grown.p2p));
@@ -404,4 +429,48 @@ TEMPLATE_LIST_TEST_CASE("interaction lists reject theta outside (0, 1]",
   CHECK_THROWS_WITH(kfmm::tree::buildInteractionLists(space, tree, theta, method),
                     ContainsSubstring("'theta'"));
   CHECK_NOTHROW(kfmm::tree::buildInteractionLists(space, tree, 1.0, method));
+}
+
+TEMPLATE_LIST_TEST_CASE("interaction lists reject a negative sparse leaf",
+                        "[tree][lists][validation]", kfmm::test::Configs)
+{
+  typename TestType::execution_space space;
+  auto const x = generated<TestType>(kfmm::Distribution::uniform, 100);
+  auto const tree = kfmm::tree::buildOctree(space, x, 8);
+  auto const build = [&](Method method, double sparse_leaf) {
+    return kfmm::tree::buildInteractionLists(space, tree, 0.5, method, kfmm::Acceptance::theta, 0,
+                                             false, sparse_leaf);
+  };
+  for (auto const method : {Method::fmm, Method::treecode})
+  {
+    CHECK_THROWS_WITH(build(method, -1), ContainsSubstring("'sparse_leaf' must be >= 0"));
+    CHECK_NOTHROW(build(method, 4));
+  }
+}
+
+TEMPLATE_LIST_TEST_CASE("a sparse leaf beside a cluster meets it directly", "[tree][lists]",
+                        kfmm::test::Configs)
+{
+  // 300 coincident points and one more: the lone point's leaf is a large cell, and the
+  // cluster's cells that it accepts are small. Without the sparse leaves' rule the pair is
+  // far (M2L, or M2P both ways in the treecode); with it, the lone leaf's P2P row holds the
+  // cluster, and the cluster's the lone leaf.
+  using Real = typename TestType::real_type;
+  typename TestType::execution_space space;
+  Positions<TestType> x("kfmm::test::positions", 301);
+  auto const h = Kokkos::create_mirror_view(x);
+  Kokkos::deep_copy(h, Real(0));
+  h(300, 0) = 1;
+  Kokkos::deep_copy(x, h);
+  auto const tree = kfmm::tree::buildOctree(space, x, 64);
+  for (auto const method : {Method::fmm, Method::treecode})
+    for (double const sparse_leaf : {0.0, 1.0})
+    {
+      CAPTURE(method == Method::fmm ? "fmm" : "treecode", sparse_leaf);
+      auto const lists = kfmm::tree::buildInteractionLists(
+          space, tree, 0.7, method, kfmm::Acceptance::theta, 0, false, sparse_leaf);
+      checkLists(tree, lists);
+      CHECK((lists.m2l.size + lists.m2p.size > 0) == (sparse_leaf == 0));
+      CHECK(lists.near_pairs == (sparse_leaf == 0 ? 300u * 300 + 1 : 301u * 301));
+    }
 }

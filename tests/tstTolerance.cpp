@@ -18,6 +18,7 @@
 #include <catch2/generators/catch_generators.hpp>
 #include <catch2/matchers/catch_matchers_string.hpp>
 
+#include <cstdint>
 #include <limits>
 #include <string>
 #include <type_traits>
@@ -112,6 +113,46 @@ TEMPLATE_LIST_TEST_CASE("a tolerance gives a field error within it", "[fmm][tole
     CHECK(table_error < std::numeric_limits<double>::infinity()); // a row of the table
     CHECK(table_error <= previous_table_error);
     previous_table_error = table_error;
+  }
+}
+
+TEMPLATE_LIST_TEST_CASE("a tolerance is met beside clusters of coincident points",
+                        "[fmm][tolerance][accuracy]", kfmm::test::Configs)
+{
+  // k coincident points and one more, 1 away: the lone point's field is carried by the
+  // pairs of its large leaf with the cluster's small cells alone, so any error of theirs is
+  // that target's (docs/ACCURACY.md, "Sparse leaves"); and k points in a ball of radius
+  // 1e-6 with 5 points spread over [-1, 1]^3.
+  using Real = typename TestType::real_type;
+  typename TestType::execution_space space;
+  std::size_t const k = GENERATE(300, 3000);
+  bool const coincident = GENERATE(true, false);
+  std::size_t const n = k + (coincident ? 1 : 5);
+  kfmm::test::Particles<TestType> p(n);
+  auto const x = Kokkos::create_mirror_view(p.x);
+  Kokkos::deep_copy(x, Real(0));
+  std::uint64_t state = 7;
+  auto const uniform = [&state]() { // in [-1, 1), by a 64-bit LCG (Knuth's MMIX constants)
+    state = state * 6364136223846793005ULL + 1442695040888963407ULL;
+    return 2 * double(state >> 11) * 0x1.0p-53 - 1;
+  };
+  for (std::size_t i = 0; i < n; ++i)
+    for (int d = 0; d < 3; ++d)
+      x(i, d) = static_cast<Real>(i < k ? (coincident ? 0 : 1e-6 * uniform())
+                                        : (coincident ? (d == 0 ? 1 : 0) : uniform()));
+  Kokkos::deep_copy(p.x, x);
+  Kokkos::deep_copy(p.q, Real(1));
+  std::vector<double> tolerances{1e-3, 1e-5};
+  if (!isFloat<Real>)
+    tolerances.push_back(1e-8);
+  for (double const tolerance : tolerances)
+  {
+    kfmm::Options options;
+    options.tolerance = tolerance;
+    auto const stats = kfmm::evaluate(space, p.x, p.q, p.phi, p.field, options);
+    double const error = fieldError(p, 1);
+    CAPTURE(k, coincident, tolerance, stats.order, stats.theta, error);
+    CHECK(error <= tolerance);
   }
 }
 

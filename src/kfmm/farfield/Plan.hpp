@@ -90,6 +90,15 @@ int minClassEntries(int order)
                                   tuning::Tuning<ExecutionSpace>::m2l_min_class_fraction);
 }
 
+/// The particles up to which a leaf that is the larger cell of an accepted pair meets the
+/// other cell directly (tree::detail::PairRule::sparseLeafPair): as many as the flops of one
+/// M2L translation at `order` would evaluate a multipole at (M2P), so that the leaf is one
+/// whose own expansion hardly pays.
+inline double sparseLeafParticles(int order)
+{
+  return double(expansions::flops::m2l(order)) / double(expansions::flops::m2p(order));
+}
+
 /// Whether the grouped M2L's grouping runs on the side instance, beside the near field,
 /// rather than before it on the caller's instance: where the instances run at once and the
 /// far field is the lighter part, so that the side's chain (grouping, M2L, L2L) still ends

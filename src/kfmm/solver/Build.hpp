@@ -206,12 +206,17 @@ void buildOnTrees(ExecutionSpace const &space, detail::SideInstance<ExecutionSpa
   auto *const counted = classes ? &*classes : nullptr;
   runStage(space, options, "lists", record, [&] {
     // Softening enters the acceptance as a least separation (docs/ACCURACY.md); the stricter
-    // test of unequal cells serves separate targets, not the distributed ranks' trees.
+    // test of unequal cells serves separate targets, not the distributed ranks' trees. A
+    // sparse leaf meets the cells of its accepted pairs directly where it is the larger cell
+    // (PairRule::sparseLeafPair), except on the distributed ranks, whose received cells
+    // hold multipoles and no particles.
     double const separation = state.frame.length(
         detail::softeningSeparation<tuning::Tuning<ExecutionSpace>, Real>(options));
+    double const sparse_leaf = state.other_ranks_sources ? 0 : farfield::sparseLeafParticles(order);
     state.lists = tree::detail::buildInteractionListsIn(
         space, memory, state.target_tree, state.source_tree, options.theta, options.method,
-        options.acceptance, separation, targets && !state.other_ranks_sources, 1, counted);
+        options.acceptance, separation, targets && !state.other_ranks_sources, sparse_leaf, 1,
+        counted);
   });
   // The particles' sorted keys served the trees' builds only: 8 bytes per particle less.
   memory.give(state.source_tree.keys);

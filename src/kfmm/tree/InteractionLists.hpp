@@ -11,7 +11,8 @@
 //     |c_t - c_s|; for targets that are not the sources, each cell's radius within
 //     theta / (2 - theta) of its distance to the other's particles; with softening, the
 //     particles also far enough apart for the unsoftened expansions): an M2L pair (fmm) or an
-//     M2P pair (treecode);
+//     M2P pair (treecode), unless its larger cell is a leaf of a few particles
+//     (PairRule::sparseLeafPair): then it goes on as a refused pair, down to leaf pairs;
 //   - a near pair of two leaves: a P2P pair;
 //   - or split into the pairs of the children of one side, which form the next frontier:
 //     the self pair (A, A) of one tree into all child pairs (A_i, A_j); otherwise the cell
@@ -95,6 +96,7 @@ struct InteractionLists
   Acceptance acceptance = Acceptance::theta;
   double separation = 0;     ///< least distance between a far pair's particles (0: none)
   bool equal_ratios = false; ///< thetaAccepts' test of unequal cells (separate targets)
+  double sparse_leaf = 0;    ///< PairRule::sparseLeafPair's bound (0: none)
   CsrList<MemorySpace> m2l;  ///< rows: cells; fmm only
   CsrList<MemorySpace> m2p;  ///< rows: leaves (positions in tree.leaves); treecode only
   CsrList<MemorySpace> p2p;  ///< rows: leaves (positions in tree.leaves)
@@ -129,11 +131,19 @@ struct TraversalCells
   Kokkos::View<MortonKey *, MemorySpace> cell_keys;
   Kokkos::View<int *, MemorySpace> first_child;
   Kokkos::View<int *, MemorySpace> child_count;
+  Kokkos::View<int *, MemorySpace> particle_begin;
+  Kokkos::View<int *, MemorySpace> particle_end;
 
   explicit TraversalCells(Octree<MemorySpace> const &tree)
       : centre(tree.centre), radius(tree.radius), level(tree.level), cell_keys(tree.cell_keys),
-        first_child(tree.first_child), child_count(tree.child_count)
+        first_child(tree.first_child), child_count(tree.child_count),
+        particle_begin(tree.particle_begin), particle_end(tree.particle_end)
   {
+  }
+
+  KOKKOS_FUNCTION double particles(int c) const
+  {
+    return static_cast<double>(particle_end(c) - particle_begin(c));
   }
 };
 
@@ -182,9 +192,10 @@ struct PairRule
   TraversalCells<MemorySpace> target;
   TraversalCells<MemorySpace> source;
   double theta;
-  double separation; ///< least distance between a far pair's particles (separatedBeyond)
-  bool equal_ratios; ///< thetaAccepts' test for targets that are not the sources
-  double root_side;  ///< side of the level-0 cell (classic rule)
+  double separation;  ///< least distance between a far pair's particles (separatedBeyond)
+  bool equal_ratios;  ///< thetaAccepts' test for targets that are not the sources
+  double sparse_leaf; ///< sparseLeafPair's bound, 0 for none
+  double root_side;   ///< side of the level-0 cell (classic rule)
   bool classic;
   bool treecode;
   bool one_tree; ///< the targets are the sources: (A, A) is a self pair
@@ -214,6 +225,21 @@ struct PairRule
     if (classic)
       return wellSeparated(t, s, dx, dy, dz) && separatedBeyond(rt, rs, d, separation);
     return thetaAccepts(rt, rs, d, theta, separation, equal_ratios);
+  }
+
+  /// Whether the larger cell of the pair (t, s), whose cells have nt and ns children, the
+  /// one the traversal would split, is a leaf of at most sparse_leaf particles. A leaf
+  /// cannot be split, so its expansion meets smaller cells whose particles may lie far from
+  /// it and converges no faster than the rule's limit allows; where one pair carries most of
+  /// a target's field (a point beside a cluster, coincident sources) that error is the
+  /// target's, far above the average that the accuracy tables measure. So an accepted pair
+  /// of this kind is computed directly (n_t x n_s particle pairs, exact): it goes on as a
+  /// refused pair, whose other cell is split down to leaves. Symmetric, as the mutual
+  /// traversal needs.
+  KOKKOS_FUNCTION bool sparseLeafPair(int t, int s, int nt, int ns) const
+  {
+    return targetIsLarger(t, s) ? nt == 0 && target.particles(t) <= sparse_leaf
+                                : ns == 0 && source.particles(s) <= sparse_leaf;
   }
 
   /// Whether target cell t is or precedes source cell s in (level, key) order. In one tree
@@ -246,7 +272,7 @@ struct PairRule
       return nt == 0 ? near_self : split_both;
     if (treecode && nt > 0)
       return split_target;
-    if (accepted(t, s))
+    if (accepted(t, s) && !sparseLeafPair(t, s, nt, ns))
       return far_pair;
     if (nt == 0 && ns == 0)
       return near_pair;
@@ -773,8 +799,9 @@ struct NoFarEntriesHook
 
 /// buildInteractionLists (below) with the lists' arrays and the traversal's work arrays taken
 /// from `memory`, for an entry point with a workspace of its own (kfmm::Fmm), the far
-/// pairs' least `separation` (in the trees' units; 0: none) and, for targets that are not
-/// the sources, thetaAccepts' `equal_ratios`. The traversal's
+/// pairs' least `separation` (in the trees' units; 0: none), for targets that are not
+/// the sources, thetaAccepts' `equal_ratios`, and PairRule::sparseLeafPair's `sparse_leaf`
+/// (for trees whose cells hold their particles). The traversal's
 /// first capacities are ExpectedSizes(theta, capacity_factor). `far_entries_hook`, if any,
 /// works on the far entries before the traversal's read (NoFarEntriesHook).
 template <class ExecutionSpace, class MemorySpace, class FarEntriesHook = NoFarEntriesHook>
@@ -782,7 +809,7 @@ InteractionLists<MemorySpace> buildInteractionListsIn(
     ExecutionSpace const &space, kfmm::detail::Workspace<MemorySpace> &memory,
     Octree<MemorySpace> const &targets, Octree<MemorySpace> const &sources, double theta,
     ListKind method, Acceptance acceptance, double separation, bool equal_ratios,
-    double capacity_factor = 1, FarEntriesHook *far_entries_hook = nullptr)
+    double sparse_leaf, double capacity_factor = 1, FarEntriesHook *far_entries_hook = nullptr)
 {
   kfmm::detail::ScopedRegion region("kfmm::lists::build");
   std::string const where = "kfmm::tree::buildInteractionLists";
@@ -792,6 +819,9 @@ InteractionLists<MemorySpace> buildInteractionListsIn(
   kfmm::detail::require(separation >= 0, where,
                         "argument 'separation' must be >= 0, got " +
                             kfmm::detail::formatNumber(separation));
+  kfmm::detail::require(sparse_leaf >= 0, where,
+                        "argument 'sparse_leaf' must be >= 0, got " +
+                            kfmm::detail::formatNumber(sparse_leaf));
   kfmm::detail::require(detail::sameGrid(targets.cube, sources.cube), where,
                         "the target and source trees must be built in one cube");
 
@@ -807,6 +837,7 @@ InteractionLists<MemorySpace> buildInteractionListsIn(
   lists.acceptance = acceptance;
   lists.separation = separation;
   lists.equal_ratios = equal_ratios;
+  lists.sparse_leaf = sparse_leaf;
 
   // Row of each target leaf cell in the leaf lists.
   Kokkos::View<int *, MemorySpace> leaf_row;
@@ -819,6 +850,7 @@ InteractionLists<MemorySpace> buildInteractionListsIn(
                                            theta,
                                            separation,
                                            equal_ratios,
+                                           sparse_leaf,
                                            targets.cube.side,
                                            acceptance == Acceptance::classic,
                                            treecode,
@@ -978,14 +1010,18 @@ InteractionLists<MemorySpace> buildInteractionListsIn(
 /// \param [in] acceptance  the rule (ListRules.hpp); theta is checked but not used by classic
 /// \param [in] separation  least distance between the particles of a far pair, >= 0
 /// \param [in] equal_ratios  the theta rule's test of unequal cells (thetaAccepts)
+/// \param [in] sparse_leaf an accepted pair whose larger cell is a leaf of at most this many
+///                         particles is computed directly (0: none)
 /// \return the lists, identical for identical input
 /// \throws kfmm::Exception when theta is not in (0, 1] (the message names 'theta'),
-/// separation is negative, or the trees' cubes differ.
+/// separation or sparse_leaf is negative, or the
+/// trees' cubes differ.
 template <class ExecutionSpace, class MemorySpace>
-InteractionLists<MemorySpace> buildInteractionLists(
-    ExecutionSpace const &space, Octree<MemorySpace> const &targets,
-    Octree<MemorySpace> const &sources, double theta, ListKind method = ListKind::fmm,
-    Acceptance acceptance = Acceptance::theta, double separation = 0, bool equal_ratios = false)
+InteractionLists<MemorySpace>
+buildInteractionLists(ExecutionSpace const &space, Octree<MemorySpace> const &targets,
+                      Octree<MemorySpace> const &sources, double theta,
+                      ListKind method = ListKind::fmm, Acceptance acceptance = Acceptance::theta,
+                      double separation = 0, bool equal_ratios = false, double sparse_leaf = 0)
 {
   static_assert(Kokkos::is_execution_space<ExecutionSpace>::value,
                 "kfmm::tree::buildInteractionLists: the first argument must be a Kokkos "
@@ -995,7 +1031,7 @@ InteractionLists<MemorySpace> buildInteractionLists(
                 "execution space");
   return detail::buildInteractionListsIn(space, kfmm::detail::Workspace<MemorySpace>::direct(),
                                          targets, sources, theta, method, acceptance, separation,
-                                         equal_ratios);
+                                         equal_ratios, sparse_leaf);
 }
 
 /// The interaction lists of the particles of `tree` on each other: buildInteractionLists
@@ -1004,10 +1040,10 @@ template <class ExecutionSpace, class MemorySpace>
 InteractionLists<MemorySpace>
 buildInteractionLists(ExecutionSpace const &space, Octree<MemorySpace> const &tree, double theta,
                       ListKind method = ListKind::fmm, Acceptance acceptance = Acceptance::theta,
-                      double separation = 0, bool equal_ratios = false)
+                      double separation = 0, bool equal_ratios = false, double sparse_leaf = 0)
 {
   return buildInteractionLists(space, tree, tree, theta, method, acceptance, separation,
-                               equal_ratios);
+                               equal_ratios, sparse_leaf);
 }
 
 } // namespace kfmm::tree
