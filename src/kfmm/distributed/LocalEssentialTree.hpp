@@ -27,8 +27,10 @@
 //     radius) of a cell holds the balls of the cells below it. The region is the top of the
 //     rank's tree as a tree of balls: the root, and the children of every node that is shared
 //     or holds more than region_leaves leaves' particles. Such an expanded node is a sized
-//     ball, standing for itself; any other node holds every target cell under it. One
-//     allGatherv.
+//     ball, standing for itself; any other node holds every target cell under it. Each node
+//     also carries the largest radius of a sparse leaf below it (tree::detail::PairRule::
+//     sparseLeafPair: a leaf of a few particles, which the traversal computes directly where
+//     it is the larger cell of an accepted pair). One allGatherv.
 //  4. Selection, for each receiver on each sender: a sender's non-shared cell is opened when
 //     it might fail the acceptance test (R_t + R_s) < theta |c_t - c_s| with the lists' least
 //     separation (tree::detail::thetaAccepts) against some target cell of the receiver, which
@@ -38,7 +40,10 @@
 //     |c_B - c_s| - R_B - R_s) or against a sized node no larger than it (the traversal
 //     splits the larger cell of a pair, never a leaf; a leaf target, the only kind a leaf's
 //     particles serve, is inside a holding node). A descent of the region from its root
-//     finds them, skipping the nodes under any node that the cell passes against.
+//     finds them, skipping the nodes under any node that the cell passes against. A cell
+//     also opens where a pair with a sparse leaf may need its particles: when it is a sparse
+//     leaf itself, or when it is no larger than a sparse leaf of the receiver in a node that
+//     it or an ancestor may fail against (only such a leaf's traversal reaches it: OpenCells).
 //     The sender sends its subtree roots, and the children of every sent cell that is opened:
 //     a sent leaf that is opened sends its particles (the ghosts), a sent cell that is not
 //     opened is pruned, and its multipole travels at every evaluation. A holding node is
@@ -51,9 +56,10 @@
 //     stand for, which is the count in the tree of all particles, except that a pruned cell's
 //     entry stays a leaf at its level with its sender's radius. The inner cells' radii follow
 //     from their children as in any tree, so every cell carries its radius in the tree of all
-//     particles. Evaluation: P2M, the pruned cells' multipoles set from their senders, M2M:
-//     every inner cell then has all of its children, so its multipole is that of the tree of
-//     all particles.
+//     particles; each cell also carries the count of particles it stands for (Octree::
+//     stands_for), which the rule of sparse leaves reads. Evaluation: P2M, the pruned cells'
+//     multipoles set from their senders, M2M: every inner cell then has all of its children,
+//     so its multipole is that of the tree of all particles.
 // The acceptance test in the selection takes a relative margin of 1e-12, so that the rounding
 // of the trees' frame (Fmm.hpp) cannot accept there what the traversal rejects.
 
@@ -194,6 +200,9 @@ struct Ball
 {
   double centre[3];
   double radius;
+  /// The largest radius of a sparse leaf (tree::detail::PairRule::sparseLeafPair) among the
+  /// target cells the node stands for or holds, 0 if none.
+  double sparse_radius;
   int sized;
   int first_child; ///< among the receiver's nodes
   int children;
@@ -344,6 +353,32 @@ struct NumberRegionNodes
   }
 };
 
+/// Step 3: sparse_radius(c), the largest radius of a sparse leaf (at most sparse_leaf
+/// particles: tree::detail::PairRule::sparseLeafPair) at or below own cell c, 0 if none; run
+/// level by level from the deepest. A leaf of the own tree is a leaf of the tree of all
+/// particles with all of its particles (a shared cell always splits).
+template <class MemorySpace>
+struct SparseRadii
+{
+  Kokkos::View<int *, MemorySpace> child_count;
+  Kokkos::View<int *, MemorySpace> first_child;
+  Kokkos::View<int *, MemorySpace> particle_begin;
+  Kokkos::View<int *, MemorySpace> particle_end;
+  Kokkos::View<double *, MemorySpace> radius;
+  double sparse_leaf;
+  Kokkos::View<double *, MemorySpace> sparse_radius;
+
+  KOKKOS_INLINE_FUNCTION void operator()(int c) const
+  {
+    double r = 0;
+    if (child_count(c) == 0)
+      r = particle_end(c) - particle_begin(c) <= sparse_leaf ? radius(c) : 0;
+    for (int k = 0; k < child_count(c); ++k)
+      r = kfmm::detail::max(r, sparse_radius(first_child(c) + k));
+    sparse_radius(c) = r;
+  }
+};
+
 /// Step 3: the region's balls, one per node.
 template <class MemorySpace>
 struct DescribeRegionNodes
@@ -352,6 +387,7 @@ struct DescribeRegionNodes
   Kokkos::View<int *, MemorySpace> node_of;
   Kokkos::View<double *[3], MemorySpace> centre;
   Kokkos::View<double *, MemorySpace> radius;
+  Kokkos::View<double *, MemorySpace> sparse_radius; ///< SparseRadii's
   Kokkos::View<Ball *, MemorySpace> balls;
 
   KOKKOS_INLINE_FUNCTION void operator()(int c) const
@@ -362,6 +398,7 @@ struct DescribeRegionNodes
     bool const expanded = nodes.expanded(c);
     balls(b) = Ball{{centre(c, 0), centre(c, 1), centre(c, 2)},
                     radius(c),
+                    sparse_radius(c),
                     expanded ? 1 : 0,
                     expanded ? node_of(nodes.first_child(c)) : 0,
                     expanded ? nodes.child_count(c) : 0};
@@ -385,18 +422,30 @@ KOKKOS_INLINE_FUNCTION bool mayFail(Ball const &b, double const x[3], double r, 
 /// Step 4 for one receiver and one level: opened(c) for the cells of the level. Only a sent
 /// cell (a subtree root, or a child of an opened cell) can open; it opens when some target
 /// cell of the receiver may fail the acceptance test against it, found by a descent of the
-/// receiver's region that skips every node the cell passes against.
+/// receiver's region that skips every node the cell passes against; and where the traversal
+/// may compute it directly as part of a pair with a sparse leaf
+/// (tree::detail::PairRule::sparseLeafPair): when it is a sparse leaf itself (its particles
+/// are few), or when a sparse leaf of the receiver at least as large may meet it. That
+/// leaf meets it only if it failed the test against one of its ancestors (and every cell
+/// between is smaller than the leaf, split as the pair of a sparse leaf), so reach(c), for
+/// a shared or opened cell, is the largest radius of the receiver's sparse leaves in
+/// the nodes that c or one of its ancestors may fail against, and a child opens when it is
+/// no larger.
 template <class MemorySpace>
 struct OpenCells
 {
   SubtreeRoots<MemorySpace> roots;
   Kokkos::View<int *, MemorySpace> child_count;
+  Kokkos::View<int *, MemorySpace> particle_begin;
+  Kokkos::View<int *, MemorySpace> particle_end;
   Kokkos::View<double *[3], MemorySpace> centre;
   Kokkos::View<double *, MemorySpace> radius;
   Kokkos::View<Ball *, MemorySpace> balls; ///< the receiver's region, its root first
   double theta;
-  double separation; ///< the lists' least distance of a far pair's particles
+  double separation;  ///< the lists' least distance of a far pair's particles
+  double sparse_leaf; ///< the lists' bound of a sparse leaf's particles (0: none)
   Kokkos::View<std::uint8_t *, MemorySpace> opened;
+  Kokkos::View<double *, MemorySpace> reach;
 
   /// Deep enough for a descent that keeps at most 7 siblings per level of a tree of
   /// tree::max_level levels.
@@ -409,7 +458,46 @@ struct OpenCells
 
   KOKKOS_INLINE_FUNCTION void operator()(int c) const
   {
-    opened(c) = sent(c) && balls.extent(0) > 0 && fails(c) ? 1 : 0;
+    bool const shared = roots.shared(c);
+    bool const region = balls.extent(0) > 0;
+    int const p = roots.parent(c);
+    double const reached = p < 0 ? 0 : reach(p);
+    bool open = false;
+    if (!shared && region && sent(c))
+    {
+      bool const sparse = child_count(c) == 0 && particle_end(c) - particle_begin(c) <= sparse_leaf;
+      open = sparse || (reached > 0 && radius(c) <= reached * (1 + 1e-12)) || fails(c);
+    }
+    opened(c) = open ? 1 : 0;
+    reach(c) = (shared || open) && region && sparse_leaf > 0
+                   ? kfmm::detail::max(reached, sparseReach(c))
+                   : 0;
+  }
+
+  /// The largest radius of a sparse leaf of the receiver in the nodes that cell c may fail
+  /// the acceptance test against (a sized node is a target cell with children, no leaf).
+  KOKKOS_INLINE_FUNCTION double sparseReach(int c) const
+  {
+    double const x[3] = {centre(c, 0), centre(c, 1), centre(c, 2)};
+    double const r = radius(c);
+    double largest = 0;
+    int stack[stack_size];
+    int top = 0;
+    stack[top++] = 0;
+    while (top > 0)
+    {
+      Ball const ball = balls(stack[--top]);
+      if (ball.sparse_radius <= largest || !mayFail(ball, x, r, theta, separation))
+        continue;
+      if (!ball.sized)
+      {
+        largest = ball.sparse_radius;
+        continue;
+      }
+      for (int k = 0; k < ball.children; ++k)
+        stack[top++] = ball.first_child + k;
+    }
+    return largest;
   }
 
   KOKKOS_INLINE_FUNCTION bool fails(int c) const
@@ -603,6 +691,22 @@ struct WeightBefore
     update += entry < particles ? 1 : pruned(entry - particles).count;
     if (final && i + 1 == static_cast<std::int64_t>(permutation.extent(0)))
       weight_before(i + 1) = update;
+  }
+};
+
+/// Step 5: the particles cell c of the local essential tree stands for, from the weights of
+/// its entries (WeightBefore).
+template <class MemorySpace>
+struct StandsFor
+{
+  Kokkos::View<int *, MemorySpace> particle_begin;
+  Kokkos::View<int *, MemorySpace> particle_end;
+  Kokkos::View<std::int64_t *, MemorySpace> weight_before;
+  Kokkos::View<std::int64_t *, MemorySpace> stands_for;
+
+  KOKKOS_INLINE_FUNCTION void operator()(int c) const
+  {
+    stands_for(c) = weight_before(particle_end(c)) - weight_before(particle_begin(c));
   }
 };
 
@@ -835,7 +939,8 @@ template <class ExecutionSpace, class MemorySpace>
 EssentialTrees<MemorySpace> buildEssentialTrees(MPI_Comm comm, ExecutionSpace const &space,
                                                 Kokkos::View<double *[3], MemorySpace> const &own,
                                                 tree::Cube const &cube, int leaf_size, double theta,
-                                                double separation, int region_particles)
+                                                double separation, double sparse_leaf,
+                                                int region_particles)
 {
   using Policy = Kokkos::RangePolicy<ExecutionSpace>;
   std::string const where = "kfmm::distributed::DistributedFmm";
@@ -934,11 +1039,20 @@ EssentialTrees<MemorySpace> buildEssentialTrees(MPI_Comm comm, ExecutionSpace co
   int num_balls = 0;
   Kokkos::parallel_scan("kfmm::distributed::number_region_nodes", Policy(space, 0, num_cells),
                         NumberRegionNodes<MemorySpace>{nodes, node_of}, num_balls);
+  Kokkos::View<double *, MemorySpace> sparse_radius;
+  take(sparse_radius, "sparse_radius", num_cells);
+  SparseRadii<MemorySpace> const sparse_radii{
+      mine.child_count, mine.first_child, mine.particle_begin, mine.particle_end,
+      mine.radius,      sparse_leaf,      sparse_radius};
+  for (int l = mine.numLevels() - 1; l >= 0; --l)
+    Kokkos::parallel_for("kfmm::distributed::sparse_radii",
+                         Policy(space, mine.level_offsets[l], mine.level_offsets[l + 1]),
+                         sparse_radii);
   Kokkos::View<Ball *, MemorySpace> region_balls;
   take(region_balls, "region", num_balls);
-  Kokkos::parallel_for(
-      "kfmm::distributed::describe_region_nodes", Policy(space, 0, num_cells),
-      DescribeRegionNodes<MemorySpace>{nodes, node_of, mine.centre, mine.radius, region_balls});
+  Kokkos::parallel_for("kfmm::distributed::describe_region_nodes", Policy(space, 0, num_cells),
+                       DescribeRegionNodes<MemorySpace>{nodes, node_of, mine.centre, mine.radius,
+                                                        sparse_radius, region_balls});
   std::vector<Ball> all_balls;
   std::vector<std::int64_t> balls_per_rank;
   communicate([&] {
@@ -946,6 +1060,7 @@ EssentialTrees<MemorySpace> buildEssentialTrees(MPI_Comm comm, ExecutionSpace co
     balls_per_rank = allGatherv(comm, std::vector<std::int64_t>{num_balls});
   });
   memory.give(node_of);
+  memory.give(sparse_radius);
   memory.give(region_balls);
 
   // Step 4: what this rank sends to each rank that has particles, per receiver in rank order:
@@ -981,6 +1096,8 @@ EssentialTrees<MemorySpace> buildEssentialTrees(MPI_Comm comm, ExecutionSpace co
   plan.pruned_send.assign(ranks, 0);
   Kokkos::View<std::uint8_t *, MemorySpace> opened;
   take(opened, "opened", num_cells);
+  Kokkos::View<double *, MemorySpace> reach;
+  take(reach, "sparse_reach", num_cells);
   // Every rank's region on the device at once; rank r's is the r-th range.
   auto regions = toDevice(space, memory, all_balls, "kfmm::distributed::regions");
   std::size_t region_begin = 0;
@@ -991,8 +1108,18 @@ EssentialTrees<MemorySpace> buildEssentialTrees(MPI_Comm comm, ExecutionSpace co
     region_begin = region_end;
     if (r == rank || spans[r].count == 0 || n == 0)
       continue;
-    OpenCells<MemorySpace> const open{roots, mine.child_count, mine.centre, mine.radius, region,
-                                      theta, separation,       opened};
+    OpenCells<MemorySpace> const open{roots,
+                                      mine.child_count,
+                                      mine.particle_begin,
+                                      mine.particle_end,
+                                      mine.centre,
+                                      mine.radius,
+                                      region,
+                                      theta,
+                                      separation,
+                                      sparse_leaf,
+                                      opened,
+                                      reach};
     // Level by level: a cell opens only below an opened parent.
     for (int l = 0; l < mine.numLevels(); ++l)
       Kokkos::parallel_for("kfmm::distributed::open_cells",
@@ -1051,6 +1178,7 @@ EssentialTrees<MemorySpace> buildEssentialTrees(MPI_Comm comm, ExecutionSpace co
     memory.give(ghost_first);
   }
   memory.give(opened);
+  memory.give(reach);
   memory.give(regions);
   auto pruned_out = concatenate(pruned_pieces, "pruned_out");
   auto sent_cells = concatenate(pruned_cell_pieces, "sent_cells");
@@ -1130,6 +1258,13 @@ EssentialTrees<MemorySpace> buildEssentialTrees(MPI_Comm comm, ExecutionSpace co
       space, memory, trees.entries, cube, keys, order,
       SplitEssentialCells<MemorySpace>{leaf_size, weight_before, order, pruned_levels, particles},
       measure_leaf_radii);
+  // The particles each cell stands for, which the lists' rule of sparse leaves reads: a
+  // pruned cell's entry stands for all of its particles.
+  tree::Octree<MemorySpace> &essential = trees.essential;
+  take(essential.stands_for, "stands_for", essential.numCells());
+  Kokkos::parallel_for("kfmm::distributed::stands_for", Policy(space, 0, essential.numCells()),
+                       StandsFor<MemorySpace>{essential.particle_begin, essential.particle_end,
+                                              weight_before, essential.stands_for});
   memory.give(pruned);
   memory.give(pruned_levels);
   memory.give(weight_before);

@@ -92,11 +92,15 @@ int minClassEntries(int order)
 
 /// The particles up to which a leaf that is the larger cell of an accepted pair meets the
 /// other cell directly (tree::detail::PairRule::sparseLeafPair): as many as the flops of one
-/// M2L translation at `order` would evaluate a multipole at (M2P), so that the leaf is one
-/// whose own expansion hardly pays.
-inline double sparseLeafParticles(int order)
+/// M2L translation at `order` would evaluate a multipole at (M2P), so that the leaf's own
+/// expansion hardly pays, and at most an eighth of `leaf_size`, the mean share of the
+/// children of a cell that split, so that only leaves that their region's density left
+/// large count as sparse.
+inline double sparseLeafParticles(int order, int leaf_size)
 {
-  return double(expansions::flops::m2l(order)) / double(expansions::flops::m2p(order));
+  return kfmm::detail::min(double(expansions::flops::m2l(order)) /
+                               double(expansions::flops::m2p(order)),
+                           leaf_size / 8.0);
 }
 
 /// Whether the grouped M2L's grouping runs on the side instance, beside the near field,

@@ -208,11 +208,10 @@ void buildOnTrees(ExecutionSpace const &space, detail::SideInstance<ExecutionSpa
     // Softening enters the acceptance as a least separation (docs/ACCURACY.md); the stricter
     // test of unequal cells serves separate targets, not the distributed ranks' trees. A
     // sparse leaf meets the cells of its accepted pairs directly where it is the larger cell
-    // (PairRule::sparseLeafPair), except on the distributed ranks, whose received cells
-    // hold multipoles and no particles.
+    // (PairRule::sparseLeafPair); the distributed ranks receive what that needs.
     double const separation = state.frame.length(
         detail::softeningSeparation<tuning::Tuning<ExecutionSpace>, Real>(options));
-    double const sparse_leaf = state.other_ranks_sources ? 0 : farfield::sparseLeafParticles(order);
+    double const sparse_leaf = farfield::sparseLeafParticles(order, options.leaf_size);
     state.lists = tree::detail::buildInteractionListsIn(
         space, memory, state.target_tree, state.source_tree, options.theta, options.method,
         options.acceptance, separation, targets && !state.other_ranks_sources, sparse_leaf, 1,

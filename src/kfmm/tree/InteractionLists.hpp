@@ -133,17 +133,21 @@ struct TraversalCells
   Kokkos::View<int *, MemorySpace> child_count;
   Kokkos::View<int *, MemorySpace> particle_begin;
   Kokkos::View<int *, MemorySpace> particle_end;
+  Kokkos::View<std::int64_t *, MemorySpace> stands_for;
 
   explicit TraversalCells(Octree<MemorySpace> const &tree)
       : centre(tree.centre), radius(tree.radius), level(tree.level), cell_keys(tree.cell_keys),
         first_child(tree.first_child), child_count(tree.child_count),
-        particle_begin(tree.particle_begin), particle_end(tree.particle_end)
+        particle_begin(tree.particle_begin), particle_end(tree.particle_end),
+        stands_for(tree.stands_for)
   {
   }
 
+  /// The particles cell c stands for (Octree::stands_for).
   KOKKOS_FUNCTION double particles(int c) const
   {
-    return static_cast<double>(particle_end(c) - particle_begin(c));
+    return static_cast<double>(stands_for.extent(0) > 0 ? stands_for(c)
+                                                        : particle_end(c) - particle_begin(c));
   }
 };
 
@@ -238,8 +242,11 @@ struct PairRule
   /// traversal needs.
   KOKKOS_FUNCTION bool sparseLeafPair(int t, int s, int nt, int ns) const
   {
-    return targetIsLarger(t, s) ? nt == 0 && target.particles(t) <= sparse_leaf
-                                : ns == 0 && source.particles(s) <= sparse_leaf;
+    // The treecode expands no target cell (M2P): its target leaves converge as their
+    // particles do.
+    if (targetIsLarger(t, s))
+      return !treecode && nt == 0 && target.particles(t) <= sparse_leaf;
+    return ns == 0 && source.particles(s) <= sparse_leaf;
   }
 
   /// Whether target cell t is or precedes source cell s in (level, key) order. In one tree

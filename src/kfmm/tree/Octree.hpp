@@ -116,6 +116,12 @@ struct Octree
 
   View<int *> leaves; ///< leaf cells in particle order
 
+  /// The particles each cell stands for, where its range does not tell: the distributed
+  /// solver's local essential tree, one of whose entries stands for a pruned cell's
+  /// particles (distributed/LocalEssentialTree.hpp). Empty for any other tree, whose cells
+  /// stand for the particles of their ranges.
+  View<std::int64_t *> stands_for;
+
   /// Number of levels holding cells (depth + 1); 0 for an empty tree.
   int numLevels() const { return static_cast<int>(level_offsets.size()) - 1; }
   /// Deepest level, -1 for an empty tree.
