@@ -178,10 +178,14 @@ def accuracy():
 
 
 def tolerance_benchmark_tables():
-    """perf/tolerance_benchmark.py's tables of the archived run."""
+    """perf/tolerance_benchmark.py's tables of the archived runs: the 2-core CPU's, then the
+    H200's."""
     a = Archive("2026-11-29-tolerance-benchmark")
-    results = a.json(a.names("*-2core-tolerance-u1e6.json")[0])["results"]
-    return [tolerance_benchmark.table(r) for r in results]
+    tables = []
+    for machine in ("2core", "h200"):
+        results = a.json(a.names(f"*-{machine}-tolerance-u1e6.json")[0])["results"]
+        tables += [tolerance_benchmark.table(r) for r in results]
+    return tables
 
 
 def several_gpus():

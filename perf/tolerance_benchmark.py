@@ -79,6 +79,11 @@ def benchmark(args, precision):
     return {"precision": precision, "chosen": chosen, "grid": grid}
 
 
+def duration(seconds):
+    """A time as the tables print it: milliseconds below a second."""
+    return f"{seconds * 1e3:.2f} ms" if seconds < 1 else f"{seconds:.3f} s"
+
+
 def table(result):
     """The markdown table of one precision's benchmark."""
     grid = [summary(r) for r in result["grid"]]
@@ -95,10 +100,10 @@ def table(result):
             ratio, margin = "-", "-"
         else:
             c = summary(entry["report"])
-            cells = [setting(c), f"{c['error']:.2e}", f"{c['seconds']:.3f} s"]
+            cells = [setting(c), f"{c['error']:.2e}", duration(c["seconds"])]
             ratio = f"{c['seconds'] / best['seconds']:.2f}" if best else "-"
             margin = f"{tolerance / c['error']:.0f}" if c["error"] > 0 else "-"
-        best_cells = ([setting(best), f"{best['error']:.2e}", f"{best['seconds']:.3f} s"]
+        best_cells = ([setting(best), f"{best['error']:.2e}", duration(best["seconds"])]
                       if best else ["none of the grid", "-", "-"])
         lines.append("| " + " | ".join([f"{tolerance:g}", *cells, *best_cells, ratio, margin])
                      + " |")

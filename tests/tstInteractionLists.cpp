@@ -63,8 +63,9 @@ auto hostList(List const &list, int rows)
 /// sources and of its far-field cells (M2L of the leaf and its ancestors in fmm mode, M2P of
 /// the leaf in treecode mode) tile [0, N) exactly: every particle once. Also: the acceptance
 /// test holds for every far pair and fails for every near pair but those of a sparse leaf
-/// (at most lists.sparse_leaf particles), no far pair's larger cell is a sparse leaf (of
-/// the sources only, in treecode mode, which expands no target cell), near
+/// (at most lists.sparse.leaf particles) within lists.sparse.pairs particle pairs, no such
+/// far pair's larger cell is a sparse leaf (of the sources only, in treecode mode, which
+/// expands no target cell), near
 /// sources are leaves, each leaf is in its own P2P row, and the lists' count of near pairs
 /// is that of their P2P rows.
 template <class Tree, class Lists>
@@ -120,10 +121,14 @@ void checkLists(Tree const &tree, Lists const &lists)
            d - radius(t) - radius(s) >= lists.separation;
   };
   // A sparse leaf (tree::detail::PairRule::sparseLeafPair): a leaf of at most
-  // lists.sparse_leaf particles. `larger` is the cell the traversal splits first (the
-  // larger radius, or the coarser box of the classic rule), where the two differ.
+  // lists.sparse.leaf particles. `larger` is the cell the traversal splits first (the
+  // larger radius, or the coarser box of the classic rule), where the two differ;
+  // `direct`, whether a pair is within the rule's particle pairs.
   auto const sparse = [&](int c) {
-    return child_count(c) == 0 && end(c) - begin(c) <= lists.sparse_leaf;
+    return child_count(c) == 0 && end(c) - begin(c) <= lists.sparse.leaf;
+  };
+  auto const direct = [&](int a, int b) {
+    return double(end(a) - begin(a)) * double(end(b) - begin(b)) <= lists.sparse.pairs;
   };
   auto const larger = [&](int a, int b) {
     return classic ? level(a) < level(b) : radius(a) > radius(b);
@@ -136,7 +141,7 @@ void checkLists(Tree const &tree, Lists const &lists)
       int const s = m2l(e);
       if (!accepted(c, s, 1e-12))
         bad_m2l = c;
-      if ((sparse(c) && larger(c, s)) || (sparse(s) && larger(s, c)))
+      if (direct(c, s) && ((sparse(c) && larger(c, s)) || (sparse(s) && larger(s, c))))
         sparse_m2l = sparse_m2l < 0 ? c : sparse_m2l;
     }
   CHECK(bad_m2l == -1);
@@ -154,7 +159,7 @@ void checkLists(Tree const &tree, Lists const &lists)
     {
       int const s = p2p(e);
       // An accepted pair of leaves is near only for a sparse leaf, which splits no further.
-      bool const sparse_pair = sparse(s) || (!treecode && sparse(leaf));
+      bool const sparse_pair = direct(leaf, s) && (sparse(s) || (!treecode && sparse(leaf)));
       if (child_count(s) != 0 || (s != leaf && !sparse_pair && accepted(leaf, s, -1e-12)))
         bad_near = bad_near < 0 ? j : bad_near;
       self = self || s == leaf;
@@ -166,7 +171,7 @@ void checkLists(Tree const &tree, Lists const &lists)
     for (auto e = m2p_offsets(j); e < m2p_offsets(j + 1); ++e)
     {
       int const s = m2p(e);
-      if (!accepted(leaf, s, 1e-12) || (sparse(s) && larger(s, leaf)))
+      if (!accepted(leaf, s, 1e-12) || (direct(leaf, s) && sparse(s) && larger(s, leaf)))
         bad_far = bad_far < 0 ? j : bad_far;
       ranges.emplace_back(begin(m2p(e)), end(m2p(e)));
     }
@@ -196,7 +201,8 @@ using kfmm::test::Positions;
 /// checkLists on the lists of both methods and both rules.
 template <class Config>
 void checkBothMethods(Positions<Config> const &x, int leaf_size, double theta,
-                      double separation = 0, bool equal_ratios = false, double sparse_leaf = 0)
+                      double separation = 0, bool equal_ratios = false,
+                      kfmm::tree::SparseLeaves sparse = {})
 {
   typename Config::execution_space space;
   auto const tree = kfmm::tree::buildOctree(space, x, leaf_size);
@@ -206,8 +212,9 @@ void checkBothMethods(Positions<Config> const &x, int leaf_size, double theta,
       CAPTURE(method == Method::fmm ? "fmm" : "treecode", kfmm::acceptanceName(acceptance), theta,
               leaf_size);
       auto const lists = kfmm::tree::buildInteractionLists(space, tree, theta, method, acceptance,
-                                                           separation, equal_ratios, sparse_leaf);
-      CHECK(lists.sparse_leaf == sparse_leaf);
+                                                           separation, equal_ratios, sparse);
+      CHECK(lists.sparse.leaf == sparse.leaf);
+      CHECK(lists.sparse.pairs == sparse.pairs);
       CHECK(lists.separation == separation);
       CHECK(lists.equal_ratios == equal_ratios);
       CHECK(lists.method == method);
@@ -240,13 +247,16 @@ TEMPLATE_LIST_TEST_CASE("interaction lists cover every particle once on the five
   double const theta = GENERATE(0.4, 1.0);
   // The plain rule, and the rule with a least separation of far pairs (what softening asks
   // for) and the test of unequal cells that separate targets take (thetaAccepts); without
-  // and with the sparse leaves' direct pairs (leaves of up to 3 of at most 8 particles).
+  // and with the sparse leaves' direct pairs (leaves of up to 3 of at most 8 particles), all
+  // of them or those of up to 40 particle pairs.
   bool const equal_ratios = GENERATE(false, true);
   double const separation = equal_ratios ? 0.2 : 0.0;
   double const sparse_leaf = GENERATE(0.0, 3.0);
-  CAPTURE(kfmm::distributionName(distribution), separation, equal_ratios, sparse_leaf);
+  double const sparse_pairs = GENERATE(40.0, 1e9);
+  CAPTURE(kfmm::distributionName(distribution), separation, equal_ratios, sparse_leaf,
+          sparse_pairs);
   auto const x = generated<TestType>(distribution, 2000);
-  checkBothMethods<TestType>(x, 8, theta, separation, equal_ratios, sparse_leaf);
+  checkBothMethods<TestType>(x, 8, theta, separation, equal_ratios, {sparse_leaf, sparse_pairs});
 }
 
 TEMPLATE_LIST_TEST_CASE("interaction lists of degenerate inputs", "[tree][lists]",
@@ -406,7 +416,7 @@ TEMPLATE_LIST_TEST_CASE("interaction lists do not depend on the traversal's firs
     CAPTURE(method == Method::fmm ? "fmm" : "treecode");
     auto const expected = kfmm::tree::buildInteractionLists(space, tree, 0.5, method);
     auto const grown = kfmm::tree::detail::buildInteractionListsIn(
-        space, memory, tree, tree, 0.5, method, kfmm::Acceptance::theta, 0, false, 0, 1e-3);
+        space, memory, tree, tree, 0.5, method, kfmm::Acceptance::theta, 0, false, {}, 1e-3);
     CHECK(sameList(expected.m2l, grown.m2l));
     CHECK(sameList(expected.m2p, grown.m2p));
     CHECK(sameList(expected.p2p, grown.p2p));
@@ -431,20 +441,21 @@ TEMPLATE_LIST_TEST_CASE("interaction lists reject theta outside (0, 1]",
   CHECK_NOTHROW(kfmm::tree::buildInteractionLists(space, tree, 1.0, method));
 }
 
-TEMPLATE_LIST_TEST_CASE("interaction lists reject a negative sparse leaf",
+TEMPLATE_LIST_TEST_CASE("interaction lists reject negative bounds of sparse leaves",
                         "[tree][lists][validation]", kfmm::test::Configs)
 {
   typename TestType::execution_space space;
   auto const x = generated<TestType>(kfmm::Distribution::uniform, 100);
   auto const tree = kfmm::tree::buildOctree(space, x, 8);
-  auto const build = [&](Method method, double sparse_leaf) {
+  auto const build = [&](Method method, double sparse_leaf, double sparse_pairs) {
     return kfmm::tree::buildInteractionLists(space, tree, 0.5, method, kfmm::Acceptance::theta, 0,
-                                             false, sparse_leaf);
+                                             false, {sparse_leaf, sparse_pairs});
   };
   for (auto const method : {Method::fmm, Method::treecode})
   {
-    CHECK_THROWS_WITH(build(method, -1), ContainsSubstring("'sparse_leaf' must be >= 0"));
-    CHECK_NOTHROW(build(method, 4));
+    CHECK_THROWS_WITH(build(method, -1, 100), ContainsSubstring("'sparse' must be >= 0"));
+    CHECK_THROWS_WITH(build(method, 4, -1), ContainsSubstring("'sparse' must be >= 0"));
+    CHECK_NOTHROW(build(method, 4, 100));
   }
 }
 
@@ -469,7 +480,7 @@ TEMPLATE_LIST_TEST_CASE("a sparse leaf beside a cluster meets it directly", "[tr
     {
       CAPTURE(method == Method::fmm ? "fmm" : "treecode", sparse_leaf);
       auto const lists = kfmm::tree::buildInteractionLists(
-          space, tree, 0.7, method, kfmm::Acceptance::theta, 0, false, sparse_leaf);
+          space, tree, 0.7, method, kfmm::Acceptance::theta, 0, false, {sparse_leaf, 300});
       checkLists(tree, lists);
       bool const treecode = method == Method::treecode;
       CHECK((lists.m2l.size + lists.m2p.size > 0) == (sparse_leaf == 0 || treecode));

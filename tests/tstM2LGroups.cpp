@@ -262,7 +262,7 @@ TEMPLATE_LIST_TEST_CASE("classes counted on the traversal's far entries give the
                                               min_class_entries);
   kfmm::farfield::M2LClassCount<Memory> classes(space, memory, tree, tree, min_class_entries);
   auto const counted_lists = kfmm::tree::detail::buildInteractionListsIn(
-      space, memory, tree, tree, 0.5, kfmm::Method::fmm, kfmm::Acceptance::theta, 0, false, 0,
+      space, memory, tree, tree, 0.5, kfmm::Method::fmm, kfmm::Acceptance::theta, 0, false, {},
       capacity_factor, &classes);
   auto const counted = kfmm::farfield::groupM2LIn(space, memory, tree, tree, counted_lists.m2l,
                                                   block_rows, min_class_entries,

@@ -463,7 +463,7 @@ private:
           comm, space, _partition->positions(), _partition->cube(), _options.leaf_size,
           _options.theta,
           kfmm::detail::softeningSeparation<kfmm::tuning::Tuning<ExecutionSpace>, Real>(_options),
-          farfield::sparseLeafParticles(_options.order, _options.leaf_size),
+          farfield::sparseLeaves(_options.order, _options.leaf_size).leaf,
           detail::region_leaves * _options.leaf_size);
       space.fence();
       _stats.essential_trees_seconds = trees_timer.seconds();

@@ -21,7 +21,8 @@
 //     rank's particles.
 //  2. Shared cells' radii: each rank's radius of a shared cell bounds its own particles; the
 //     maximum over ranks (one MPI_Allreduce) is the radius of the tree of all particles, since
-//     a radius is a maximum over children (tree/Octree.hpp).
+//     a radius is a maximum over children (tree/Octree.hpp). Their particle counts summed
+//     over the ranks (another) are those of the tree of all particles (Octree::stands_for).
 //  3. Receivers' regions: a rank's target cells are its shared cells and the cells under its
 //     subtree roots (non-shared cells whose parent is shared, or the root). Each ball (centre,
 //     radius) of a cell holds the balls of the cells below it. The region is the top of the
@@ -842,6 +843,43 @@ struct SetRadii
   }
 };
 
+/// Step 2: stands_for(c), the particles of own cell c in the tree of all particles: its own
+/// count, except for shared cell cells(q), whose count is totals(q), the sum over the ranks.
+template <class MemorySpace>
+struct OwnStandsFor
+{
+  Kokkos::View<int *, MemorySpace> particle_begin;
+  Kokkos::View<int *, MemorySpace> particle_end;
+  Kokkos::View<std::int64_t *, MemorySpace> stands_for;
+
+  KOKKOS_INLINE_FUNCTION void operator()(int c) const
+  {
+    stands_for(c) = particle_end(c) - particle_begin(c);
+  }
+};
+
+/// Step 2: counts(q) = the particles of cell cells(q) on this rank (0 where it has none),
+/// or, `totals`, their sum over the ranks into stands_for.
+template <class MemorySpace>
+struct SharedCounts
+{
+  Kokkos::View<int *, MemorySpace> cells;
+  Kokkos::View<int *, MemorySpace> particle_begin;
+  Kokkos::View<int *, MemorySpace> particle_end;
+  Kokkos::View<std::int64_t *, MemorySpace> counts;
+  Kokkos::View<std::int64_t *, MemorySpace> stands_for;
+  bool totals;
+
+  KOKKOS_INLINE_FUNCTION void operator()(int q) const
+  {
+    int const c = cells(q);
+    if (!totals)
+      counts(q) = c >= 0 ? particle_end(c) - particle_begin(c) : 0;
+    else if (c >= 0)
+      stands_for(c) = counts(q);
+  }
+};
+
 /// radii(q) = the radius of cell cells(q), or -1 where the tree has no such cell.
 template <class MemorySpace>
 struct GetRadii
@@ -1022,6 +1060,26 @@ EssentialTrees<MemorySpace> buildEssentialTrees(MPI_Comm comm, ExecutionSpace co
                         radii.data(), radii.size()));
   Kokkos::parallel_for("kfmm::distributed::set_shared_radii", Policy(space, 0, num_shared),
                        SetRadii<MemorySpace>{shared_here, shared_radii, mine.radius});
+  // The particles each own cell stands for in the tree of all particles, which the lists'
+  // rule of sparse leaves reads: a shared cell's, summed over the ranks.
+  take(mine.stands_for, "own_stands_for", mine.numCells());
+  Kokkos::parallel_for(
+      "kfmm::distributed::own_stands_for", Policy(space, 0, mine.numCells()),
+      OwnStandsFor<MemorySpace>{mine.particle_begin, mine.particle_end, mine.stands_for});
+  Kokkos::View<std::int64_t *, MemorySpace> shared_counts;
+  take(shared_counts, "shared_counts", num_shared);
+  SharedCounts<MemorySpace> counts{shared_here,   mine.particle_begin, mine.particle_end,
+                                   shared_counts, mine.stands_for,     false};
+  Kokkos::parallel_for("kfmm::distributed::shared_counts", Policy(space, 0, num_shared), counts);
+  std::vector<std::int64_t> totals = toHostVector(shared_counts);
+  communicate(
+      [&] { MPI_Allreduce(MPI_IN_PLACE, totals.data(), num_shared, MPI_INT64_T, MPI_SUM, comm); });
+  Kokkos::deep_copy(space, shared_counts,
+                    Kokkos::View<std::int64_t const *, Kokkos::HostSpace, Kokkos::MemoryUnmanaged>(
+                        totals.data(), totals.size()));
+  counts.totals = true;
+  Kokkos::parallel_for("kfmm::distributed::shared_totals", Policy(space, 0, num_shared), counts);
+  memory.give(shared_counts);
   memory.give(shared_levels_d);
   memory.give(shared_prefixes_d);
   memory.give(shared_here);

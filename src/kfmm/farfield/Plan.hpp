@@ -90,17 +90,18 @@ int minClassEntries(int order)
                                   tuning::Tuning<ExecutionSpace>::m2l_min_class_fraction);
 }
 
-/// The particles up to which a leaf that is the larger cell of an accepted pair meets the
-/// other cell directly (tree::detail::PairRule::sparseLeafPair): as many as the flops of one
-/// M2L translation at `order` would evaluate a multipole at (M2P), so that the leaf's own
-/// expansion hardly pays, and at most an eighth of `leaf_size`, the mean share of the
-/// children of a cell that split, so that only leaves that their region's density left
-/// large count as sparse.
-inline double sparseLeafParticles(int order, int leaf_size)
+/// The rule of sparse leaves at `order` and `leaf_size` (tree::detail::PairRule::
+/// sparseLeafPair). A sparse leaf has at most as many particles as the flops of one M2L
+/// translation would evaluate a multipole at (M2P), so that its own expansion hardly pays,
+/// and at most an eighth of `leaf_size`, the mean share of the children of a cell that split,
+/// so that only leaves that their region's density left large count. Its pairs are direct up
+/// to the particle pairs of two full leaves, the near field's unit of work, so that no pair
+/// of it costs more than one near pair can.
+inline tree::SparseLeaves sparseLeaves(int order, int leaf_size)
 {
-  return kfmm::detail::min(double(expansions::flops::m2l(order)) /
-                               double(expansions::flops::m2p(order)),
-                           leaf_size / 8.0);
+  double const translation =
+      double(expansions::flops::m2l(order)) / double(expansions::flops::m2p(order));
+  return {kfmm::detail::min(translation, leaf_size / 8.0), double(leaf_size) * leaf_size};
 }
 
 /// Whether the grouped M2L's grouping runs on the side instance, beside the near field,

@@ -211,11 +211,10 @@ void buildOnTrees(ExecutionSpace const &space, detail::SideInstance<ExecutionSpa
     // (PairRule::sparseLeafPair); the distributed ranks receive what that needs.
     double const separation = state.frame.length(
         detail::softeningSeparation<tuning::Tuning<ExecutionSpace>, Real>(options));
-    double const sparse_leaf = farfield::sparseLeafParticles(order, options.leaf_size);
+    tree::SparseLeaves const sparse = farfield::sparseLeaves(order, options.leaf_size);
     state.lists = tree::detail::buildInteractionListsIn(
         space, memory, state.target_tree, state.source_tree, options.theta, options.method,
-        options.acceptance, separation, targets && !state.other_ranks_sources, sparse_leaf, 1,
-        counted);
+        options.acceptance, separation, targets && !state.other_ranks_sources, sparse, 1, counted);
   });
   // The particles' sorted keys served the trees' builds only: 8 bytes per particle less.
   memory.give(state.source_tree.keys);

@@ -74,6 +74,15 @@
 namespace kfmm::tree
 {
 
+/// The rule of sparse leaves (PairRule::sparseLeafPair): a pair that the acceptance rule
+/// accepts is computed directly when its larger cell is a leaf of at most `leaf` particles
+/// and its particle pairs (n_t x n_s) are at most `pairs`. Zeros: none.
+struct SparseLeaves
+{
+  double leaf = 0;
+  double pairs = 0;
+};
+
 /// One interaction list in compressed rows: row r's sources are
 /// sources(offsets(r)) .. sources(offsets(r + 1) - 1).
 template <class MemorySpace>
@@ -96,7 +105,7 @@ struct InteractionLists
   Acceptance acceptance = Acceptance::theta;
   double separation = 0;     ///< least distance between a far pair's particles (0: none)
   bool equal_ratios = false; ///< thetaAccepts' test of unequal cells (separate targets)
-  double sparse_leaf = 0;    ///< PairRule::sparseLeafPair's bound (0: none)
+  SparseLeaves sparse;       ///< the rule of sparse leaves it took
   CsrList<MemorySpace> m2l;  ///< rows: cells; fmm only
   CsrList<MemorySpace> m2p;  ///< rows: leaves (positions in tree.leaves); treecode only
   CsrList<MemorySpace> p2p;  ///< rows: leaves (positions in tree.leaves)
@@ -196,10 +205,10 @@ struct PairRule
   TraversalCells<MemorySpace> target;
   TraversalCells<MemorySpace> source;
   double theta;
-  double separation;  ///< least distance between a far pair's particles (separatedBeyond)
-  bool equal_ratios;  ///< thetaAccepts' test for targets that are not the sources
-  double sparse_leaf; ///< sparseLeafPair's bound, 0 for none
-  double root_side;   ///< side of the level-0 cell (classic rule)
+  double separation;   ///< least distance between a far pair's particles (separatedBeyond)
+  bool equal_ratios;   ///< thetaAccepts' test for targets that are not the sources
+  SparseLeaves sparse; ///< sparseLeafPair's bounds
+  double root_side;    ///< side of the level-0 cell (classic rule)
   bool classic;
   bool treecode;
   bool one_tree; ///< the targets are the sources: (A, A) is a self pair
@@ -232,7 +241,9 @@ struct PairRule
   }
 
   /// Whether the larger cell of the pair (t, s), whose cells have nt and ns children, the
-  /// one the traversal would split, is a leaf of at most sparse_leaf particles. A leaf
+  /// one the traversal would split, is a leaf of at most sparse.leaf particles, and the
+  /// pair has at most sparse.pairs particle pairs (which bounds the direct sum's cost: a
+  /// pair of full leaves at the solver's bound). A leaf
   /// cannot be split, so its expansion meets smaller cells whose particles may lie far from
   /// it and converges no faster than the rule's limit allows; where one pair carries most of
   /// a target's field (a point beside a cluster, coincident sources) that error is the
@@ -242,11 +253,15 @@ struct PairRule
   /// traversal needs.
   KOKKOS_FUNCTION bool sparseLeafPair(int t, int s, int nt, int ns) const
   {
+    double const pt = target.particles(t);
+    double const ps = source.particles(s);
+    if (pt * ps > sparse.pairs)
+      return false;
     // The treecode expands no target cell (M2P): its target leaves converge as their
     // particles do.
     if (targetIsLarger(t, s))
-      return !treecode && nt == 0 && target.particles(t) <= sparse_leaf;
-    return ns == 0 && source.particles(s) <= sparse_leaf;
+      return !treecode && nt == 0 && pt <= sparse.leaf;
+    return ns == 0 && ps <= sparse.leaf;
   }
 
   /// Whether target cell t is or precedes source cell s in (level, key) order. In one tree
@@ -807,8 +822,8 @@ struct NoFarEntriesHook
 /// buildInteractionLists (below) with the lists' arrays and the traversal's work arrays taken
 /// from `memory`, for an entry point with a workspace of its own (kfmm::Fmm), the far
 /// pairs' least `separation` (in the trees' units; 0: none), for targets that are not
-/// the sources, thetaAccepts' `equal_ratios`, and PairRule::sparseLeafPair's `sparse_leaf`
-/// (for trees whose cells hold their particles). The traversal's
+/// the sources, thetaAccepts' `equal_ratios`, and the rule of `sparse` leaves. The
+/// traversal's
 /// first capacities are ExpectedSizes(theta, capacity_factor). `far_entries_hook`, if any,
 /// works on the far entries before the traversal's read (NoFarEntriesHook).
 template <class ExecutionSpace, class MemorySpace, class FarEntriesHook = NoFarEntriesHook>
@@ -816,7 +831,7 @@ InteractionLists<MemorySpace> buildInteractionListsIn(
     ExecutionSpace const &space, kfmm::detail::Workspace<MemorySpace> &memory,
     Octree<MemorySpace> const &targets, Octree<MemorySpace> const &sources, double theta,
     ListKind method, Acceptance acceptance, double separation, bool equal_ratios,
-    double sparse_leaf, double capacity_factor = 1, FarEntriesHook *far_entries_hook = nullptr)
+    SparseLeaves sparse, double capacity_factor = 1, FarEntriesHook *far_entries_hook = nullptr)
 {
   kfmm::detail::ScopedRegion region("kfmm::lists::build");
   std::string const where = "kfmm::tree::buildInteractionLists";
@@ -826,9 +841,10 @@ InteractionLists<MemorySpace> buildInteractionListsIn(
   kfmm::detail::require(separation >= 0, where,
                         "argument 'separation' must be >= 0, got " +
                             kfmm::detail::formatNumber(separation));
-  kfmm::detail::require(sparse_leaf >= 0, where,
-                        "argument 'sparse_leaf' must be >= 0, got " +
-                            kfmm::detail::formatNumber(sparse_leaf));
+  kfmm::detail::require(sparse.leaf >= 0 && sparse.pairs >= 0, where,
+                        "argument 'sparse' must be >= 0, got leaf " +
+                            kfmm::detail::formatNumber(sparse.leaf) + " and pairs " +
+                            kfmm::detail::formatNumber(sparse.pairs));
   kfmm::detail::require(detail::sameGrid(targets.cube, sources.cube), where,
                         "the target and source trees must be built in one cube");
 
@@ -844,7 +860,7 @@ InteractionLists<MemorySpace> buildInteractionListsIn(
   lists.acceptance = acceptance;
   lists.separation = separation;
   lists.equal_ratios = equal_ratios;
-  lists.sparse_leaf = sparse_leaf;
+  lists.sparse = sparse;
 
   // Row of each target leaf cell in the leaf lists.
   Kokkos::View<int *, MemorySpace> leaf_row;
@@ -857,7 +873,7 @@ InteractionLists<MemorySpace> buildInteractionListsIn(
                                            theta,
                                            separation,
                                            equal_ratios,
-                                           sparse_leaf,
+                                           sparse,
                                            targets.cube.side,
                                            acceptance == Acceptance::classic,
                                            treecode,
@@ -1017,18 +1033,17 @@ InteractionLists<MemorySpace> buildInteractionListsIn(
 /// \param [in] acceptance  the rule (ListRules.hpp); theta is checked but not used by classic
 /// \param [in] separation  least distance between the particles of a far pair, >= 0
 /// \param [in] equal_ratios  the theta rule's test of unequal cells (thetaAccepts)
-/// \param [in] sparse_leaf an accepted pair whose larger cell is a leaf of at most this many
-///                         particles is computed directly (0: none)
+/// \param [in] sparse      the rule of sparse leaves (SparseLeaves; zeros: none)
 /// \return the lists, identical for identical input
 /// \throws kfmm::Exception when theta is not in (0, 1] (the message names 'theta'),
-/// separation or sparse_leaf is negative, or the
+/// separation or a bound of `sparse` is negative, or the
 /// trees' cubes differ.
 template <class ExecutionSpace, class MemorySpace>
 InteractionLists<MemorySpace>
 buildInteractionLists(ExecutionSpace const &space, Octree<MemorySpace> const &targets,
                       Octree<MemorySpace> const &sources, double theta,
                       ListKind method = ListKind::fmm, Acceptance acceptance = Acceptance::theta,
-                      double separation = 0, bool equal_ratios = false, double sparse_leaf = 0)
+                      double separation = 0, bool equal_ratios = false, SparseLeaves sparse = {})
 {
   static_assert(Kokkos::is_execution_space<ExecutionSpace>::value,
                 "kfmm::tree::buildInteractionLists: the first argument must be a Kokkos "
@@ -1038,7 +1053,7 @@ buildInteractionLists(ExecutionSpace const &space, Octree<MemorySpace> const &ta
                 "execution space");
   return detail::buildInteractionListsIn(space, kfmm::detail::Workspace<MemorySpace>::direct(),
                                          targets, sources, theta, method, acceptance, separation,
-                                         equal_ratios, sparse_leaf);
+                                         equal_ratios, sparse);
 }
 
 /// The interaction lists of the particles of `tree` on each other: buildInteractionLists
@@ -1047,10 +1062,10 @@ template <class ExecutionSpace, class MemorySpace>
 InteractionLists<MemorySpace>
 buildInteractionLists(ExecutionSpace const &space, Octree<MemorySpace> const &tree, double theta,
                       ListKind method = ListKind::fmm, Acceptance acceptance = Acceptance::theta,
-                      double separation = 0, bool equal_ratios = false, double sparse_leaf = 0)
+                      double separation = 0, bool equal_ratios = false, SparseLeaves sparse = {})
 {
   return buildInteractionLists(space, tree, tree, theta, method, acceptance, separation,
-                               equal_ratios, sparse_leaf);
+                               equal_ratios, sparse);
 }
 
 } // namespace kfmm::tree
