@@ -844,7 +844,7 @@ struct SetRadii
 };
 
 /// Step 2: stands_for(c), the particles of own cell c in the tree of all particles: its own
-/// count, except for shared cell cells(q), whose count is totals(q), the sum over the ranks.
+/// count, which SharedCounts then replaces for the shared cells by the sum over the ranks.
 template <class MemorySpace>
 struct OwnStandsFor
 {

@@ -11,8 +11,9 @@
 //     |c_t - c_s|; for targets that are not the sources, each cell's radius within
 //     theta / (2 - theta) of its distance to the other's particles; with softening, the
 //     particles also far enough apart for the unsoftened expansions): an M2L pair (fmm) or an
-//     M2P pair (treecode), unless its larger cell is a leaf of a few particles
-//     (PairRule::sparseLeafPair): then it goes on as a refused pair, down to leaf pairs;
+//     M2P pair (treecode), unless its larger cell is a leaf of a few particles and its
+//     particle pairs are few enough (PairRule::sparseLeafPair): then it goes on as a refused
+//     pair, down to leaf pairs;
 //   - a near pair of two leaves: a P2P pair;
 //   - or split into the pairs of the children of one side, which form the next frontier:
 //     the self pair (A, A) of one tree into all child pairs (A_i, A_j); otherwise the cell
@@ -240,25 +241,24 @@ struct PairRule
     return thetaAccepts(rt, rs, d, theta, separation, equal_ratios);
   }
 
-  /// Whether the larger cell of the pair (t, s), whose cells have nt and ns children, the
-  /// one the traversal would split, is a leaf of at most sparse.leaf particles, and the
+  /// Whether the larger cell of the pair (t, s), whose cells have nt and ns children (the
+  /// one the traversal would split), is a leaf of at most sparse.leaf particles, and the
   /// pair has at most sparse.pairs particle pairs (which bounds the direct sum's cost: a
-  /// pair of full leaves at the solver's bound). A leaf
-  /// cannot be split, so its expansion meets smaller cells whose particles may lie far from
-  /// it and converges no faster than the rule's limit allows; where one pair carries most of
-  /// a target's field (a point beside a cluster, coincident sources) that error is the
-  /// target's, far above the average that the accuracy tables measure. So an accepted pair
-  /// of this kind is computed directly (n_t x n_s particle pairs, exact): it goes on as a
-  /// refused pair, whose other cell is split down to leaves. Symmetric, as the mutual
-  /// traversal needs.
+  /// pair of full leaves at the solver's bound). A leaf cannot be split, so its expansion
+  /// meets smaller cells whose particles may lie far from it and converges no faster than
+  /// the rule's limit allows; where one pair carries most of a target's field (a point
+  /// beside a cluster, coincident sources) that error is the target's, far above the
+  /// average that the accuracy tables measure. So an accepted pair of this kind is computed
+  /// directly (n_t x n_s particle pairs, exact): it goes on as a refused pair, whose other
+  /// cell is split down to leaves. Symmetric, as the mutual traversal needs.
   KOKKOS_FUNCTION bool sparseLeafPair(int t, int s, int nt, int ns) const
   {
     double const pt = target.particles(t);
     double const ps = source.particles(s);
     if (pt * ps > sparse.pairs)
       return false;
-    // The treecode expands no target cell (M2P): its target leaves converge as their
-    // particles do.
+    // The treecode expands no target cell (M2P evaluates at the particles): only a sparse
+    // source leaf counts.
     if (targetIsLarger(t, s))
       return !treecode && nt == 0 && pt <= sparse.leaf;
     return ns == 0 && ps <= sparse.leaf;
@@ -823,9 +823,8 @@ struct NoFarEntriesHook
 /// from `memory`, for an entry point with a workspace of its own (kfmm::Fmm), the far
 /// pairs' least `separation` (in the trees' units; 0: none), for targets that are not
 /// the sources, thetaAccepts' `equal_ratios`, and the rule of `sparse` leaves. The
-/// traversal's
-/// first capacities are ExpectedSizes(theta, capacity_factor). `far_entries_hook`, if any,
-/// works on the far entries before the traversal's read (NoFarEntriesHook).
+/// traversal's first capacities are ExpectedSizes(theta, capacity_factor). `far_entries_hook`,
+/// if any, works on the far entries before the traversal's read (NoFarEntriesHook).
 template <class ExecutionSpace, class MemorySpace, class FarEntriesHook = NoFarEntriesHook>
 InteractionLists<MemorySpace> buildInteractionListsIn(
     ExecutionSpace const &space, kfmm::detail::Workspace<MemorySpace> &memory,
