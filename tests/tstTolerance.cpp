@@ -18,7 +18,6 @@
 #include <catch2/generators/catch_generators.hpp>
 #include <catch2/matchers/catch_matchers_string.hpp>
 
-#include <cstdint>
 #include <limits>
 #include <string>
 #include <type_traits>
@@ -131,15 +130,13 @@ TEMPLATE_LIST_TEST_CASE("a tolerance is met beside clusters of coincident points
   kfmm::test::Particles<TestType> p(n);
   auto const x = Kokkos::create_mirror_view(p.x);
   Kokkos::deep_copy(x, Real(0));
-  std::uint64_t state = 7;
-  auto const uniform = [&state]() { // in [-1, 1), by a 64-bit LCG (Knuth's MMIX constants)
-    state = state * 6364136223846793005ULL + 1442695040888963407ULL;
-    return 2 * double(state >> 11) * 0x1.0p-53 - 1;
-  };
   for (std::size_t i = 0; i < n; ++i)
     for (int d = 0; d < 3; ++d)
-      x(i, d) = static_cast<Real>(i < k ? (coincident ? 0 : 1e-6 * uniform())
-                                        : (coincident ? (d == 0 ? 1 : 0) : uniform()));
+    {
+      double const uniform = 2 * kfmm::detail::uniform01(7, i, d) - 1; // in [-1, 1)
+      x(i, d) = static_cast<Real>(i < k ? (coincident ? 0 : 1e-6 * uniform)
+                                        : (coincident ? (d == 0 ? 1 : 0) : uniform));
+    }
   Kokkos::deep_copy(p.x, x);
   Kokkos::deep_copy(p.q, Real(1));
   std::vector<double> tolerances{1e-3, 1e-5};

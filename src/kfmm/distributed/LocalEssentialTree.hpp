@@ -19,7 +19,7 @@
 //     boundary and no leaf does. Any other cell holds all of its particles here and splits by
 //     count. So the own tree is the tree of all particles restricted to cells holding this
 //     rank's particles.
-//  2. Shared cells' radii: each rank's radius of a shared cell bounds its own particles; the
+//  2. Shared cells: each rank's radius of a shared cell bounds its own particles; the
 //     maximum over ranks (one MPI_Allreduce) is the radius of the tree of all particles, since
 //     a radius is a maximum over children (tree/Octree.hpp). Their particle counts summed
 //     over the ranks (another) are those of the tree of all particles (Octree::stands_for).
@@ -828,23 +828,40 @@ inline std::vector<std::pair<int, tree::MortonKey>> sharedCells(std::vector<Rank
   return cells;
 }
 
-/// Sets the own tree's radius of each shared cell it holds to `radii` (the global ones).
-template <class MemorySpace>
-struct SetRadii
+/// Step 2: values(q) = the own tree's value (`of_cells`) of shared cell cells(q), or
+/// `missing` where the tree has no such cell.
+template <class T, class MemorySpace>
+struct GetShared
 {
   Kokkos::View<int *, MemorySpace> cells;
-  Kokkos::View<double *, MemorySpace> radii;
-  Kokkos::View<double *, MemorySpace> radius;
+  Kokkos::View<T *, MemorySpace> of_cells;
+  Kokkos::View<T *, MemorySpace> values;
+  T missing;
+
+  KOKKOS_INLINE_FUNCTION void operator()(int q) const
+  {
+    values(q) = cells(q) >= 0 ? of_cells(cells(q)) : missing;
+  }
+};
+
+/// Step 2: the own tree's value (`of_cells`) of each shared cell it holds set to `values`
+/// (what the ranks agreed on).
+template <class T, class MemorySpace>
+struct SetShared
+{
+  Kokkos::View<int *, MemorySpace> cells;
+  Kokkos::View<T *, MemorySpace> values;
+  Kokkos::View<T *, MemorySpace> of_cells;
 
   KOKKOS_INLINE_FUNCTION void operator()(int q) const
   {
     if (cells(q) >= 0)
-      radius(cells(q)) = radii(q);
+      of_cells(cells(q)) = values(q);
   }
 };
 
-/// Step 2: stands_for(c), the particles of own cell c in the tree of all particles: its own
-/// count, which SharedCounts then replaces for the shared cells by the sum over the ranks.
+/// Step 2: stands_for(c), the particles of own cell c: its own count, which the shared
+/// cells then replace by the sum over the ranks.
 template <class MemorySpace>
 struct OwnStandsFor
 {
@@ -855,42 +872,6 @@ struct OwnStandsFor
   KOKKOS_INLINE_FUNCTION void operator()(int c) const
   {
     stands_for(c) = particle_end(c) - particle_begin(c);
-  }
-};
-
-/// Step 2: counts(q) = the particles of cell cells(q) on this rank (0 where it has none),
-/// or, `totals`, their sum over the ranks into stands_for.
-template <class MemorySpace>
-struct SharedCounts
-{
-  Kokkos::View<int *, MemorySpace> cells;
-  Kokkos::View<int *, MemorySpace> particle_begin;
-  Kokkos::View<int *, MemorySpace> particle_end;
-  Kokkos::View<std::int64_t *, MemorySpace> counts;
-  Kokkos::View<std::int64_t *, MemorySpace> stands_for;
-  bool totals;
-
-  KOKKOS_INLINE_FUNCTION void operator()(int q) const
-  {
-    int const c = cells(q);
-    if (!totals)
-      counts(q) = c >= 0 ? particle_end(c) - particle_begin(c) : 0;
-    else if (c >= 0)
-      stands_for(c) = counts(q);
-  }
-};
-
-/// radii(q) = the radius of cell cells(q), or -1 where the tree has no such cell.
-template <class MemorySpace>
-struct GetRadii
-{
-  Kokkos::View<int *, MemorySpace> cells;
-  Kokkos::View<double *, MemorySpace> radius;
-  Kokkos::View<double *, MemorySpace> radii;
-
-  KOKKOS_INLINE_FUNCTION void operator()(int q) const
-  {
-    radii(q) = cells(q) >= 0 ? radius(cells(q)) : -1.0;
   }
 };
 
@@ -1036,8 +1017,8 @@ EssentialTrees<MemorySpace> buildEssentialTrees(MPI_Comm comm, ExecutionSpace co
                                        SplitOwnCells{leaf_size, neighbours});
   tree::Octree<MemorySpace> &mine = trees.own;
 
-  // Step 2: the shared cells' radii, the largest over the ranks.
-  beginStep("shared_radii");
+  // Step 2: the shared cells' radii (the largest over the ranks) and counts (their sum).
+  beginStep("shared_cells");
   auto const shared = sharedCells(spans);
   int const num_shared = static_cast<int>(shared.size());
   std::vector<int> shared_levels(num_shared);
@@ -1048,42 +1029,37 @@ EssentialTrees<MemorySpace> buildEssentialTrees(MPI_Comm comm, ExecutionSpace co
   auto shared_prefixes_d =
       toDevice(space, memory, shared_prefixes, "kfmm::distributed::shared_prefixes");
   auto shared_here = findCells(space, memory, mine, shared_levels_d, shared_prefixes_d);
-  Kokkos::View<double *, MemorySpace> shared_radii;
-  take(shared_radii, "shared_radii", num_shared);
-  Kokkos::parallel_for("kfmm::distributed::shared_radii", Policy(space, 0, num_shared),
-                       GetRadii<MemorySpace>{shared_here, mine.radius, shared_radii});
-  std::vector<double> radii = toHostVector(shared_radii);
-  communicate(
-      [&] { MPI_Allreduce(MPI_IN_PLACE, radii.data(), num_shared, MPI_DOUBLE, MPI_MAX, comm); });
-  Kokkos::deep_copy(space, shared_radii,
-                    Kokkos::View<double const *, Kokkos::HostSpace, Kokkos::MemoryUnmanaged>(
-                        radii.data(), radii.size()));
-  Kokkos::parallel_for("kfmm::distributed::set_shared_radii", Policy(space, 0, num_shared),
-                       SetRadii<MemorySpace>{shared_here, shared_radii, mine.radius});
+  // A value of each own cell made that of the tree of all particles at the shared cells: the
+  // ranks' values combined by `op` (one MPI_Allreduce; `missing` where a rank has no such
+  // cell).
+  auto const agreeOnShared = [&](auto const &of_cells, auto missing, MPI_Datatype type, MPI_Op op,
+                                 std::string const &label) {
+    using T = decltype(missing);
+    Kokkos::View<T *, MemorySpace> values;
+    take(values, label, num_shared);
+    Kokkos::parallel_for("kfmm::distributed::get_" + label, Policy(space, 0, num_shared),
+                         GetShared<T, MemorySpace>{shared_here, of_cells, values, missing});
+    std::vector<T> agreed = toHostVector(values);
+    communicate([&] { MPI_Allreduce(MPI_IN_PLACE, agreed.data(), num_shared, type, op, comm); });
+    Kokkos::deep_copy(space, values,
+                      Kokkos::View<T const *, Kokkos::HostSpace, Kokkos::MemoryUnmanaged>(
+                          agreed.data(), agreed.size()));
+    Kokkos::parallel_for("kfmm::distributed::set_" + label, Policy(space, 0, num_shared),
+                         SetShared<T, MemorySpace>{shared_here, values, of_cells});
+    memory.give(values);
+  };
+  // The radius of the tree of all particles, a maximum over children.
+  agreeOnShared(mine.radius, -1.0, MPI_DOUBLE, MPI_MAX, "shared_radii");
   // The particles each own cell stands for in the tree of all particles, which the lists'
   // rule of sparse leaves reads: a shared cell's, summed over the ranks.
   take(mine.stands_for, "own_stands_for", mine.numCells());
   Kokkos::parallel_for(
       "kfmm::distributed::own_stands_for", Policy(space, 0, mine.numCells()),
       OwnStandsFor<MemorySpace>{mine.particle_begin, mine.particle_end, mine.stands_for});
-  Kokkos::View<std::int64_t *, MemorySpace> shared_counts;
-  take(shared_counts, "shared_counts", num_shared);
-  SharedCounts<MemorySpace> counts{shared_here,   mine.particle_begin, mine.particle_end,
-                                   shared_counts, mine.stands_for,     false};
-  Kokkos::parallel_for("kfmm::distributed::shared_counts", Policy(space, 0, num_shared), counts);
-  std::vector<std::int64_t> totals = toHostVector(shared_counts);
-  communicate(
-      [&] { MPI_Allreduce(MPI_IN_PLACE, totals.data(), num_shared, MPI_INT64_T, MPI_SUM, comm); });
-  Kokkos::deep_copy(space, shared_counts,
-                    Kokkos::View<std::int64_t const *, Kokkos::HostSpace, Kokkos::MemoryUnmanaged>(
-                        totals.data(), totals.size()));
-  counts.totals = true;
-  Kokkos::parallel_for("kfmm::distributed::shared_totals", Policy(space, 0, num_shared), counts);
-  memory.give(shared_counts);
+  agreeOnShared(mine.stands_for, std::int64_t(0), MPI_INT64_T, MPI_SUM, "shared_counts");
   memory.give(shared_levels_d);
   memory.give(shared_prefixes_d);
   memory.give(shared_here);
-  memory.give(shared_radii);
 
   // Step 3: every rank's region.
   beginStep("regions");
