@@ -25,11 +25,15 @@
 // alone writes its block's locals, in the fixed order of the sorted entries: no atomics, and
 // the result is the same bit for bit from run to run. Entries outside the dense classes
 // (class -1) are translated one pair at a time with m2lTeam, as the per-pair M2L does.
-// The gather and the sum take one complex coefficient per item (of two columns in the
-// gather, whose chains of loads then overlap; of a target row in the sum, which so reads its
-// run directly instead of each column checking whether it starts one): on a GPU they had
-// taken together about three quarters as many of the kernel's instructions as the product
-// (docs/TUNING.md, "The grouped M2L's product").
+// The scratch's layout is the backend's (Tuning::m2l_column_major). Row-major (a GPU), the
+// gather and the sum take one complex coefficient per item (of two columns in the gather,
+// whose chains of loads then overlap; of a target row in the sum, which so reads its run
+// directly instead of each column checking whether it starts one): on a GPU they had taken
+// together about three quarters as many of the kernel's instructions as the product.
+// Column-major (the host), an item is a whole column, gathered into panels of a column tile
+// and summed from a contiguous product column by loops along it that vectorise, with the
+// images' signs and exchanges as factors: per coefficient and with strided stores they had
+// taken two thirds of the M2L (docs/TUNING.md, "The grouped M2L's product").
 // The loops over a product's (column or row, coefficient) pairs split their flattened index
 // with a SmallDivisor and take each target's inverse length unit from a table made once per
 // team: on the host the integer and floating-point divisions they replace cost more than the
@@ -63,9 +67,18 @@ struct GroupedM2LKernel
 {
   using TeamMember = typename Kokkos::TeamPolicy<ExecutionSpace>::member_type;
   using Memory = typename ExecutionSpace::memory_space;
-  using ScratchMatrix =
+  using Tune = kfmm::tuning::Tuning<ExecutionSpace>;
+  /// Whether the product's columns are contiguous in team scratch and the gathered ones
+  /// packed in panels (Tuning::m2l_column_major): a column is then gathered and summed by
+  /// a loop along it; else each scratch row holds a component of every column.
+  static constexpr bool column_major = Tune::m2l_column_major;
+  using RowMajorMatrix =
       Kokkos::View<Real **, Kokkos::LayoutRight, typename ExecutionSpace::scratch_memory_space,
                    Kokkos::MemoryUnmanaged>;
+  using ProductMatrix =
+      Kokkos::View<Real **,
+                   std::conditional_t<column_major, Kokkos::LayoutLeft, Kokkos::LayoutRight>,
+                   typename ExecutionSpace::scratch_memory_space, Kokkos::MemoryUnmanaged>;
   using ScratchInts =
       Kokkos::View<int *, typename ExecutionSpace::scratch_memory_space, Kokkos::MemoryUnmanaged>;
   using ScratchReals =
@@ -99,7 +112,6 @@ struct GroupedM2LKernel
   /// Team scratch of one launch.
   std::size_t scratchBytes() const { return scratchBytes(order, columns, groups.block_rows); }
 
-  using Tune = kfmm::tuning::Tuning<ExecutionSpace>;
   static constexpr bool kokkos_kernels_gemm = Tune::m2l_kokkos_kernels_gemm;
   static constexpr int row_tile = Tune::m2l_row_tile;
   static constexpr int column_tile = Tune::m2l_column_tile;
@@ -107,6 +119,24 @@ struct GroupedM2LKernel
   using ColumnVector = RealVector<Real, column_tile>;
   /// The gathered columns are read column_tile at a time, as one vector.
   static constexpr std::size_t gathered_alignment = sizeof(ColumnVector);
+  static_assert(!(column_major && kokkos_kernels_gemm),
+                "Kokkos Kernels' team GEMM takes the gathered columns row-major");
+
+  /// Column-major, the gathered columns in panels of column_tile columns, each panel stored
+  /// component by component (the packing of a BLAS's operand): the product reads a tile's
+  /// values of one component as one vector, and a column is written with the stride of its
+  /// panel. Read along a column, the gathered values made the compiler vectorise the product's
+  /// loop over components instead of broadcasting them.
+  struct PanelColumns
+  {
+    Real *data;
+    int n;
+    KOKKOS_INLINE_FUNCTION Real &operator()(int k, int column) const
+    {
+      return data[((column / column_tile) * n + k) * column_tile + column % column_tile];
+    }
+  };
+  using GatheredMatrix = std::conditional_t<column_major, PanelColumns, RowMajorMatrix>;
   static_assert(column_tile % 2 == 0, "the gather takes the tiled product's columns in halves");
 
   /// Smallest product worth running: fewer columns re-read the class matrix too often.
@@ -120,15 +150,18 @@ struct GroupedM2LKernel
   }
 
   /// Team scratch besides the product's columns and the block's locals: the components'
-  /// symmetry words, the block's inverse length units, its rows' runs of columns, the
-  /// per-pair operator's work array, and the gathered columns' alignment.
+  /// symmetry words (or, column-major, their image factors), the block's inverse length units, its
+  /// rows' runs of columns, the per-pair operator's work array, and the gathered columns'
+  /// alignment.
   static std::size_t operandScratchBytes(int p, int block_rows)
   {
-    return ScratchInts::shmem_size(realCoefficientCount(p)) + ScratchReals::shmem_size(block_rows) +
-           ScratchInts::shmem_size(3 * block_rows) +
+    int const n = realCoefficientCount(p);
+    return ScratchInts::shmem_size(column_major ? 0 : n) +
+           ScratchReals::shmem_size(column_major ? image_factor_rows * n : 0) +
+           ScratchReals::shmem_size(block_rows) + ScratchInts::shmem_size(3 * block_rows) +
            kfmm::kernels::detail::scratchCoefficientBytes<Real, ExecutionSpace>(
                expansions::m2lTeamScratchSize(p)) +
-           2 * ScratchMatrix::shmem_size(0, 0) + ScratchInts::shmem_size(0) + gathered_alignment;
+           2 * RowMajorMatrix::shmem_size(0, 0) + ScratchInts::shmem_size(0) + gathered_alignment;
   }
 
   static std::size_t localsScratchBytes(int p, int block_rows)
@@ -169,13 +202,61 @@ struct GroupedM2LKernel
 
   static std::size_t scratchBytes(int p, int columns, int block_rows)
   {
-    return 2 * ScratchMatrix::shmem_size(realCoefficientCount(p), columns) +
+    return 2 * RowMajorMatrix::shmem_size(realCoefficientCount(p), columns) +
            ScratchInts::shmem_size(columns) + fixedScratchBytes(p, block_rows);
   }
 
   /// A component's symmetry word (`symmetry` in team scratch): bit f set (f < 8) when the
   /// reflections f (expansions::mirrorSign) flip it, and expansions::exchangeCode from bit 8.
   static constexpr int exchange_shift = 8;
+
+  /// Column-major, the images' action on the components as factors (`factors` in team scratch,
+  /// row by row of n): row f < image_exchange_bit the signs of the reflections f, and the
+  /// exchange D_S's factors of a component's own part (row exchange_same) and of the other
+  /// part of its coefficient (row exchange_other), one of them 0.
+  static constexpr int exchange_same = image_exchange_bit;
+  static constexpr int exchange_other = image_exchange_bit + 1;
+  static constexpr int image_factor_rows = image_exchange_bit + 2;
+
+  /// out[i column_tile] = (D_S D_F in)[i] for one column of n components, D_S D_F of the
+  /// image `image` (tree::imageBits) from its frame to the class's: the gather into a panel,
+  /// column-major.
+  KOKKOS_INLINE_FUNCTION static void gatherColumn(TeamMember const &team, Real const *in, Real *out,
+                                                  int image, Real const *factors, int n)
+  {
+    Real const *const sign = factors + (image & (image_exchange_bit - 1)) * n;
+    if (!(image & image_exchange_bit))
+    {
+      Kokkos::parallel_for(Kokkos::ThreadVectorRange(team, n),
+                           [&](int i) { out[i * column_tile] = sign[i] * in[i]; });
+      return;
+    }
+    // Component i ^ 1 is the other part of component i's coefficient.
+    Real const *const same = factors + exchange_same * n;
+    Real const *const other = factors + exchange_other * n;
+    Kokkos::parallel_for(Kokkos::ThreadVectorRange(team, n), [&](int i) {
+      out[i * column_tile] = same[i] * sign[i] * in[i] + other[i] * sign[i ^ 1] * in[i ^ 1];
+    });
+  }
+
+  /// out += scale D_F D_S in for one column of n components, (D_F D_S) of the image `image`
+  /// from the class's frame back to its own: the sum, column-major.
+  KOKKOS_INLINE_FUNCTION static void addColumn(TeamMember const &team, Real const *in, Real *out,
+                                               int image, Real const *factors, int n, Real scale)
+  {
+    Real const *const sign = factors + (image & (image_exchange_bit - 1)) * n;
+    if (!(image & image_exchange_bit))
+    {
+      Kokkos::parallel_for(Kokkos::ThreadVectorRange(team, n),
+                           [&](int i) { out[i] += scale * sign[i] * in[i]; });
+      return;
+    }
+    Real const *const same = factors + exchange_same * n;
+    Real const *const other = factors + exchange_other * n;
+    Kokkos::parallel_for(Kokkos::ThreadVectorRange(team, n), [&](int i) {
+      out[i] += scale * sign[i] * (same[i] * in[i] + other[i] * in[i ^ 1]);
+    });
+  }
 
   /// The real and imaginary parts (re, im) of one coefficient, whose components' symmetry
   /// words are `word_re` and `word_im`, taken by the image `image` (tree::imageBits): when
@@ -209,7 +290,7 @@ struct GroupedM2LKernel
   /// (M2LMatrices.hpp); the gathered columns from count to the next whole column tile are
   /// zeros.
   KOKKOS_INLINE_FUNCTION void multiply(TeamMember const &team, Real const *A_transposed,
-                                       ScratchMatrix const &gathered, ScratchMatrix const &product,
+                                       GatheredMatrix const &gathered, ProductMatrix const &product,
                                        int count) const
   {
     int const n = realCoefficientCount(order);
@@ -285,18 +366,25 @@ struct GroupedM2LKernel
     int const rows =
         (first_row + groups.block_rows < num_rows ? first_row + groups.block_rows : num_rows) -
         first_row;
-    ScratchMatrix gathered(static_cast<Real *>(team.team_scratch(0).get_shmem_aligned(
-                               n * columns * sizeof(Real), gathered_alignment)),
-                           n, columns);
-    ScratchMatrix product(team.team_scratch(0), n, columns);
+    Real *const gathered_data = static_cast<Real *>(
+        team.team_scratch(0).get_shmem_aligned(n * columns * sizeof(Real), gathered_alignment));
+    GatheredMatrix gathered = [&]() {
+      if constexpr (column_major)
+        return PanelColumns{gathered_data, n};
+      else
+        return RowMajorMatrix(gathered_data, n, columns);
+    }();
+    ProductMatrix product(team.team_scratch(0), n, columns);
     // The row word (M2LGroups::rows) of each column's entry.
     ScratchInts column_words(team.team_scratch(0), columns);
     // Exact on the flattened (column or row, complex coefficient c) indices: they stay below
     // max(columns, block_rows) * c, and max(m2l_max_product_columns, max_block_rows) * c^2
     // < 2^32 up to order 24 (c <= 325).
     kfmm::detail::SmallDivisor const by_coefficients(count_complex);
-    // symmetry(i): the symmetry word of real component i (reflect).
-    ScratchInts symmetry(team.team_scratch(0), n);
+    // symmetry(i): the symmetry word of real component i (reflect); column-major, factors
+    // (image_factor_rows) instead.
+    ScratchInts symmetry(team.team_scratch(0), column_major ? 0 : n);
+    ScratchReals factors(team.team_scratch(0), column_major ? image_factor_rows * n : 0);
     // inverse_units(r): 1 / the length unit of target row first_row + r, computed in double
     // as the class matrices' scaling is (a power of two away from the pair's).
     ScratchReals inverse_units(team.team_scratch(0), groups.block_rows);
@@ -320,10 +408,22 @@ struct GroupedM2LKernel
                          [&](int i) { accumulated[i] = Real(0); });
     Kokkos::parallel_for(Kokkos::TeamThreadRange(team, n), [&](int i) {
       int const parities = componentParities(i);
-      int word = componentExchange(i) << exchange_shift;
-      for (int mirror = 0; mirror < image_exchange_bit; ++mirror)
-        word |= expansions::mirrorSign(mirror, parities) < 0 ? 1 << mirror : 0;
-      symmetry(i) = word;
+      int const code = componentExchange(i);
+      if constexpr (column_major)
+      {
+        for (int mirror = 0; mirror < image_exchange_bit; ++mirror)
+          factors(mirror * n + i) = static_cast<Real>(expansions::mirrorSign(mirror, parities));
+        Real const sign = code & 2 ? Real(-1) : Real(1);
+        factors(exchange_same * n + i) = code & 1 ? Real(0) : sign;
+        factors(exchange_other * n + i) = code & 1 ? sign : Real(0);
+      }
+      else
+      {
+        int word = code << exchange_shift;
+        for (int mirror = 0; mirror < image_exchange_bit; ++mirror)
+          word |= expansions::mirrorSign(mirror, parities) < 0 ? 1 << mirror : 0;
+        symmetry(i) = word;
+      }
     });
     Kokkos::parallel_for(Kokkos::TeamThreadRange(team, rows), [&](int r) {
       inverse_units(r) =
@@ -376,76 +476,117 @@ struct GroupedM2LKernel
       {
         int const count = end - first < columns ? static_cast<int>(end - first) : columns;
         int const tiled_count = (count + column_tile - 1) / column_tile * column_tile;
-        // One complex coefficient of two columns, half the tiled product apart, per item:
-        // each thread has two independent chains of loads (entry, source, multipole) in
-        // flight. The columns past `count` to the tile's end are zeros; each column's first
-        // item also keeps its entry's row word and marks where its row's run starts and ends.
-        int const half = tiled_count / 2;
-        Kokkos::parallel_for(Kokkos::TeamThreadRange(team, half * count_complex), [&](int item) {
-          int const pair = by_coefficients.quotient(item);
-          int const j = item - pair * count_complex;
-          int const columns_here[2] = {pair, pair + half};
-          int words[2];
-          Kokkos::complex<Real> values[2];
-          for (int u = 0; u < 2; ++u)
+        // Each column's entry keeps its row word, and marks where its row's run starts and
+        // ends.
+        auto const markColumn = [&](int column, int word) {
+          auto const entry = first + column;
+          column_words(column) = word;
+          int const r = Groups::targetRow(static_cast<std::uint16_t>(word));
+          if (column == 0 || rowOfEntry(entry - 1) != r)
           {
-            int const column = columns_here[u];
-            words[u] = column < count ? groups.rows(first + column) : 0;
-            values[u] = column < count ? multipoles(groups.sources(first + column), j)
-                                       : Kokkos::complex<Real>(0, 0);
+            run_first[r] = column;
+            run_product[r] = product_number;
           }
-          int const word_re = symmetry(2 * j);
-          int const word_im = symmetry(2 * j + 1);
-          for (int u = 0; u < 2; ++u)
-          {
-            int const column = columns_here[u];
-            Real re = values[u].real();
-            Real im = values[u].imag();
-            reflect(re, im, word_re, word_im,
-                    Groups::imageBits(static_cast<std::uint16_t>(words[u])), true);
-            gathered(2 * j, column) = re;
-            gathered(2 * j + 1, column) = im;
-            if (j != 0 || column >= count)
-              continue;
-            auto const entry = first + column;
-            column_words(column) = words[u];
-            int const r = Groups::targetRow(static_cast<std::uint16_t>(words[u]));
-            if (column == 0 || rowOfEntry(entry - 1) != r)
+          if (column == count - 1 || rowOfEntry(entry + 1) != r)
+            run_end[r] = column + 1;
+        };
+        // The columns past `count` to the tile's end are zeros.
+        if constexpr (column_major)
+        {
+          // A column per item, its components in one vector loop.
+          Kokkos::parallel_for(Kokkos::TeamThreadRange(team, tiled_count), [&](int column) {
+            Real *const out = &gathered(0, column);
+            if (column >= count)
             {
-              run_first[r] = column;
-              run_product[r] = product_number;
+              Kokkos::parallel_for(Kokkos::ThreadVectorRange(team, n),
+                                   [&](int i) { out[i * column_tile] = Real(0); });
+              return;
             }
-            if (column == count - 1 || rowOfEntry(entry + 1) != r)
-              run_end[r] = column + 1;
-          }
-        });
+            int const word = groups.rows(first + column);
+            gatherColumn(
+                team,
+                reinterpret_cast<Real const *>(&multipoles(groups.sources(first + column), 0)), out,
+                Groups::imageBits(static_cast<std::uint16_t>(word)), factors.data(), n);
+            Kokkos::single(Kokkos::PerThread(team), [&]() { markColumn(column, word); });
+          });
+        }
+        else
+        {
+          // One complex coefficient of two columns, half the tiled product apart, per item:
+          // each thread has two independent chains of loads (entry, source, multipole) in
+          // flight.
+          int const half = tiled_count / 2;
+          Kokkos::parallel_for(Kokkos::TeamThreadRange(team, half * count_complex), [&](int item) {
+            int const pair = by_coefficients.quotient(item);
+            int const j = item - pair * count_complex;
+            int const columns_here[2] = {pair, pair + half};
+            int words[2];
+            Kokkos::complex<Real> values[2];
+            for (int u = 0; u < 2; ++u)
+            {
+              int const column = columns_here[u];
+              words[u] = column < count ? groups.rows(first + column) : 0;
+              values[u] = column < count ? multipoles(groups.sources(first + column), j)
+                                         : Kokkos::complex<Real>(0, 0);
+            }
+            int const word_re = symmetry(2 * j);
+            int const word_im = symmetry(2 * j + 1);
+            for (int u = 0; u < 2; ++u)
+            {
+              int const column = columns_here[u];
+              Real re = values[u].real();
+              Real im = values[u].imag();
+              reflect(re, im, word_re, word_im,
+                      Groups::imageBits(static_cast<std::uint16_t>(words[u])), true);
+              gathered(2 * j, column) = re;
+              gathered(2 * j + 1, column) = im;
+              if (j == 0 && column < count)
+                markColumn(column, words[u]);
+            }
+          });
+        }
         team.team_barrier();
         multiply(team, matrix, gathered, product, count);
         team.team_barrier();
         // Mirror images of one class can share a target; the stable sort kept each target's
         // entries adjacent, so a row adds its run's columns, in order.
-        Kokkos::parallel_for(Kokkos::TeamThreadRange(team, rows * count_complex), [&](int item) {
-          int const r = by_coefficients.quotient(item);
-          if (run_product[r] != product_number)
-            return;
-          int const j = item - r * count_complex;
-          int const word_re = symmetry(2 * j);
-          int const word_im = symmetry(2 * j + 1);
-          Real real = Real(0);
-          Real imaginary = Real(0);
-          for (int c = run_first[r]; c < run_end[r]; ++c)
-          {
-            Real re = product(2 * j, c);
-            Real im = product(2 * j + 1, c);
-            reflect(re, im, word_re, word_im,
-                    Groups::imageBits(static_cast<std::uint16_t>(column_words(c))), false);
-            real += re;
-            imaginary += im;
-          }
-          Real const inv_unit = inverse_units(r) * finer_factor;
-          accumulated[r * n + 2 * j] += real * inv_unit;
-          accumulated[r * n + 2 * j + 1] += imaginary * inv_unit;
-        });
+        if constexpr (column_major)
+        {
+          Kokkos::parallel_for(Kokkos::TeamThreadRange(team, rows), [&](int r) {
+            if (run_product[r] != product_number)
+              return;
+            Real const inv_unit = inverse_units(r) * finer_factor;
+            for (int c = run_first[r]; c < run_end[r]; ++c)
+              addColumn(team, &product(0, c), accumulated + r * n,
+                        Groups::imageBits(static_cast<std::uint16_t>(column_words(c))),
+                        factors.data(), n, inv_unit);
+          });
+        }
+        else
+        {
+          Kokkos::parallel_for(Kokkos::TeamThreadRange(team, rows * count_complex), [&](int item) {
+            int const r = by_coefficients.quotient(item);
+            if (run_product[r] != product_number)
+              return;
+            int const j = item - r * count_complex;
+            int const word_re = symmetry(2 * j);
+            int const word_im = symmetry(2 * j + 1);
+            Real real = Real(0);
+            Real imaginary = Real(0);
+            for (int c = run_first[r]; c < run_end[r]; ++c)
+            {
+              Real re = product(2 * j, c);
+              Real im = product(2 * j + 1, c);
+              reflect(re, im, word_re, word_im,
+                      Groups::imageBits(static_cast<std::uint16_t>(column_words(c))), false);
+              real += re;
+              imaginary += im;
+            }
+            Real const inv_unit = inverse_units(r) * finer_factor;
+            accumulated[r * n + 2 * j] += real * inv_unit;
+            accumulated[r * n + 2 * j + 1] += imaginary * inv_unit;
+          });
+        }
         team.team_barrier();
       }
     }

@@ -111,6 +111,11 @@ struct Tuning : HostLeafSizes
   static constexpr bool m2l_kokkos_kernels_gemm = false;
   static constexpr int m2l_row_tile = 8;
   static constexpr int m2l_column_tile = 4;
+  /// Whether each gathered and product column of the grouped M2L is contiguous in team
+  /// scratch: its gather and sum are then one vector loop per column, with the images'
+  /// reflections as factors (on the host the per-coefficient loop of a GPU's threads and
+  /// its strided scratch stores took two thirds of the M2L; docs/TUNING.md).
+  static constexpr bool m2l_column_major = true;
   /// Input components whose class matrix entries a thread of the product loads before it
   /// multiplies them: one here, where the matrix is read from the cache in order, and a batch
   /// only lengthens the loop (docs/TUNING.md, "The grouped M2L's product").

@@ -104,6 +104,10 @@ struct Tuning<Kokkos::Cuda> : CudaLeafSizes
   static constexpr bool m2l_kokkos_kernels_gemm = false;
   static constexpr int m2l_row_tile = 4;
   static constexpr int m2l_column_tile = 2;
+  // Each scratch row a component of the product's columns: a thread of the gather takes a
+  // coefficient of two columns (a warp reads consecutive coefficients of a multipole), and a
+  // thread of the product reads its tile's two columns of a component as one vector.
+  static constexpr bool m2l_column_major = false;
   // The class matrix's entries of 8 input components are loaded before their products: as
   // written, the loop let the compiler issue each load next to its products, and the M2L
   // waited on the cache (long-scoreboard stalls).
