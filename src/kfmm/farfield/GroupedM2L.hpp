@@ -221,8 +221,10 @@ struct GroupedM2LKernel
   /// out[i column_tile] = (D_S D_F in)[i] for one column of n components, D_S D_F of the
   /// image `image` (tree::imageBits) from its frame to the class's: the gather into a panel,
   /// column-major.
-  KOKKOS_INLINE_FUNCTION static void gatherColumn(TeamMember const &team, Real const *in, Real *out,
-                                                  int image, Real const *factors, int n)
+  KOKKOS_INLINE_FUNCTION static void gatherColumn(TeamMember const &team,
+                                                  Real const *KOKKOS_RESTRICT in,
+                                                  Real *KOKKOS_RESTRICT out, int image,
+                                                  Real const *KOKKOS_RESTRICT factors, int n)
   {
     Real const *const sign = factors + (image & (image_exchange_bit - 1)) * n;
     if (!(image & image_exchange_bit))
@@ -241,8 +243,11 @@ struct GroupedM2LKernel
 
   /// out += scale D_F D_S in for one column of n components, (D_F D_S) of the image `image`
   /// from the class's frame back to its own: the sum, column-major.
-  KOKKOS_INLINE_FUNCTION static void addColumn(TeamMember const &team, Real const *in, Real *out,
-                                               int image, Real const *factors, int n, Real scale)
+  KOKKOS_INLINE_FUNCTION static void addColumn(TeamMember const &team,
+                                               Real const *KOKKOS_RESTRICT in,
+                                               Real *KOKKOS_RESTRICT out, int image,
+                                               Real const *KOKKOS_RESTRICT factors, int n,
+                                               Real scale)
   {
     Real const *const sign = factors + (image & (image_exchange_bit - 1)) * n;
     if (!(image & image_exchange_bit))
@@ -329,8 +334,16 @@ struct GroupedM2LKernel
           ColumnVector const b =
               *reinterpret_cast<ColumnVector const *>(&gathered(k, first_column));
           for (int c = 0; c < column_tile; ++c)
+          {
+            // On a CPU a tile's rows are the vector lanes, each gathered value broadcast:
+            // without this GCC 12 vectorised over the tile's columns or components instead,
+            // shuffling the accumulators at every step (docs/TUNING.md).
+#if defined(_OPENMP) && !defined(__CUDA_ARCH__)
+#pragma omp simd
+#endif
             for (int r = 0; r < row_tile; ++r)
               acc[c][r] += a.v[r] * b.v[c];
+          }
         };
         // The matrix entries of `batch` input components are loaded before their products,
         // so that their loads wait one memory latency together (Tuning::m2l_component_batch).

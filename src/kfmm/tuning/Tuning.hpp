@@ -77,9 +77,9 @@ struct Tuning : HostLeafSizes
   /// of rarer classes are translated one at a time.
   /// The product's register tile is m2l_row_tile rows by m2l_column_tile columns.
   /// On the host the grouped M2L (Fortin & Lamotte 2013) beats the per-pair one: its product
-  /// vectorises, and the 8 x 4 tile keeps eight independent vector accumulators, which fill
-  /// the vector units better than Kokkos Kernels' blocked team GEMM or a one-column tile
-  /// (the GPU's). The rotation M2L
+  /// vectorises, and the 8 x 4 tile keeps eight independent vector accumulators with AVX2
+  /// (8 x 8 with AVX-512), which fill the vector units better than Kokkos Kernels' blocked
+  /// team GEMM or a one-column tile (the GPU's). The rotation M2L
   /// (White & Head-Gordon 1996), whose sums do not vectorise, wins only at high orders, where
   /// its O(p^3) outweighs that and the cost of building the class matrices grows: from
   /// m2l_rotation_min_order_float / _double, where the whole solver's time crosses over
@@ -110,7 +110,13 @@ struct Tuning : HostLeafSizes
   static constexpr int m2l_max_product_columns = 64;
   static constexpr bool m2l_kokkos_kernels_gemm = false;
   static constexpr int m2l_row_tile = 8;
+  /// Eight columns where AVX-512's 32 vector registers hold their accumulators besides the
+  /// operands (on AVX2's 16, eight columns of 8 doubles would spill).
+#if defined(__AVX512F__)
+  static constexpr int m2l_column_tile = 8;
+#else
   static constexpr int m2l_column_tile = 4;
+#endif
   /// Whether each gathered and product column of the grouped M2L is contiguous in team
   /// scratch: its gather and sum are then one vector loop per column, with the images'
   /// reflections as factors (on the host the per-coefficient loop of a GPU's threads and
