@@ -4,9 +4,9 @@
 #define KFMM_TUNING_HOST_LEAF_SIZES_HPP
 
 // The fastest leaf size per order (tuning/LeafSizeTable.hpp), measured on
-//   AMD EPYC (2 logical CPUs),
-//   Kokkos 3.4.1, default space OpenMP, OMP_PROC_BIND=spread OMP_PLACES=threads,
-//   2026-11-22, with
+//   Intel(R) Xeon(R) Processor (2 logical CPUs),
+//   Kokkos 3.4.1, default space OpenMP, OMP_NUM_THREADS=2 OMP_PROC_BIND=spread OMP_PLACES=threads,
+//   2026-11-29, with
 //   python3 perf/tune_leaf_size.py --program build/openmp/apps/kfmm --out \
 //       tune-openmp-2core.json --header src/kfmm/tuning/HostLeafSizes.hpp --n 2e5 --leaf-sizes \
 //       16,32,64,128,256,512,1024,2048 --repeat 1
@@ -21,12 +21,12 @@ namespace kfmm::tuning
 struct HostLeafSizes
 {
   static constexpr LeafSizeRow leaf_sizes_float[] = {
-      {2, 128}, {3, 256}, {4, 256}, {5, 256}, {6, 256}, {7, 256},
-      {8, 256}, {9, 256}, {10, 512},
+      {2, 64}, {3, 128}, {4, 128}, {5, 128}, {6, 128}, {7, 128},
+      {8, 256}, {9, 256}, {10, 256},
   };
   static constexpr LeafSizeRow leaf_sizes_double[] = {
-      {4, 128}, {6, 128}, {8, 128}, {10, 256}, {12, 512}, {14, 1024},
-      {16, 1024}, {18, 1024}, {20, 1024},
+      {4, 64}, {6, 64}, {8, 128}, {10, 128}, {12, 256}, {14, 256},
+      {16, 512}, {18, 512}, {20, 512},
   };
 };
 

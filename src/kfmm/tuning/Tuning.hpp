@@ -126,9 +126,9 @@ struct Tuning : HostLeafSizes
   /// multiplies them: one here, where the matrix is read from the cache in order, and a batch
   /// only lengthens the loop (docs/TUNING.md, "The grouped M2L's product").
   static constexpr int m2l_component_batch = 1;
-  static constexpr int m2l_grouped_max_order = 11;
-  static constexpr int m2l_rotation_min_order_float = 10;
-  static constexpr int m2l_rotation_min_order_double = 12;
+  static constexpr int m2l_grouped_max_order = 14;
+  static constexpr int m2l_rotation_min_order_float = 15;
+  static constexpr int m2l_rotation_min_order_double = 15;
   /// M2M and L2L as matrix products (kernels/ShiftMatrices.hpp) up to this order; above,
   /// each child's shift is built on the fly (m2mTeam, l2lTeam).
   static constexpr int shift_matrix_max_order = 24;
