@@ -324,13 +324,13 @@ def distributed_steps():
 
 
 def cpu():
-    a = Archive("2026-11-23-2core-cpu")
+    a = Archive("2026-11-29-2core-cpu")
     rows = []
     for asked, pattern in [("<= 1e-4, double", "*-1e-4-double.json"),
                            ("<= 1e-4, float", "*-1e-4-float-leaf64.json"),
-                           ("<= 2e-6, double", "*-2e-6-double-p14.json"),
-                           ("<= 5e-8, double", "*-5e-8-double.json"),
-                           ("<= 2e-10, double", "*-2e-10-double.json")]:
+                           ("<= 2e-6, double", "*-2e-6-e.json"),
+                           ("<= 5e-8, double", "*-5e-8-e.json"),
+                           ("<= 2e-10, double", "*-2e-10-c.json")]:
         r = a.reports(pattern)[0]
         c = r["configuration"]
         stages = r["timing"]["stage_seconds"]
