@@ -5,6 +5,7 @@
 #include <kfmm/io/Generators.hpp>
 #include <kfmm/io/Progress.hpp>
 #include <kfmm/kernels/DirectSum.hpp>
+#include <kfmm/periodic/EwaldSum.hpp>
 
 #include <Kokkos_Core.hpp>
 
@@ -65,7 +66,8 @@ inline Kokkos::View<double *, Memory> inDouble(Space const &space,
 template <class Real>
 CheckResult checkAccuracy(Space const &space, Particles<Real> const &particles,
                           Positions const &targets, Results<Real> const &results,
-                          std::size_t samples, std::uint64_t seed, double softening, bool progress)
+                          std::size_t samples, std::uint64_t seed, double softening, double period,
+                          bool progress)
 {
   Kokkos::Timer timer;
   std::size_t const n = particles.size();
@@ -109,15 +111,24 @@ CheckResult checkAccuracy(Space const &space, Particles<Real> const &particles,
   double const interactions = static_cast<double>(k) * static_cast<double>(n);
   bool const show = progress && interactions >= 2e9;
   std::size_t const slices = show ? std::min<std::size_t>(20, n) : 1;
-  io::Progress bar("checking against the direct sum", static_cast<double>(n), show);
+  io::Progress bar(period > 0 ? "checking against Ewald's sum" : "checking against the direct sum",
+                   static_cast<double>(n), show);
   for (std::size_t s = 0; s < slices; ++s)
   {
     std::size_t const begin = n * s / slices, end = n * (s + 1) / slices;
     if (begin == end)
       continue;
     auto const slice = std::make_pair(begin, end);
-    directSum(space, target_x, Kokkos::subview(sources, slice, Kokkos::ALL),
-              Kokkos::subview(charges, slice), part_phi, part_g, softening);
+    if (period > 0)
+    {
+      Kokkos::deep_copy(space, part_phi, 0.0);
+      Kokkos::deep_copy(space, part_g, 0.0);
+      periodic::ewaldSum(space, period, target_x, Kokkos::subview(sources, slice, Kokkos::ALL),
+                         Kokkos::subview(charges, slice), part_phi, part_g);
+    }
+    else
+      directSum(space, target_x, Kokkos::subview(sources, slice, Kokkos::ALL),
+                Kokkos::subview(charges, slice), part_phi, part_g, softening);
     Kokkos::parallel_for(
         "kfmm::app::check_accumulate", Kokkos::RangePolicy<Space>(space, 0, k),
         KOKKOS_LAMBDA(std::size_t t) {
@@ -144,9 +155,9 @@ CheckResult checkAccuracy(Space const &space, Particles<Real> const &particles,
 
 template CheckResult checkAccuracy<float>(Space const &, Particles<float> const &,
                                           Positions const &, Results<float> const &, std::size_t,
-                                          std::uint64_t, double, bool);
+                                          std::uint64_t, double, double, bool);
 template CheckResult checkAccuracy<double>(Space const &, Particles<double> const &,
                                            Positions const &, Results<double> const &, std::size_t,
-                                           std::uint64_t, double, bool);
+                                           std::uint64_t, double, double, bool);
 
 } // namespace kfmm::app

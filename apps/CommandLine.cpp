@@ -294,6 +294,34 @@ Configuration parseCommandLine(std::vector<std::string> const &arguments)
                outOfRange(o, v, "expected a finite number >= 0");
              c.options.softening = s;
            }},
+          {"--periodic",
+           [&](auto const &o, auto const &v) {
+             // L, or LX,LY,LZ (equal: the library takes cubes).
+             std::vector<double> sides;
+             std::size_t begin = 0;
+             for (;;)
+             {
+               auto const comma = v.find(',', begin);
+               sides.push_back(parseReal(o, v.substr(begin, comma - begin)));
+               if (comma == std::string::npos)
+                 break;
+               begin = comma + 1;
+             }
+             if (sides.size() == 1)
+               sides.assign(3, sides[0]);
+             if (sides.size() != 3)
+               badValue(o, v, "a side L, or three sides LX,LY,LZ");
+             for (double const side : sides)
+               if (!(side > 0 && std::isfinite(side)))
+                 outOfRange(o, v, "expected finite sides > 0");
+             auto &box = c.options.periodic;
+             box.enabled = true;
+             for (int d = 0; d < 3; ++d)
+             {
+               box.side[d] = sides[d];
+               box.lower[d] = -0.5 * sides[d];
+             }
+           }},
           {"--check",
            [&](auto const &o, auto const &v) { c.check = parseInteger(o, v, 0, max_particles); }},
           {"--check-samples",
@@ -405,6 +433,12 @@ Configuration parseCommandLine(std::vector<std::string> const &arguments)
       if (given.count(option))
         throw UsageError("option '" + std::string(option) +
                          "' cannot be used with --tolerance (it chooses order and theta)");
+  if (given.count("--periodic") && given.count("--targets"))
+    throw UsageError("option '--periodic' cannot be used with --targets (periodic boundaries "
+                     "take the particles as their own targets)");
+  if (given.count("--periodic") && c.options.softening > 0 && c.check > 0)
+    throw UsageError("option '--softening' cannot be used with --periodic and --check: Ewald's "
+                     "sum, the check's reference, is unsoftened (add --check 0)");
   requireSeparateFiles(c);
   if (c.input.empty() && c.n == 0)
     c.n = defaultParticleCount();
@@ -473,6 +507,11 @@ std::string helpText()
          "  --softening EPS      Plummer softening length, finite and >= 0 (0); the far\n"
          "                       field expands 1/r, for pairs far enough apart that it is\n"
          "                       within the error of order and theta (docs/ACCURACY.md)\n"
+         "  --periodic L         periodic boundaries: the box [-L/2, L/2)^3 about the\n"
+         "                       origin (L or LX,LY,LZ, equal sides), the particles wrapped\n"
+         "                       into it; tin-foil Ewald result, with a uniform neutralising\n"
+         "                       background for a net charge; --check compares with Ewald's\n"
+         "                       sum (docs/PERIODIC.md)\n"
          "  --allow-unresolved   write the results even where the precision does not resolve\n"
          "                       the particles (exit status 4 otherwise; docs/CLI.md)\n"
          "Measurement:\n"

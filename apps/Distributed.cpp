@@ -543,7 +543,7 @@ int runIn(Configuration const &c, io::ParticleTable const *input)
     onEveryRank([&] {
       if (root)
         report.check = checkAccuracy(space, all.particles, all.particles.positions, all.results,
-                                     c.check, c.seed, c.options.softening, !c.quiet);
+                                     c.check, c.seed, c.options.softening, 0.0, !c.quiet);
     });
   report.particle_bytes = n * (Particles<Real>::bytes_per_particle + 4 * sizeof(Real));
   report.host_peak_bytes = hostPeakBytes();

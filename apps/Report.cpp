@@ -267,6 +267,10 @@ void printReport(std::FILE *out, Report const &r)
                "  options       method %s, order %d, acceptance %s, leaf size %d, softening %g\n",
                methodName(c.options.method), r.stats.order, acceptance.c_str(), r.stats.leaf_size,
                c.options.softening);
+  if (c.options.periodic.enabled)
+    std::fprintf(
+        out, "  periodic      box [%g, %g)^3; tin-foil Ewald result, neutralising background\n",
+        c.options.periodic.lower[0], c.options.periodic.lower[0] + c.options.periodic.side[0]);
   if (c.options.leaf_size == 0)
     std::fprintf(out, "  leaf size     %d: the backend's tuned one for order %d in %s\n",
                  r.stats.leaf_size, r.stats.order, precisionName(c.precision));
@@ -331,9 +335,10 @@ void printReport(std::FILE *out, Report const &r)
   std::fprintf(out, "\n");
   if (r.check)
     std::fprintf(out,
-                 "  error         potential %.3e, field %.3e (relative L2 against the direct "
-                 "sum in double on %zu %s; %.3f s)\n",
-                 r.check->potential_error, r.check->field_error, r.check->targets,
+                 "  error         potential %.3e, field %.3e (relative L2 against %s in "
+                 "double on %zu %s; %.3f s)\n",
+                 r.check->potential_error, r.check->field_error,
+                 c.options.periodic.enabled ? "Ewald's sum" : "the direct sum", r.check->targets,
                  c.targets.empty() ? "particles" : "targets", r.check->seconds);
   else
     std::fprintf(out, "  error         not checked (--check 0)\n");
@@ -460,6 +465,10 @@ std::string jsonReport(Report const &r)
   j.string("m2l", m2lVariantName(c.options.m2l_variant));
   j.string("precision", precisionName(c.precision));
   j.number("softening", c.options.softening);
+  if (c.options.periodic.enabled)
+    j.number("periodic", c.options.periodic.side[0]);
+  else
+    j.null("periodic");
   j.integer("check", c.check);
   j.integer("check_samples", static_cast<std::uint64_t>(c.options.check_samples));
   j.integer("repeat", static_cast<std::uint64_t>(c.repeat));
@@ -522,7 +531,9 @@ std::string jsonReport(Report const &r)
   if (r.check)
   {
     j.beginObject("errors");
-    j.string("measure", "relative L2 against the direct sum in double");
+    j.string("measure", c.options.periodic.enabled
+                            ? "relative L2 against Ewald's sum in double"
+                            : "relative L2 against the direct sum in double");
     j.integer("targets", r.check->targets);
     j.number("potential", r.check->potential_error);
     j.number("field", r.check->field_error);

@@ -39,12 +39,34 @@ Particles<Real> setUp(Space const &space, Configuration const &c, io::ParticleTa
   return fromFile<Real>(*input);
 }
 
+/// Each position moved by whole periods into the periodic box.
+void wrapIntoBox(Space const &space, Positions const &x, Periodic const &box)
+{
+  double const lower[3] = {box.lower[0], box.lower[1], box.lower[2]};
+  double const side[3] = {box.side[0], box.side[1], box.side[2]};
+  Kokkos::parallel_for(
+      "kfmm::app::wrap_positions", Kokkos::RangePolicy<Space>(space, 0, x.extent(0)),
+      KOKKOS_LAMBDA(std::size_t i) {
+        for (int d = 0; d < 3; ++d)
+        {
+          double const wrapped =
+              x(i, d) - side[d] * Kokkos::Experimental::floor((x(i, d) - lower[d]) / side[d]);
+          // Rounding may leave a coordinate just below the box, or on its upper face.
+          x(i, d) = wrapped < lower[d]              ? lower[d]
+                    : wrapped >= lower[d] + side[d] ? lower[d]
+                                                    : wrapped;
+        }
+      });
+}
+
 template <class Real>
 int runIn(Configuration const &c, io::ParticleTable const *input,
           io::ParticleTable const *targets_table)
 {
   Space space;
   auto const particles = setUp<Real>(space, c, input);
+  if (c.options.periodic.enabled)
+    wrapIntoBox(space, particles.positions, c.options.periodic);
   std::size_t const n = particles.size();
   // The --targets file's records (its charges only go to the output file), or the particles.
   auto const targets = targets_table ? fromFile<double>(*targets_table) : Particles<double>{};
@@ -98,7 +120,7 @@ int runIn(Configuration const &c, io::ParticleTable const *input,
 
   if (c.check > 0)
     report.check = checkAccuracy(space, particles, at, results, c.check, c.seed,
-                                 c.options.softening, !c.quiet);
+                                 c.options.softening, periodOf(c.options), !c.quiet);
   report.particle_bytes = n * Particles<Real>::bytes_per_particle + nt * 4 * sizeof(Real) +
                           report.targets * Particles<double>::bytes_per_particle;
   report.host_peak_bytes = hostPeakBytes();

@@ -9,6 +9,7 @@
 #include <kfmm/expansions/SphericalHarmonics.hpp>
 #include <kfmm/tree/ListRules.hpp>
 
+#include <array>
 #include <cmath>
 #include <iterator>
 #include <string>
@@ -57,6 +58,22 @@ inline char const *acceptanceName(Acceptance a)
 {
   return a == Acceptance::classic ? "classic" : "theta";
 }
+
+/// Periodic boundaries in all three directions (docs/PERIODIC.md): the potential and field of
+/// the infinite periodic lattice of the particles in a cubic box. A charge-neutral box gets
+/// Ewald's result with the tin-foil (conducting) boundary; a box with a net charge gets the
+/// result with a uniform neutralising background, whose potential has zero mean over the
+/// box. Every particle must lie in the box (lower <= x < lower + side), or the build throws.
+struct Periodic
+{
+  bool enabled = false;
+  std::array<double, 3> lower{0, 0, 0}; ///< the box's lowest corner
+  /// The box's sides, equal (cubic boxes only); all 0: the cube the solver puts around the
+  /// particles (their bounding box's longest side, 1e-6 wider, about its centre).
+  std::array<double, 3> side{0, 0, 0};
+
+  bool ownCube() const { return side[0] == 0 && side[1] == 0 && side[2] == 0; }
+};
 
 /// The solver's parameters. The defaults (order 6, theta 0.7) give a field error near 1e-4
 /// on uniform and Plummer distributions, the fastest setting found at that error on the GPU
@@ -132,6 +149,9 @@ struct Options
   /// With check_samples and a tolerance, take results whose measured field error is above the
   /// tolerance instead of throwing kfmm::ToleranceError (Stats::tolerance_missed says so).
   bool allow_missed_tolerance = false;
+  /// Periodic boundaries (Periodic); the FMM of one set of particles only (no separate
+  /// targets, no treecode), on one rank, without the sampled check.
+  Periodic periodic;
 };
 
 /// The largest expansion order kfmm supports.
@@ -158,6 +178,27 @@ inline void validate(Options const &o, std::string const &where)
   require(o.check_samples >= 0, where,
           "option 'check_samples' must be >= 0 (0: no check), got " +
               formatNumber(o.check_samples));
+  if (o.periodic.enabled)
+  {
+    auto const &box = o.periodic;
+    for (int d = 0; d < 3; ++d)
+      require(std::isfinite(box.lower[d]) && std::isfinite(box.side[d]) && box.side[d] >= 0, where,
+              "option 'periodic': the box's lower corner and sides must be finite, the "
+              "sides >= 0 (all 0: the particles' cube), got side " +
+                  formatNumber(box.side[d]) + " along axis " + formatNumber(d));
+    require(box.ownCube() ||
+                (box.side[0] > 0 && box.side[0] == box.side[1] && box.side[0] == box.side[2]),
+            where,
+            "option 'periodic': the box must be a cube (equal sides), got " +
+                formatNumber(box.side[0]) + " x " + formatNumber(box.side[1]) + " x " +
+                formatNumber(box.side[2]) + "; boxes of unequal sides are not supported yet");
+    require(o.method == Method::fmm, where,
+            "option 'periodic' needs method fmm: the treecode has no local expansions for the "
+            "far lattice");
+    require(o.check_samples == 0, where,
+            "option 'check_samples' must be 0 with 'periodic': the sampled check's reference is "
+            "the free-space direct sum");
+  }
   Options const defaults;
   require(o.tolerance == 0 || (o.order == defaults.order && o.theta == defaults.theta &&
                                o.acceptance == defaults.acceptance),

@@ -17,6 +17,9 @@ namespace kfmm::detail
 #if KOKKOS_VERSION >= 30700
 using Kokkos::abs;
 using Kokkos::cos;
+using Kokkos::erfc;
+using Kokkos::exp;
+using Kokkos::floor;
 using Kokkos::isfinite;
 using Kokkos::pow;
 using Kokkos::sin;
@@ -29,6 +32,9 @@ KOKKOS_INLINE_FUNCTION T abs(T x)
   return fabs(x);
 }
 using Kokkos::Experimental::cos;
+using Kokkos::Experimental::erfc;
+using Kokkos::Experimental::exp;
+using Kokkos::Experimental::floor;
 using Kokkos::Experimental::isfinite;
 using Kokkos::Experimental::pow;
 using Kokkos::Experimental::sin;

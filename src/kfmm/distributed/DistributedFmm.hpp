@@ -410,6 +410,8 @@ private:
     MPI_Comm const comm = _comm.get();
     detail::requireOnAllRanks(comm, where, [&] {
       kfmm::detail::validate(options, where);
+      kfmm::detail::require(!options.periodic.enabled, where,
+                            "option 'periodic' is not supported by the distributed solver yet");
       kfmm::detail::require(options.acceptance == Acceptance::theta, where,
                             "option 'acceptance' must be Acceptance::theta: the distributed "
                             "solver does not support the classic rule");

@@ -45,6 +45,7 @@
 #include <kfmm/farfield/M2LGroups.hpp>
 #include <kfmm/farfield/M2LMatrices.hpp>
 #include <kfmm/kernels/detail/ExpansionArrays.hpp>
+#include <kfmm/tree/PeriodicImage.hpp>
 
 #include <KokkosBatched_Gemm_Decl.hpp>
 #include <Kokkos_Core.hpp>
@@ -92,6 +93,7 @@ struct GroupedM2LKernel
   kfmm::kernels::detail::CoefficientArray<Real, Memory> locals;
   int order;
   int num_rows;
+  tree::ImageShift shift; ///< periodic boundaries: the sources' images (tree/PeriodicImage.hpp)
   // Derived from the above and the backend's tuning by the constructor:
   int columns;                ///< most columns of one product
   bool accumulate_in_scratch; ///< sum the block's locals in team scratch, else in place
@@ -101,10 +103,10 @@ struct GroupedM2LKernel
                    M2LGroups<Memory> const &groups_, M2LMatrixArray<Real, Memory> const &matrices_,
                    kfmm::kernels::detail::CoefficientArray<Real, Memory> const &multipoles_,
                    kfmm::kernels::detail::CoefficientArray<Real, Memory> const &locals_, int order_,
-                   int num_rows_)
+                   int num_rows_, tree::ImageShift shift_)
       : target_cells(target_cells_), source_cells(source_cells_), groups(groups_),
         matrices(matrices_), multipoles(multipoles_), locals(locals_), order(order_),
-        num_rows(num_rows_), columns(productColumns(order_, groups_.block_rows)),
+        num_rows(num_rows_), shift(shift_), columns(productColumns(order_, groups_.block_rows)),
         accumulate_in_scratch(accumulatesInScratch(order_, groups_.block_rows))
   {
   }
@@ -463,12 +465,16 @@ struct GroupedM2LKernel
         for (auto e = begin; e < end; ++e)
         {
           int const t = first_row + Groups::targetRow(groups.rows(e));
-          int const s = groups.sources(e);
+          int const entry = groups.sources(e);
+          int const s = tree::PeriodicImage::cellOf(entry);
           expansions::m2lTeam(
               team, order,
-              kfmm::kernels::detail::centreOffset<Real>(target_cells, t, source_cells, s, 0),
-              kfmm::kernels::detail::centreOffset<Real>(target_cells, t, source_cells, s, 1),
-              kfmm::kernels::detail::centreOffset<Real>(target_cells, t, source_cells, s, 2),
+              kfmm::kernels::detail::centreOffset<Real>(target_cells, t, source_cells, s,
+                                                        shift(entry, 0), 0),
+              kfmm::kernels::detail::centreOffset<Real>(target_cells, t, source_cells, s,
+                                                        shift(entry, 1), 1),
+              kfmm::kernels::detail::centreOffset<Real>(target_cells, t, source_cells, s,
+                                                        shift(entry, 2), 2),
               &multipoles(s, 0), accumulated_complex + (t - first_row) * count_complex, work.data(),
               source_cells.template scale<Real>(s), target_cells.template scale<Real>(t));
         }
@@ -516,10 +522,11 @@ struct GroupedM2LKernel
               return;
             }
             int const word = groups.rows(first + column);
-            gatherColumn(
-                team,
-                reinterpret_cast<Real const *>(&multipoles(groups.sources(first + column), 0)), out,
-                Groups::imageBits(static_cast<std::uint16_t>(word)), factors.data(), n);
+            gatherColumn(team,
+                         reinterpret_cast<Real const *>(&multipoles(
+                             tree::PeriodicImage::cellOf(groups.sources(first + column)), 0)),
+                         out, Groups::imageBits(static_cast<std::uint16_t>(word)), factors.data(),
+                         n);
             Kokkos::single(Kokkos::PerThread(team), [&]() { markColumn(column, word); });
           });
         }
@@ -539,8 +546,10 @@ struct GroupedM2LKernel
             {
               int const column = columns_here[u];
               words[u] = column < count ? groups.rows(first + column) : 0;
-              values[u] = column < count ? multipoles(groups.sources(first + column), j)
-                                         : Kokkos::complex<Real>(0, 0);
+              values[u] =
+                  column < count
+                      ? multipoles(tree::PeriodicImage::cellOf(groups.sources(first + column)), j)
+                      : Kokkos::complex<Real>(0, 0);
             }
             int const word_re = symmetry(2 * j);
             int const word_im = symmetry(2 * j + 1);

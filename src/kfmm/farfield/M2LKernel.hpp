@@ -10,6 +10,7 @@
 #include <kfmm/expansions/TeamOperators.hpp>
 #include <kfmm/farfield/M2LRotations.hpp>
 #include <kfmm/kernels/detail/ExpansionArrays.hpp>
+#include <kfmm/tree/PeriodicImage.hpp>
 
 #include <Kokkos_Core.hpp>
 
@@ -36,6 +37,7 @@ struct M2LKernel
   kernels::detail::CoefficientArray<Real, Memory> multipoles;
   kernels::detail::CoefficientArray<Real, Memory> locals;
   int order;
+  tree::ImageShift shift; ///< periodic boundaries: the sources' images (tree/PeriodicImage.hpp)
 
   /// The work array serves both operators, one pair at a time.
   KOKKOS_INLINE_FUNCTION static int workSize(int p)
@@ -72,15 +74,16 @@ struct M2LKernel
       expansions::coaxialBinomialsTeam(team, order, binomials.data());
     for (auto s = offsets(cell); s < offsets(cell + 1); ++s)
     {
-      int const source = sources(s);
-      Real const dx =
-          kernels::detail::centreOffset<Real>(target_cells, cell, source_cells, source, 0);
-      Real const dy =
-          kernels::detail::centreOffset<Real>(target_cells, cell, source_cells, source, 1);
-      Real const dz =
-          kernels::detail::centreOffset<Real>(target_cells, cell, source_cells, source, 2);
+      int const entry = sources(s);
+      int const source = tree::PeriodicImage::cellOf(entry);
+      Real const dx = kernels::detail::centreOffset<Real>(target_cells, cell, source_cells, source,
+                                                          shift(entry, 0), 0);
+      Real const dy = kernels::detail::centreOffset<Real>(target_cells, cell, source_cells, source,
+                                                          shift(entry, 1), 1);
+      Real const dz = kernels::detail::centreOffset<Real>(target_cells, cell, source_cells, source,
+                                                          shift(entry, 2), 2);
       Real const source_scale = source_cells.template scale<Real>(source);
-      int const direction = rotate ? rotations.direction(cell, source) : -1;
+      int const direction = rotate ? rotations.direction(cell, entry) : -1;
       if (direction >= 0)
         expansions::m2lRotatedTeam(team, order, dx, dy, dz, &rotations.tables(direction, 0),
                                    binomials.data(), &multipoles(source, 0), sum.data(),

@@ -228,7 +228,7 @@ void translate(ExecutionSpace const &space, Plan<Real, MemorySpace> const &plan,
   {
     GroupedM2LKernel<ExecutionSpace, Real> const kernel(target_cells, source_cells, plan.groups,
                                                         plan.matrices, multipoles, locals, order,
-                                                        lists.m2l.numRows());
+                                                        lists.m2l.numRows(), lists.shift);
     // One team per block of target rows.
     auto const launch = [&](auto bounds) {
       using LaunchBounds = decltype(bounds);
@@ -251,7 +251,7 @@ void translate(ExecutionSpace const &space, Plan<Real, MemorySpace> const &plan,
       detail::expansionPolicy<typename Tune::M2LLaunchBounds>(space, order, lists.m2l.numRows(),
                                                               Kernel::scratchBytes(order)),
       Kernel{target_cells, source_cells, lists.m2l.offsets, lists.m2l.sources, plan.rotations,
-             multipoles, locals, order});
+             multipoles, locals, order, lists.shift});
 }
 
 } // namespace kfmm::farfield

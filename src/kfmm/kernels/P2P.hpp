@@ -13,6 +13,7 @@
 #include <kfmm/detail/Warp.hpp>
 #include <kfmm/kernels/detail/ExpansionArrays.hpp>
 #include <kfmm/kernels/detail/TargetBlock.hpp>
+#include <kfmm/tree/PeriodicImage.hpp>
 
 #include <Kokkos_Core.hpp>
 
@@ -68,6 +69,10 @@ struct P2PKernel
   /// are swept without and checked (TargetBlock::interact), as every tile is for targets of
   /// their own.
   bool targets_are_sources;
+  /// Periodic boundaries: a source leaf of the list is a cell of a near image, its particles
+  /// translated by the image's shift (tree/PeriodicImage.hpp); only its untranslated self is
+  /// the targets' own leaf.
+  tree::ImageShift shift;
 
   /// Scratch of a team of `team_size` threads: two tiles per group, so that a warp stages
   /// one while its slower lanes may still read the other.
@@ -137,8 +142,12 @@ struct P2PKernel
     };
     for (auto s = offsets(row); s < offsets(row + 1); ++s)
     {
-      int const source_leaf = sources(s);
-      bool const own_leaf = targets_are_sources && source_leaf == leaf;
+      int const source = sources(s);
+      int const source_leaf = tree::PeriodicImage::cellOf(source);
+      bool const own_leaf = targets_are_sources && source == leaf;
+      Real const sx = static_cast<Real>(shift(source, 0));
+      Real const sy = static_cast<Real>(shift(source, 1));
+      Real const sz = static_cast<Real>(shift(source, 2));
       int const source_end = source_cells.particle_end(source_leaf);
       for (int start = source_cells.particle_begin(source_leaf); start < source_end;)
       {
@@ -154,7 +163,7 @@ struct P2PKernel
         for (int i = lane; i < take; i += GroupLanes)
         {
           int const j = start + i;
-          tile[i] = Block::stage(x(j, 0), x(j, 1), x(j, 2), q(j));
+          tile[i] = Block::stage(x(j, 0) + sx, x(j, 1) + sy, x(j, 2) + sz, q(j));
         }
         filled += take;
         start += take;

@@ -86,6 +86,15 @@ void buildTrees(ExecutionSpace const &space, State<Real, MemorySpace> &state,
   tree::detail::checkPositionsShape<ExecutionSpace>(where, sources, sources_name);
   if (targets)
     tree::detail::checkPositionsShape<ExecutionSpace>(where, *targets, "targets");
+  detail::require(!(targets && state.options.periodic.enabled), where,
+                  "option 'periodic' needs the particles to be both the sources and the targets: "
+                  "separate targets are not supported yet");
+  // With periodic boundaries the cube is the period: the box given, or the particles' own.
+  Periodic const &box = state.options.periodic;
+  if (box.enabled && !box.ownCube())
+    state.cube.fix(tree::Cube{{box.lower[0], box.lower[1], box.lower[2]}, box.side[0]});
+  else
+    state.cube.fix(std::nullopt);
   // Both trees on one cube, so that their cells lie on one grid (the lists' rule and the
   // M2L's translation classes compare cells of the two). The device finds it, and checks the
   // positions with it: the host learns both at the first tree's first read of its levels,
@@ -214,8 +223,12 @@ void buildOnTrees(ExecutionSpace const &space, detail::SideInstance<ExecutionSpa
     tree::SparseLeaves const sparse = farfield::sparseLeaves(order, options.leaf_size);
     state.lists = tree::detail::buildInteractionListsIn(
         space, memory, state.target_tree, state.source_tree, options.theta, options.method,
-        options.acceptance, separation, targets && !state.other_ranks_sources, sparse, 1, counted);
+        options.acceptance, separation, targets && !state.other_ranks_sources, sparse, 1, counted,
+        options.periodic.enabled);
   });
+  if (options.periodic.enabled && fmm)
+    state.lattice = periodic::farLattice<ExecutionSpace, MemorySpace>(
+        space, state.source_tree.cube.side, order);
   // The particles' sorted keys served the trees' builds only: 8 bytes per particle less.
   memory.give(state.source_tree.keys);
   memory.give(state.target_tree.keys);

@@ -74,6 +74,11 @@ void farFieldTranslations(ExecutionSpace const &space, State<Real, MemorySpace> 
   if (state.options.method != Method::fmm)
     return;
   m2lStage(space, state);
+  if (state.lattice.enabled())
+    runStage(space, state.options, "far lattice", state.stats.stage_seconds, [&] {
+      periodic::addFarLattice(space, state.lattice, state.sourceCells(), state.x, state.q,
+                              state.multipoles, state.locals, state.order());
+    });
   runStage(space, state.options, "L2L", state.stats.stage_seconds, [&] { l2l(space, state); });
 }
 
@@ -84,6 +89,11 @@ void farFieldToTargets(ExecutionSpace const &space, State<Real, MemorySpace> &st
 {
   if (state.options.method == Method::fmm)
     runStage(space, state.options, "L2P", state.stats.stage_seconds, [&] { l2p(space, state); });
+  if (state.lattice.enabled())
+    runStage(space, state.options, "background", state.stats.stage_seconds, [&] {
+      periodic::addBackground(space, state.lattice, state.targetCells(), state.multipoles,
+                              state.target_x, state.sortedPotential(), state.sortedField());
+    });
   else
     runStage(space, state.options, "M2P", state.stats.stage_seconds, [&] { m2p(space, state); });
 }

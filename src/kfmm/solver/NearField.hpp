@@ -50,7 +50,7 @@ void p2p(ExecutionSpace const &space, State<Real, MemorySpace> &state)
       Kernel{state.targetCells(), state.sourceCells(), state.target_x, state.x, state.q,
              lists.p2p.offsets, lists.p2p.sources, state.p2p_groups.entries, state.p2p_groups.count,
              state.sortedPotential(), state.sortedField(), static_cast<Real>(softening * softening),
-             source_tile, !state.separateTargets()});
+             source_tile, !state.separateTargets(), lists.shift});
 }
 
 /// The near field into the sorted results, zeroed first: every evaluation runs it before the

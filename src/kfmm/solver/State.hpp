@@ -21,6 +21,7 @@
 #include <kfmm/kernels/ShiftMatrices.hpp>
 #include <kfmm/kernels/detail/ExpansionArrays.hpp>
 #include <kfmm/kernels/detail/TargetGroups.hpp>
+#include <kfmm/periodic/FarLattice.hpp>
 #include <kfmm/tree/DeviceCube.hpp>
 #include <kfmm/tree/InteractionLists.hpp>
 #include <kfmm/tree/Octree.hpp>
@@ -79,6 +80,7 @@ struct State
   Coefficients multipoles;
   Coefficients locals;                                         ///< fmm only
   kernels::ShiftMatrixArray<Real, MemorySpace> shift_matrices; ///< M2M and L2L as products only
+  periodic::FarLattice<MemorySpace> lattice;                   ///< periodic boundaries only
   Stages build_stages;
   /// Whether the build ran the upward pass of kfmm::evaluate's one evaluation, which that
   /// evaluation then skips (solver::upwardAtBuild).
@@ -104,8 +106,9 @@ struct State
   std::size_t numTargets() const { return target_tree.numParticles(); }
   /// Whether the targets are a set of their own (two trees).
   bool separateTargets() const { return target_tree.centre.data() != source_tree.centre.data(); }
-  /// Whether all particles are at one point (the cube's extent is zero).
-  bool allAtOnePoint() const { return source_tree.cube.extent == 0; }
+  /// Whether all particles are at one point (the cube's extent is zero) and have no periodic
+  /// images.
+  bool allAtOnePoint() const { return source_tree.cube.extent == 0 && !options.periodic.enabled; }
   /// Whether an evaluation computes anything: it does unless there are no targets or no
   /// sources, or all particles are at one point.
   bool computes() const { return numTargets() > 0 && size() > 0 && !allAtOnePoint(); }

@@ -19,6 +19,7 @@
 #include <kfmm/kernels/detail/ExpansionArrays.hpp>
 #include <kfmm/kernels/detail/TargetBlock.hpp>
 #include <kfmm/solver/State.hpp>
+#include <kfmm/tree/PeriodicImage.hpp>
 
 #include <Kokkos_Core.hpp>
 
@@ -36,7 +37,10 @@ rowSourceParticles(kernels::detail::CellView<MemorySpace> const &source_cells,
 {
   std::size_t particles = 0;
   for (auto s = offsets(row); s < offsets(row + 1); ++s)
-    particles += source_cells.particle_end(sources(s)) - source_cells.particle_begin(sources(s));
+  {
+    int const cell = tree::PeriodicImage::cellOf(sources(s));
+    particles += source_cells.particle_end(cell) - source_cells.particle_begin(cell);
+  }
   return particles;
 }
 

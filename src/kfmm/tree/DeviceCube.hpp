@@ -17,10 +17,12 @@
 // The positions' check goes with the box: a coordinate that is not finite makes the extents
 // infinite (WidenExtents), and read() then calls the build's handler, which finds the first
 // bad row and throws. The keys of such a build are defined (mortonKey maps a NaN to 0) and
-// never used.
+// never used. With periodic boundaries the cube is the period, given (fixed()); read() then
+// checks that the extents lie in it.
 
 #include <kfmm/Exception.hpp>
 #include <kfmm/detail/Streaming.hpp>
+#include <kfmm/detail/Validation.hpp>
 #include <kfmm/tuning/Tuning.hpp>
 #include <kfmm/detail/Workspace.hpp>
 #include <kfmm/tree/Morton.hpp>
@@ -28,6 +30,8 @@
 #include <Kokkos_Core.hpp>
 
 #include <memory>
+#include <optional>
+#include <string>
 
 namespace kfmm::tree::detail
 {
@@ -39,16 +43,25 @@ struct StagedCube
   Cube cube;
 };
 
-/// cube() and staged().cube become the cube around the boxes of staged().sets.
+/// cube() and staged().cube become the cube around the boxes of staged().sets, or the
+/// `fixed` one (with the particles' extent) where there is one.
 template <class CubeView, class StagedView>
 struct CubeOfExtents
 {
   CubeView cube;
   StagedView staged;
+  Cube fixed;
+  bool is_fixed;
 
   KOKKOS_INLINE_FUNCTION void operator()(int) const
   {
-    Cube const around = cubeAround(unite(boxOf(staged().sets[0]), boxOf(staged().sets[1])));
+    Cube around = cubeAround(unite(boxOf(staged().sets[0]), boxOf(staged().sets[1])));
+    if (is_fixed)
+    {
+      double const extent = around.extent;
+      around = fixed;
+      around.extent = extent;
+    }
     cube() = around;
     staged().cube = around;
   }
@@ -64,6 +77,10 @@ public:
       typename kfmm::tuning::Tuning<typename MemorySpace::execution_space>::staging_space;
 
   DeviceCube() : _staging(kfmm::detail::WorkspacePool<staging_space>::shared().lease()) {}
+
+  /// The cube that find() takes instead of the particles' (periodic boundaries: the
+  /// period), or none. Every particle must lie in it, which read() checks.
+  void fix(std::optional<Cube> const &cube) { _fixed = cube; }
 
   /// Queues on `space` the reductions of the extents of `sources` and of `*targets` (none
   /// when null), and the cube's kernel. The device's copy of the cube comes from `memory`.
@@ -82,7 +99,8 @@ public:
       Reducer(extentsOf(1)).init(_staged().sets[1]); // no set: the reduction's identity
     Kokkos::parallel_for("kfmm::tree::cube_of_extents",
                          Kokkos::RangePolicy<ExecutionSpace>(space, 0, 1),
-                         CubeOfExtents<Kokkos::View<Cube, MemorySpace>, Staged>{_cube, _staged});
+                         CubeOfExtents<Kokkos::View<Cube, MemorySpace>, Staged>{
+                             _cube, _staged, _fixed.value_or(Cube{}), _fixed.has_value()});
   }
 
   /// The cube in device memory, for kernels queued after find().
@@ -101,6 +119,20 @@ public:
         throw Exception("kfmm internal error: the box of the positions is not finite, their "
                         "values are");
       }
+    if (_fixed)
+      for (Extents const &set : staged.sets)
+        for (int d = 0; d < 3; ++d)
+        {
+          double const lo = _fixed->origin[d];
+          double const hi = lo + _fixed->side;
+          // The identity of an empty set is an inverted box: nothing to check.
+          if (set.lo[d] <= set.hi[d] && (set.lo[d] < lo || set.hi[d] >= hi))
+            throw Exception("kfmm: periodic boundaries: the particles' coordinates along axis " +
+                            std::to_string(d) + " span [" + kfmm::detail::formatNumber(set.lo[d]) +
+                            ", " + kfmm::detail::formatNumber(set.hi[d]) +
+                            "], outside the periodic box [" + kfmm::detail::formatNumber(lo) +
+                            ", " + kfmm::detail::formatNumber(hi) + "); wrap them into the box");
+        }
     return staged.cube;
   }
 
@@ -124,6 +156,7 @@ private:
   std::shared_ptr<kfmm::detail::Workspace<staging_space>> _staging;
   Staged _staged;
   Kokkos::View<Cube, MemorySpace> _cube;
+  std::optional<Cube> _fixed;
 };
 
 /// What a build is given as its cube (tree::detail::buildOctreeOfValidInput): a DeviceCube,

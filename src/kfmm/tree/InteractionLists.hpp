@@ -48,6 +48,8 @@
 //   - m2p: rows are target leaves, i.e. positions in leaves (treecode; empty rows in fmm);
 //   - p2p: rows are target leaves, sources are source leaf cells (with one tree a leaf's own
 //     cell is in its row).
+// With periodic boundaries (fmm, one tree) the traversal starts from the root paired with
+// each of its near images, and a source is a cell of one of them (tree/PeriodicImage.hpp).
 // Row r's sources are sources(offsets(r)) .. sources(offsets(r + 1) - 1). The pairs are
 // grouped by target with the stable radix sort (tree::sortPairs), so within a row the
 // sources keep the traversal's order and the lists are identical from run to run.
@@ -60,6 +62,7 @@
 #include <kfmm/detail/Validation.hpp>
 #include <kfmm/tree/ListRules.hpp>
 #include <kfmm/tree/Octree.hpp>
+#include <kfmm/tree/PeriodicImage.hpp>
 #include <kfmm/tree/RadixSort.hpp>
 #include <kfmm/tree/detail/TileStatus.hpp>
 
@@ -107,10 +110,13 @@ struct InteractionLists
   double separation = 0;     ///< least distance between a far pair's particles (0: none)
   bool equal_ratios = false; ///< thetaAccepts' test of unequal cells (separate targets)
   SparseLeaves sparse;       ///< the rule of sparse leaves it took
-  CsrList<MemorySpace> m2l;  ///< rows: cells; fmm only
-  CsrList<MemorySpace> m2p;  ///< rows: leaves (positions in tree.leaves); treecode only
-  CsrList<MemorySpace> p2p;  ///< rows: leaves (positions in tree.leaves)
-  int rounds = 0;            ///< frontier rounds the traversal took
+  /// Periodic boundaries: the sources' image shift (its period, the tree's cube side; 0:
+  /// none). Sources are then packed cells and images (tree/PeriodicImage.hpp).
+  ImageShift shift;
+  CsrList<MemorySpace> m2l; ///< rows: cells; fmm only
+  CsrList<MemorySpace> m2p; ///< rows: leaves (positions in tree.leaves); treecode only
+  CsrList<MemorySpace> p2p; ///< rows: leaves (positions in tree.leaves)
+  int rounds = 0;           ///< frontier rounds the traversal took
   /// Particle pairs of the p2p list: for each entry, its row leaf's particles times its
   /// source leaf's (a particle and itself included), counted on the device before the
   /// traversal's read, which brings it.
@@ -199,7 +205,9 @@ KOKKOS_INLINE_FUNCTION bool thetaAccepts(double rt, double rs, double d, double 
 /// splitting rule are symmetric, so one decision serves both directions, the self pair
 /// (A, A) splits into the pairs (A_i, A_j) with i <= j only, and an accepted or near pair of
 /// two different cells emits both directions. This halves the frontiers. Otherwise pairs
-/// are directed (target, source).
+/// are directed (target, source). With periodic boundaries a pair's source is a cell of one
+/// of the near images (tree/PeriodicImage.hpp), whose centre is translated by `shift`, and
+/// pairs are directed.
 template <class MemorySpace>
 struct PairRule
 {
@@ -212,9 +220,10 @@ struct PairRule
   double root_side;    ///< side of the level-0 cell (classic rule)
   bool classic;
   bool treecode;
-  bool one_tree; ///< the targets are the sources: (A, A) is a self pair
+  bool one_tree;    ///< the targets are the sources: (A, A) is a self pair
+  ImageShift shift; ///< periodic boundaries: the period (0: none)
 
-  KOKKOS_FUNCTION bool mutual() const { return one_tree && !treecode; }
+  KOKKOS_FUNCTION bool mutual() const { return one_tree && !treecode && shift.period == 0; }
 
   /// Acceptance::classic: the gap between the boxes, in the axis where it is widest, is at
   /// least the larger box's side. Box faces lie on the grid of the finer box, so the gap is
@@ -222,7 +231,8 @@ struct PairRule
   KOKKOS_FUNCTION bool wellSeparated(int t, int s, double dx, double dy, double dz) const
   {
     double const ht = root_side / static_cast<double>(std::int64_t(1) << target.level(t));
-    double const hs = root_side / static_cast<double>(std::int64_t(1) << source.level(s));
+    double const hs =
+        root_side / static_cast<double>(std::int64_t(1) << source.level(PeriodicImage::cellOf(s)));
     double const widest = kfmm::detail::max(
         kfmm::detail::abs(dx), kfmm::detail::max(kfmm::detail::abs(dy), kfmm::detail::abs(dz)));
     return widest - 0.5 * (ht + hs) > kfmm::detail::max(ht, hs) - 0.5 * kfmm::detail::min(ht, hs);
@@ -230,12 +240,13 @@ struct PairRule
 
   KOKKOS_FUNCTION bool accepted(int t, int s) const
   {
-    double const dx = target.centre(t, 0) - source.centre(s, 0);
-    double const dy = target.centre(t, 1) - source.centre(s, 1);
-    double const dz = target.centre(t, 2) - source.centre(s, 2);
+    int const c = PeriodicImage::cellOf(s);
+    double const dx = target.centre(t, 0) - (source.centre(c, 0) + shift(s, 0));
+    double const dy = target.centre(t, 1) - (source.centre(c, 1) + shift(s, 1));
+    double const dz = target.centre(t, 2) - (source.centre(c, 2) + shift(s, 2));
     double const d = kfmm::detail::sqrt(dx * dx + dy * dy + dz * dz);
     double const rt = target.radius(t);
-    double const rs = source.radius(s);
+    double const rs = source.radius(c);
     if (classic)
       return wellSeparated(t, s, dx, dy, dz) && separatedBeyond(rt, rs, d, separation);
     return thetaAccepts(rt, rs, d, theta, separation, equal_ratios);
@@ -254,7 +265,7 @@ struct PairRule
   KOKKOS_FUNCTION bool sparseLeafPair(int t, int s, int nt, int ns) const
   {
     double const pt = target.particles(t);
-    double const ps = source.particles(s);
+    double const ps = source.particles(PeriodicImage::cellOf(s));
     if (pt * ps > sparse.pairs)
       return false;
     // The treecode expands no target cell (M2P evaluates at the particles): only a sparse
@@ -270,9 +281,10 @@ struct PairRule
   /// decide ties as the tree of the whole set does.
   KOKKOS_FUNCTION bool targetFirst(int t, int s) const
   {
+    int const c = PeriodicImage::cellOf(s);
     int const lt = target.level(t);
-    int const ls = source.level(s);
-    return lt < ls || (lt == ls && target.cell_keys(t) <= source.cell_keys(s));
+    int const ls = source.level(c);
+    return lt < ls || (lt == ls && target.cell_keys(t) <= source.cell_keys(c));
   }
 
   /// The cell to split of a pair that is neither accepted nor two leaves: the larger one,
@@ -282,14 +294,15 @@ struct PairRule
   {
     if (classic)
       return targetFirst(t, s);
-    return target.radius(t) > source.radius(s) ||
-           (target.radius(t) == source.radius(s) && targetFirst(t, s));
+    double const rs = source.radius(PeriodicImage::cellOf(s));
+    return target.radius(t) > rs || (target.radius(t) == rs && targetFirst(t, s));
   }
 
   KOKKOS_FUNCTION std::uint8_t action(int t, int s) const
   {
     int const nt = target.child_count(t);
-    int const ns = source.child_count(s);
+    int const ns = source.child_count(PeriodicImage::cellOf(s));
+    // A self pair is a cell and itself untranslated.
     if (one_tree && t == s)
       return nt == 0 ? near_self : split_both;
     if (treecode && nt > 0)
@@ -310,7 +323,7 @@ struct PairRule
     switch (action)
     {
     case split_target: return nt;
-    case split_source: return source.child_count(s);
+    case split_source: return source.child_count(PeriodicImage::cellOf(s));
     case split_both: return mutual() ? nt * (nt + 1) / 2 : nt * nt;
     default: return 0;
     }
@@ -437,7 +450,7 @@ struct NearEntryPairs
     if (static_cast<Count>(i) >= counters(near_count))
       return;
     int const t = target_leaves(static_cast<int>(near.rows(i)));
-    int const s = static_cast<int>(near.sources(i));
+    int const s = PeriodicImage::cellOf(static_cast<int>(near.sources(i)));
     sum += static_cast<Count>(target_end(t) - target_begin(t)) *
            static_cast<Count>(source_end(s) - source_begin(s));
   }
@@ -609,9 +622,12 @@ private:
         store(next.targets, next.sources, child_at, k, s);
       break;
     case split_source:
-      for (int k = source.first_child(s); k < source.first_child(s) + source.child_count(s); ++k)
-        store(next.targets, next.sources, child_at, t, k);
+    {
+      int const c = PeriodicImage::cellOf(s);
+      for (int k = source.first_child(c); k < source.first_child(c) + source.child_count(c); ++k)
+        store(next.targets, next.sources, child_at, t, PeriodicImage::sameImage(s, k));
       break;
+    }
     default: // split_both: a self pair of one tree; mutual pairs need only b >= a
     {
       int const first = target.first_child(t);
@@ -639,18 +655,28 @@ private:
   }
 };
 
-/// The first frontier: the pair (root, root), the root being cell 0.
+/// The first frontier: the pair (root, root), the root being cell 0; with periodic
+/// boundaries the root and each of the root's near images (PeriodicImage::reach).
 template <class MemorySpace>
 struct FirstPair
 {
   Frontier<MemorySpace> frontier;
   Kokkos::View<TraversalCounters::Count *, MemorySpace> counters;
+  bool periodic;
 
   KOKKOS_FUNCTION void operator()(int) const
   {
-    frontier.targets(0) = 0;
-    frontier.sources(0) = 0;
-    counters(0) = 1;
+    int const reach = periodic ? PeriodicImage::reach : 0;
+    int pairs = 0;
+    for (int nx = -reach; nx <= reach; ++nx)
+      for (int ny = -reach; ny <= reach; ++ny)
+        for (int nz = -reach; nz <= reach; ++nz)
+        {
+          frontier.targets(pairs) = 0;
+          frontier.sources(pairs) = PeriodicImage::pack(0, nx, ny, nz);
+          ++pairs;
+        }
+    counters(0) = static_cast<TraversalCounters::Count>(pairs);
   }
 };
 
@@ -824,13 +850,16 @@ struct NoFarEntriesHook
 /// pairs' least `separation` (in the trees' units; 0: none), for targets that are not
 /// the sources, thetaAccepts' `equal_ratios`, and the rule of `sparse` leaves. The
 /// traversal's first capacities are ExpectedSizes(theta, capacity_factor). `far_entries_hook`,
-/// if any, works on the far entries before the traversal's read (NoFarEntriesHook).
+/// if any, works on the far entries before the traversal's read (NoFarEntriesHook). With
+/// `periodic`, the tree's cube is the period and the sources are the tree's cells and their
+/// near images (tree/PeriodicImage.hpp): fmm lists of one tree only.
 template <class ExecutionSpace, class MemorySpace, class FarEntriesHook = NoFarEntriesHook>
-InteractionLists<MemorySpace> buildInteractionListsIn(
-    ExecutionSpace const &space, kfmm::detail::Workspace<MemorySpace> &memory,
-    Octree<MemorySpace> const &targets, Octree<MemorySpace> const &sources, double theta,
-    ListKind method, Acceptance acceptance, double separation, bool equal_ratios,
-    SparseLeaves sparse, double capacity_factor = 1, FarEntriesHook *far_entries_hook = nullptr)
+InteractionLists<MemorySpace>
+buildInteractionListsIn(ExecutionSpace const &space, kfmm::detail::Workspace<MemorySpace> &memory,
+                        Octree<MemorySpace> const &targets, Octree<MemorySpace> const &sources,
+                        double theta, ListKind method, Acceptance acceptance, double separation,
+                        bool equal_ratios, SparseLeaves sparse, double capacity_factor = 1,
+                        FarEntriesHook *far_entries_hook = nullptr, bool periodic = false)
 {
   kfmm::detail::ScopedRegion region("kfmm::lists::build");
   std::string const where = "kfmm::tree::buildInteractionLists";
@@ -852,6 +881,12 @@ InteractionLists<MemorySpace> buildInteractionListsIn(
   bool const one_tree = targets.centre.data() == sources.centre.data();
   int const num_cells = targets.numCells();
   int const num_leaves = targets.numLeaves();
+  kfmm::detail::require(!periodic || (one_tree && !treecode), where,
+                        "periodic lists are fmm lists of one tree");
+  kfmm::detail::require(!periodic || num_cells < (1 << PeriodicImage::cell_bits), where,
+                        "a periodic tree has at most 2^" +
+                            std::to_string(PeriodicImage::cell_bits) +
+                            " - 1 cells (raise the leaf size)");
 
   InteractionLists<MemorySpace> lists;
   lists.method = method;
@@ -860,6 +895,7 @@ InteractionLists<MemorySpace> buildInteractionListsIn(
   lists.separation = separation;
   lists.equal_ratios = equal_ratios;
   lists.sparse = sparse;
+  lists.shift = ImageShift{periodic ? targets.cube.side : 0.0};
 
   // Row of each target leaf cell in the leaf lists.
   Kokkos::View<int *, MemorySpace> leaf_row;
@@ -876,7 +912,8 @@ InteractionLists<MemorySpace> buildInteractionListsIn(
                                            targets.cube.side,
                                            acceptance == Acceptance::classic,
                                            treecode,
-                                           one_tree};
+                                           one_tree,
+                                           ImageShift{periodic ? targets.cube.side : 0.0}};
 
   // The traversal: rounds 0 .. last_round, a fixed number, each one kernel that reads its
   // frontier's size on the device. Each round splits one side of every pair it does not
@@ -938,7 +975,7 @@ InteractionLists<MemorySpace> buildInteractionListsIn(
     Kokkos::deep_copy(space, status, 0);
     Kokkos::deep_copy(space, counters, 0);
     Kokkos::parallel_for("kfmm::lists::first_pair", Policy(space, 0, 1),
-                         detail::FirstPair<MemorySpace>{frontiers[0], counters});
+                         detail::FirstPair<MemorySpace>{frontiers[0], counters, periodic});
     for (int round = 0; round <= slots.last_round; ++round)
     {
       Kokkos::parallel_for(

@@ -65,12 +65,13 @@ struct CellView
 };
 
 /// The centre of cell `to` of `to_cells` minus that of cell `from` of `from_cells` (trees on
-/// one cube, or one tree), component d, in Real.
+/// one cube, or one tree) translated by `shift` (a periodic image's), component d, in Real.
 template <class Real, class MemorySpace>
 KOKKOS_INLINE_FUNCTION Real centreOffset(CellView<MemorySpace> const &to_cells, int to,
-                                         CellView<MemorySpace> const &from_cells, int from, int d)
+                                         CellView<MemorySpace> const &from_cells, int from,
+                                         double shift, int d)
 {
-  return static_cast<Real>(to_cells.centre(to, d) - from_cells.centre(from, d));
+  return static_cast<Real>(to_cells.centre(to, d) - (from_cells.centre(from, d) + shift));
 }
 
 /// A team-scratch array of `count` complex numbers.
