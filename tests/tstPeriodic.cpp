@@ -142,15 +142,14 @@ kfmm::Periodic box(double const lower[3], double side)
 
 } // namespace
 
-TEST_CASE("Ewald's sum gives the lattice constants, whatever its splitting",
-          "[periodic][ewald]")
+TEST_CASE("Ewald's sum gives the lattice constants, whatever its splitting", "[periodic][ewald]")
 {
   using Space = Kokkos::DefaultExecutionSpace::memory_space;
   Kokkos::DefaultExecutionSpace space;
   // Rock salt: the conventional cell of side 1 holds 4 + 4 ions; nearest neighbours 1/2 apart.
-  double const ions[8][4] = {{0, 0, 0, 1},       {0.5, 0.5, 0, 1},  {0.5, 0, 0.5, 1},
-                             {0, 0.5, 0.5, 1},   {0.5, 0, 0, -1},   {0, 0.5, 0, -1},
-                             {0, 0, 0.5, -1},    {0.5, 0.5, 0.5, -1}};
+  double const ions[8][4] = {{0, 0, 0, 1},     {0.5, 0.5, 0, 1},   {0.5, 0, 0.5, 1},
+                             {0, 0.5, 0.5, 1}, {0.5, 0, 0, -1},    {0, 0.5, 0, -1},
+                             {0, 0, 0.5, -1},  {0.5, 0.5, 0.5, -1}};
   Kokkos::View<double *[3], Space> x("kfmm::test::ions", 8);
   Kokkos::View<double *, Space> q("kfmm::test::ion_charges", 8);
   auto xh = Kokkos::create_mirror_view(x);
@@ -219,8 +218,8 @@ TEST_CASE("the far lattice's expansion reproduces the far lattice", "[periodic][
         sum += (l % 2 ? -1.0 : 1.0) * std::conj(tl) * std::complex<double>(r.real(), r.imag());
       }
     CAPTURE(w[0], w[1], w[2]);
-    CHECK(sum.real() == Catch::Approx(kfmm::periodic::unitFarLattice(w[0], w[1], w[2]))
-                            .epsilon(1e-12));
+    CHECK(sum.real() ==
+          Catch::Approx(kfmm::periodic::unitFarLattice(w[0], w[1], w[2])).epsilon(1e-12));
   }
 }
 
@@ -257,8 +256,7 @@ TEMPLATE_LIST_TEST_CASE("periodic results match Ewald's sum within the tolerance
     // lattice's monopole sums, about 60 sum|q| / L each, which cancel to the lattice's
     // constant: an absolute error near 1e-7 of that (a relative one where, as for a uniform
     // charge over its background, the potential nearly vanishes).
-    double const rms_potential = kfmm::relativeL2Error(onHost(p.phi), phi_ref) *
-                                 std::sqrt([&] {
+    double const rms_potential = kfmm::relativeL2Error(onHost(p.phi), phi_ref) * std::sqrt([&] {
                                    double sum = 0;
                                    for (std::size_t i = 0; i < n; ++i)
                                      sum += phi_ref(i) * phi_ref(i);

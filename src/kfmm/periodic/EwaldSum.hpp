@@ -16,9 +16,10 @@
 // where the charges do not sum to zero, and zero mean over the box (the last term); the field
 // is its gradient. Linear in the sources: sums over parts of them add up. Every term above
 // 1e-16 of its sum's scale is kept: real-space images while erfc(a r) > e^-38, wave vectors
-// while e^{-k^2 / 4a^2} > e^-38. The cost is N_t N_s (a L)^-3 real-space pairs (times a
-// constant near 150) plus (N_t + N_s) (a L)^3 wave vectors (near 20): `alpha_period` = a L
-// balances them.
+// while e^{-k^2 / 4a^2} > e^-38. There are about 1000 (a L)^-3 real-space images per pair
+// (an erfc and an exp each) and 16 (a L)^3 wave vectors per particle (a sine and a cosine):
+// `alpha_period` = a L balances the two, (a L)^6 = 155 N_t N_s / (N_t + N_s) with the
+// functions' costs measured on a CPU.
 
 #include <kfmm/detail/Math.hpp>
 #include <kfmm/detail/Validation.hpp>
@@ -94,8 +95,7 @@ struct EwaldRealSpace
             phi += q * e;
             // d/dr (erfc(a r) / r) / r, times the offset: the gradient at the target.
             double const radial =
-                -(e + alpha * two_over_root_pi * kfmm::detail::exp(-alpha * alpha * r2)) /
-                r2;
+                -(e + alpha * two_over_root_pi * kfmm::detail::exp(-alpha * alpha * r2)) / r2;
             g[0] += q * radial * dx;
             g[1] += q * radial * dy;
             g[2] += q * radial * dz;
@@ -113,7 +113,7 @@ struct EwaldRealSpace
 template <class Sources, class Charges, class MemorySpace>
 struct StructureFactors
 {
-  Kokkos::View<double *[4], MemorySpace> waves; ///< (k_x, k_y, k_z, weight)
+  Kokkos::View<double *[4], Kokkos::LayoutRight, MemorySpace> waves; ///< (k_x, k_y, k_z, weight)
   Sources sources;
   Charges charges;
   Kokkos::View<double *[2], MemorySpace> factors;
@@ -148,7 +148,7 @@ struct StructureFactors
 template <class Targets, class Potential, class Field, class MemorySpace>
 struct EwaldWaveSpace
 {
-  Kokkos::View<double *[4], MemorySpace> waves;
+  Kokkos::View<double *[4], Kokkos::LayoutRight, MemorySpace> waves;
   Kokkos::View<double *[2], MemorySpace> factors;
   Kokkos::View<double, MemorySpace> total_charge;
   Targets targets;
@@ -185,8 +185,8 @@ struct EwaldWaveSpace
 /// [3, 12].
 inline double ewaldSplitting(std::size_t targets, std::size_t sources)
 {
-  double const ratio = 150.0 * static_cast<double>(targets) * static_cast<double>(sources) /
-                       (20.0 * static_cast<double>(targets + sources) + 1);
+  double const ratio = 155.0 * static_cast<double>(targets) * static_cast<double>(sources) /
+                       (static_cast<double>(targets + sources) + 1);
   return kfmm::detail::min(12.0, kfmm::detail::max(3.0, std::pow(ratio, 1.0 / 6)));
 }
 
@@ -204,8 +204,8 @@ void ewaldSum(ExecutionSpace const &space, double period, Targets const &targets
   kfmm::detail::require(period > 0 && std::isfinite(period), "kfmm::periodic::ewaldSum",
                         "the period must be finite and > 0, got " +
                             kfmm::detail::formatNumber(period));
-  double const a_l =
-      alpha_period > 0 ? alpha_period : ewaldSplitting(targets.extent(0), sources.extent(0));
+  double const a_l = alpha_period > 0 ? alpha_period
+                                      : ewaldSplitting(targets.extent(0), sources.extent(0));
   double const alpha = a_l / period;
   double const volume = period * period * period;
   // erfc(x) < e^-x^2 for x > 0: the cut's distance. Wave vectors: pi^2 m^2 / (a L)^2 < cut.
@@ -229,31 +229,31 @@ void ewaldSum(ExecutionSpace const &space, double period, Targets const &targets
                            2 * 4 * detail::pi / volume * std::exp(-k2 / (4 * alpha * alpha)) / k2});
       }
   std::size_t const num_waves = host_waves.size() / 4;
-  Kokkos::View<double *[4], Memory> waves(
+  Kokkos::View<double *[4], Kokkos::LayoutRight, Memory> waves(
       Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "kfmm::periodic::ewald_waves"),
       num_waves);
-  Kokkos::deep_copy(space, waves,
-                    Kokkos::View<double *[4], Kokkos::LayoutRight, Kokkos::HostSpace,
-                                 Kokkos::MemoryUnmanaged>(host_waves.data(), num_waves));
+  Kokkos::deep_copy(
+      space, waves,
+      Kokkos::View<double *[4], Kokkos::LayoutRight, Kokkos::HostSpace, Kokkos::MemoryUnmanaged>(
+          host_waves.data(), num_waves));
   Kokkos::View<double *[2], Memory> factors(
       Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "kfmm::periodic::ewald_factors"),
       num_waves);
   Kokkos::View<double, Memory> total_charge(
       Kokkos::view_alloc(space, "kfmm::periodic::ewald_total_charge"));
   using Policy = Kokkos::RangePolicy<ExecutionSpace>;
-  Kokkos::parallel_for("kfmm::periodic::ewald_structure_factors",
-                       Policy(space, 0, num_waves + 1),
-                       detail::StructureFactors<Sources, Charges, Memory>{
-                           waves, sources, charges, factors, total_charge});
+  Kokkos::parallel_for("kfmm::periodic::ewald_structure_factors", Policy(space, 0, num_waves + 1),
+                       detail::StructureFactors<Sources, Charges, Memory>{waves, sources, charges,
+                                                                          factors, total_charge});
   int const nt = static_cast<int>(targets.extent(0));
   Kokkos::parallel_for("kfmm::periodic::ewald_wave_space", Policy(space, 0, nt),
                        detail::EwaldWaveSpace<Targets, Potential, Field, Memory>{
                            waves, factors, total_charge, targets, potential, field,
                            detail::pi / (alpha * alpha * volume)});
-  Kokkos::parallel_for("kfmm::periodic::ewald_real_space", Policy(space, 0, nt),
-                       detail::EwaldRealSpace<Targets, Sources, Charges, Potential, Field>{
-                           targets, sources, charges, potential, field, period, alpha, cutoff,
-                           reach});
+  Kokkos::parallel_for(
+      "kfmm::periodic::ewald_real_space", Policy(space, 0, nt),
+      detail::EwaldRealSpace<Targets, Sources, Charges, Potential, Field>{
+          targets, sources, charges, potential, field, period, alpha, cutoff, reach});
   space.fence(); // the wave vectors' host copy goes out of scope
 }
 

@@ -57,8 +57,8 @@ FarLattice<MemorySpace> farLattice(ExecutionSpace const &space, double period, i
       host(index) = Kokkos::complex<double>(unit[index].real() * scale, unit[index].imag() * scale);
     }
   Kokkos::deep_copy(space, lattice.coefficients, host);
-  lattice.second_moment = Kokkos::View<double, MemorySpace>(
-      Kokkos::view_alloc(space, "kfmm::periodic::second_moment"));
+  lattice.second_moment =
+      Kokkos::View<double, MemorySpace>(Kokkos::view_alloc(space, "kfmm::periodic::second_moment"));
   space.fence(); // the host mirror goes out of scope
   return lattice;
 }
@@ -108,37 +108,37 @@ struct LatticeM2L
   KOKKOS_FUNCTION void operator()(Member const &team) const
   {
     int const p = order;
-    Kokkos::parallel_for(Kokkos::TeamThreadRange(team, expansions::coefficientCount(p)),
-                         [&](int index) {
-                           int const j = expansions::detail::degreeOf(index);
-                           int const k = index - expansions::coefficientIndex(j, 0);
-                           double re = 0, im = 0;
-                           double binomial = 1; // C(j + n, n)
-                           for (int n = 0; n <= p; ++n)
-                           {
-                             if (n > 0)
-                               binomial = binomial * (j + n) / n;
-                             int const l = j + n;
-                             for (int m = -n; m <= n; ++m)
-                             {
-                               auto const stored = multipoles(0, expansions::coefficientIndex(
-                                                                     n, expansions::detail::iabs(m)));
-                               double const m_re = static_cast<double>(stored.real());
-                               double const m_im = m < 0 ? -static_cast<double>(stored.imag())
-                                                         : static_cast<double>(stored.imag());
-                               int const mu = m - k;
-                               auto const u = coefficients(
-                                   expansions::coefficientIndex(l, expansions::detail::iabs(mu)));
-                               double const u_im = mu < 0 ? -u.imag() : u.imag();
-                               double const factor = binomial * sign(m, -k);
-                               re += factor * (m_re * u.real() - m_im * u_im);
-                               im += factor * (m_re * u_im + m_im * u.real());
-                             }
-                           }
-                           double const parity = (j & 1) ? -1.0 : 1.0;
-                           locals(0, index) += Kokkos::complex<Real>(static_cast<Real>(parity * re),
-                                                                     static_cast<Real>(parity * im));
-                         });
+    Kokkos::parallel_for(
+        Kokkos::TeamThreadRange(team, expansions::coefficientCount(p)), [&](int index) {
+          int const j = expansions::detail::degreeOf(index);
+          int const k = index - expansions::coefficientIndex(j, 0);
+          double re = 0, im = 0;
+          double binomial = 1; // C(j + n, n)
+          for (int n = 0; n <= p; ++n)
+          {
+            if (n > 0)
+              binomial = binomial * (j + n) / n;
+            int const l = j + n;
+            for (int m = -n; m <= n; ++m)
+            {
+              auto const stored =
+                  multipoles(0, expansions::coefficientIndex(n, expansions::detail::iabs(m)));
+              double const m_re = static_cast<double>(stored.real());
+              double const m_im = m < 0 ? -static_cast<double>(stored.imag())
+                                        : static_cast<double>(stored.imag());
+              int const mu = m - k;
+              auto const u =
+                  coefficients(expansions::coefficientIndex(l, expansions::detail::iabs(mu)));
+              double const u_im = mu < 0 ? -u.imag() : u.imag();
+              double const factor = binomial * sign(m, -k);
+              re += factor * (m_re * u.real() - m_im * u_im);
+              im += factor * (m_re * u_im + m_im * u.real());
+            }
+          }
+          double const parity = (j & 1) ? -1.0 : 1.0;
+          locals(0, index) +=
+              Kokkos::complex<Real>(static_cast<Real>(parity * re), static_cast<Real>(parity * im));
+        });
   }
 };
 
@@ -188,14 +188,12 @@ void addFarLattice(ExecutionSpace const &space, FarLattice<MemorySpace> const &l
                    kernels::detail::CoefficientArray<Real, MemorySpace> const &multipoles,
                    kernels::detail::CoefficientArray<Real, MemorySpace> const &locals, int order)
 {
-  Kokkos::parallel_reduce("kfmm::periodic::second_moment",
-                          Kokkos::RangePolicy<ExecutionSpace>(space, 0, x.extent(0)),
-                          SecondMoment<MemorySpace, Positions, Charges>{cells, x, q},
-                          lattice.second_moment);
-  Kokkos::parallel_for("kfmm::periodic::lattice_m2l",
-                       Kokkos::TeamPolicy<ExecutionSpace>(space, 1, Kokkos::AUTO),
-                       LatticeM2L<ExecutionSpace, Real>{lattice.coefficients, multipoles, locals,
-                                                        order});
+  Kokkos::parallel_reduce(
+      "kfmm::periodic::second_moment", Kokkos::RangePolicy<ExecutionSpace>(space, 0, x.extent(0)),
+      SecondMoment<MemorySpace, Positions, Charges>{cells, x, q}, lattice.second_moment);
+  Kokkos::parallel_for(
+      "kfmm::periodic::lattice_m2l", Kokkos::TeamPolicy<ExecutionSpace>(space, 1, Kokkos::AUTO),
+      LatticeM2L<ExecutionSpace, Real>{lattice.coefficients, multipoles, locals, order});
 }
 
 /// The background's quadratic at the sorted targets, added to their results.

@@ -91,8 +91,8 @@ inline double unitFarLattice(double wx, double wy, double wz)
         if (!positive || m2 > wave_reach * wave_reach)
           continue;
         double const weight = std::exp(-pi * pi * m2 / (alpha * alpha)) / (pi * m2);
-        std::complex<double> const e = phase_x[mx + wave_reach] * phase_y[my + wave_reach] *
-                                       phase_z[mz + wave_reach];
+        std::complex<double> const e =
+            phase_x[mx + wave_reach] * phase_y[my + wave_reach] * phase_z[mz + wave_reach];
         sum += 2 * weight * e.real();
       }
   double const w2 = wx * wx + wy * wy + wz * wz;
@@ -162,8 +162,8 @@ inline std::vector<std::complex<double>> const &unitLatticeCoefficients(int degr
     for (int j = 0; j < n_phi; ++j)
     {
       double const phi = 2 * pi * j / n_phi;
-      double const h = unitFarLattice(radius * rho * std::cos(phi), radius * rho * std::sin(phi),
-                                      radius * z);
+      double const h =
+          unitFarLattice(radius * rho * std::cos(phi), radius * rho * std::sin(phi), radius * z);
       for (int m = 0; m <= degree; ++m)
         ring[m] += h * std::polar(1.0, -m * phi);
     }

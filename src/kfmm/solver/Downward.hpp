@@ -89,13 +89,13 @@ void farFieldToTargets(ExecutionSpace const &space, State<Real, MemorySpace> &st
 {
   if (state.options.method == Method::fmm)
     runStage(space, state.options, "L2P", state.stats.stage_seconds, [&] { l2p(space, state); });
+  else
+    runStage(space, state.options, "M2P", state.stats.stage_seconds, [&] { m2p(space, state); });
   if (state.lattice.enabled())
     runStage(space, state.options, "background", state.stats.stage_seconds, [&] {
       periodic::addBackground(space, state.lattice, state.targetCells(), state.multipoles,
                               state.target_x, state.sortedPotential(), state.sortedField());
     });
-  else
-    runStage(space, state.options, "M2P", state.stats.stage_seconds, [&] { m2p(space, state); });
 }
 
 } // namespace kfmm::solver

@@ -53,8 +53,8 @@ struct PeriodicImage
   /// The source index of cell `cell` translated by (nx, ny, nz) periods.
   KOKKOS_INLINE_FUNCTION static int pack(int cell, int nx, int ny, int nz)
   {
-    std::uint32_t const code = static_cast<std::uint32_t>(((nx + 5) % 5) * 25 + ((ny + 5) % 5) * 5 +
-                                                          (nz + 5) % 5);
+    std::uint32_t const code =
+        static_cast<std::uint32_t>(((nx + 5) % 5) * 25 + ((ny + 5) % 5) * 5 + (nz + 5) % 5);
     return static_cast<int>(static_cast<std::uint32_t>(cell) | code << cell_bits);
   }
 
