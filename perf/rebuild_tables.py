@@ -5,9 +5,9 @@
 Each campaign's reports are kept as one archive, perf/results/CAMPAIGN.tar.gz, holding a folder
 CAMPAIGN/ of the program's JSON reports (`kfmm --json`), sweeps (perf/sweep.py) and text
 outputs. This script reads them in place (no extraction) and prints, as Markdown, the tables
-of RESULTS.md's sections "One GPU", "Memory", "Accuracy", "Several GPUs", "CPU",
-"Portability" and "Kernels": every time, error and rate of those tables, with the command,
-machine, date and commit that the reports record. Python 3, standard library only.
+of RESULTS.md's sections "One GPU", "Memory", "Accuracy", "Several GPUs", "CPU", "Periodic
+boundaries", "Portability" and "Kernels": every time, error and rate of those tables, with the
+command, machine, date and commit that the reports record. Python 3, standard library only.
 
   python3 perf/rebuild_tables.py              # print every table
   python3 perf/rebuild_tables.py --check      # exit 1 unless RESULTS.md holds each table as printed
@@ -341,6 +341,33 @@ def cpu():
                    "field error"] + PROVENANCE, rows)]
 
 
+def periodic():
+    a = Archive("2026-11-29-periodic")
+    rows = []
+    for host, problem, precision, asked in [("h200", "plummer", "float", "1e-4"),
+                                            ("h200", "neutral", "float", "1e-4"),
+                                            ("h200", "plummer", "double", "1e-10"),
+                                            ("h200", "neutral", "double", "1e-10"),
+                                            ("2core", "uniform", "float", "1e-4"),
+                                            ("2core", "uniform", "double", "1e-10")]:
+        free = a.json(f"{host}-1e6-{problem}-{precision}-free.json")
+        boxed = a.json(f"{host}-1e6-{problem}-{precision}-periodic.json")
+        t_free = free["timing"]["total_seconds"]
+        t_boxed = boxed["timing"]["total_seconds"]
+        m2l = boxed["interactions"]["m2l"] / free["interactions"]["m2l"]
+        p2p = boxed["interactions"]["p2p"] / free["interactions"]["p2p"]
+        c = boxed["configuration"]
+        rows.append([f"1e6 {problem}, {precision}, tolerance {asked}",
+                     f"{c['order']}, {c['theta']:g}, {c['leaf_size']}", seconds(t_free),
+                     seconds(t_boxed), f"{t_boxed / t_free:.2f}", f"{m2l:.2f}, {p2p:.2f}",
+                     error(free["errors"]["field"]), error(boxed["errors"]["field"]),
+                     error(boxed["errors"]["potential"])] + provenance(boxed, 1))
+    header = ["problem", "order, theta, leaf", "free space", "periodic", "ratio",
+              "M2L, P2P pairs ratio", "field error free", "field error periodic",
+              "potential error periodic"] + PROVENANCE
+    return [table(header, rows)]
+
+
 def portability():
     a = Archive("2026-11-28-portability-sweeps")
     sweeps = {key: a.json(name) for key, name in [("A", "h200-sweep-cuda.json"),
@@ -378,7 +405,8 @@ def kernels():
 
 SECTIONS = [("One GPU", one_gpu), ("Memory", memory), ("Accuracy", accuracy),
             ("Accuracy", tolerance_benchmark_tables),
-            ("Several GPUs", several_gpus), ("CPU", cpu), ("Portability", portability),
+            ("Several GPUs", several_gpus), ("CPU", cpu), ("Periodic boundaries", periodic),
+            ("Portability", portability),
             ("Kernels", kernels)]
 
 

@@ -2,7 +2,8 @@
 // Periodic boundaries (Options::periodic): Ewald's sum, the reference, reproduces known
 // lattice constants; the far lattice's expansion reproduces the function it expands; and the
 // FMM's potential and field match Ewald's sum in double within the tolerance asked for, on
-// uniform, clustered and Plummer-like particles, charge-neutral or not, on every execution
+// uniform, clustered (balls, some across the box's faces) and Plummer-like particles,
+// charge-neutral or not, on every execution
 // space in float and double; the results do not depend on where the box is nor on which
 // image of a particle is in it; bad boxes and options are refused.
 #include <kfmm/Accuracy.hpp>
@@ -60,7 +61,8 @@ enum class Charges
 enum class Layout
 {
   uniform,  ///< uniform in the box
-  clustered ///< Plummer-like: a Plummer sphere of scale 0.1 L about the box's centre, wrapped
+  plummer,  ///< a Plummer sphere of scale 0.1 L about the box's centre, wrapped
+  clustered ///< eight uniform balls of radius 0.04 L at random centres, some across faces
 };
 
 /// n particles in the box [lower, lower + side)^3, on the host, in double.
@@ -77,15 +79,33 @@ HostSet makeSet(std::size_t n, Layout layout, Charges charges, double const lowe
   s.q.resize(n);
   Kokkos::View<double *[3], Kokkos::HostSpace> plummer("kfmm::test::plummer", n);
   Kokkos::View<double *, Kokkos::HostSpace> unused("kfmm::test::plummer_q", n);
-  if (layout == Layout::clustered)
+  if (layout == Layout::plummer)
     kfmm::generate(Kokkos::DefaultHostExecutionSpace{}, kfmm::Distribution::plummer, seed, plummer,
                    unused);
   for (std::size_t i = 0; i < n; ++i)
   {
+    // A point of a ball of radius 0.04 (the ball's cube, rejected outside it).
+    double ball[3] = {0, 0, 0};
+    for (int attempt = 0; layout == Layout::clustered; ++attempt)
+    {
+      double r2 = 0;
+      for (int d = 0; d < 3; ++d)
+      {
+        ball[d] = 0.08 * (kfmm::detail::uniform01(seed + 1 + attempt, i, d) - 0.5);
+        r2 += ball[d] * ball[d];
+      }
+      if (r2 <= 0.04 * 0.04)
+        break;
+    }
     for (int d = 0; d < 3; ++d)
     {
-      double u = layout == Layout::uniform ? kfmm::detail::uniform01(seed, i, d)
-                                           : 0.5 + 0.1 * plummer(i, d);
+      double u = 0;
+      if (layout == Layout::uniform)
+        u = kfmm::detail::uniform01(seed, i, d);
+      else if (layout == Layout::plummer)
+        u = 0.5 + 0.1 * plummer(i, d);
+      else // the ball's centre: one of eight, the same for every eighth particle
+        u = kfmm::detail::uniform01(seed + 100, i % 8, d) + ball[d];
       u -= std::floor(u); // wrapped into [0, 1)
       s.x[3 * i + d] = lower[d] + side * u;
     }
@@ -229,7 +249,7 @@ TEMPLATE_LIST_TEST_CASE("periodic results match Ewald's sum within the tolerance
   using Real = typename TestType::real_type;
   using Memory = typename TestType::memory_space;
   typename TestType::execution_space space;
-  auto const layout = GENERATE(Layout::uniform, Layout::clustered);
+  auto const layout = GENERATE(Layout::uniform, Layout::plummer, Layout::clustered);
   auto const charges = GENERATE(Charges::positive, Charges::neutral);
   double const lower[3] = {-1, -0.5, 0.25};
   double const side = 2;
