@@ -7,6 +7,8 @@
 #include "Report.hpp"
 #include "Solve.hpp"
 
+#include <kfmm/detail/Math.hpp>
+
 #include <Kokkos_Core.hpp>
 
 #include <cstdio>
@@ -50,7 +52,7 @@ void wrapIntoBox(Space const &space, Positions const &x, Periodic const &box)
         for (int d = 0; d < 3; ++d)
         {
           double const wrapped =
-              x(i, d) - side[d] * Kokkos::Experimental::floor((x(i, d) - lower[d]) / side[d]);
+              x(i, d) - side[d] * kfmm::detail::floor((x(i, d) - lower[d]) / side[d]);
           // Rounding may leave a coordinate just below the box, or on its upper face.
           x(i, d) = wrapped < lower[d]              ? lower[d]
                     : wrapped >= lower[d] + side[d] ? lower[d]

@@ -153,8 +153,8 @@ int simulate(Settings const &s)
 
   std::printf("kfmm plasma: %d particles in a periodic unit box, %d steps of %g, on %s\n", s.n,
               s.steps, s.dt, Space::name());
-  std::printf("%6s %8s %14s %14s %14s %11s\n", "step", "time", "kinetic", "electrostatic",
-              "total", "drift");
+  std::printf("%6s %8s %14s %14s %14s %11s\n", "step", "time", "kinetic", "electrostatic", "total",
+              "drift");
   field();
   double start = 0, end = 0;
   auto const report = [&](int step) {

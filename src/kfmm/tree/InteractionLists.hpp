@@ -883,10 +883,12 @@ buildInteractionListsIn(ExecutionSpace const &space, kfmm::detail::Workspace<Mem
   int const num_leaves = targets.numLeaves();
   kfmm::detail::require(!periodic || (one_tree && !treecode), where,
                         "periodic lists are fmm lists of one tree");
-  kfmm::detail::require(!periodic || num_cells < (1 << PeriodicImage::cell_bits), where,
-                        "a periodic tree has at most 2^" +
-                            std::to_string(PeriodicImage::cell_bits) +
-                            " - 1 cells (raise the leaf size)");
+  // A list entry's source holds its cell in PeriodicImage::cell_bits bits (the image's code
+  // above them), with periodic boundaries or without.
+  kfmm::detail::require(sources.numCells() < (1 << PeriodicImage::cell_bits), where,
+                        "the source tree has " + std::to_string(sources.numCells()) +
+                            " cells, more than the 2^" + std::to_string(PeriodicImage::cell_bits) +
+                            " - 1 the lists hold (raise the leaf size)");
 
   InteractionLists<MemorySpace> lists;
   lists.method = method;

@@ -24,7 +24,7 @@ struct PeriodicImage
 {
   /// The images the lists hold: |n_d| <= reach in each direction (5^3 = 125 of them).
   static constexpr int reach = 2;
-  /// Cells of a periodic tree: below 2^cell_bits.
+  /// Cells of a source tree: below 2^cell_bits (buildInteractionLists checks it).
   static constexpr int cell_bits = 25;
   static constexpr std::uint32_t cell_mask = (std::uint32_t(1) << cell_bits) - 1;
 
@@ -42,12 +42,6 @@ struct PeriodicImage
       code /= 5;
     int const digit = code % 5;
     return digit > reach ? digit - 5 : digit;
-  }
-
-  /// Whether the source is a translated image (n != 0).
-  KOKKOS_INLINE_FUNCTION static bool translated(int source)
-  {
-    return (static_cast<std::uint32_t>(source) >> cell_bits) != 0;
   }
 
   /// The source index of cell `cell` translated by (nx, ny, nz) periods.
