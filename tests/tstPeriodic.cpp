@@ -3,9 +3,9 @@
 // lattice constants; the far lattice's expansion reproduces the function it expands; and the
 // FMM's potential and field match Ewald's sum in double within the tolerance asked for, on
 // uniform, clustered (balls, some across the box's faces) and Plummer-like particles,
-// charge-neutral or not, on every execution
-// space in float and double; the results do not depend on where the box is nor on which
-// image of a particle is in it; bad boxes and options are refused.
+// charge-neutral or not, on every execution space in float and double; the results do not
+// depend on where the box is nor on which image of a particle is in it, and the particles' own
+// cube, asked for by sides 0, is the box it is when given; bad boxes and options are refused.
 #include <kfmm/Accuracy.hpp>
 #include <kfmm/Exception.hpp>
 #include <kfmm/Fmm.hpp>
@@ -21,6 +21,7 @@
 #include <catch2/generators/catch_generators.hpp>
 #include <catch2/matchers/catch_matchers_string.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <string>
 #include <vector>
@@ -323,6 +324,37 @@ TEMPLATE_LIST_TEST_CASE("periodic results do not depend on the box's place nor o
   auto const moved = solve(wrapped, moved_lower);
   CHECK(kfmm::relativeL2Error(moved.second, base.second) <= 2 * tolerance);
   CHECK(kfmm::relativeL2Error(moved.first, base.first) <= 20 * tolerance);
+
+  // Sides 0: the particles' own cube (tree::cubeAround: their longest extent, 1e-6 wider,
+  // about their box's centre, of the positions as the solver is given them) is the period,
+  // as when that cube is given.
+  Problem<TestType> own(set);
+  auto const x = onHost(own.x64);
+  double lo[3], hi[3];
+  for (int d = 0; d < 3; ++d)
+  {
+    lo[d] = hi[d] = x(0, d);
+    for (std::size_t i = 0; i < n; ++i)
+    {
+      lo[d] = std::min(lo[d], x(i, d));
+      hi[d] = std::max(hi[d], x(i, d));
+    }
+  }
+  double const extent = std::max({hi[0] - lo[0], hi[1] - lo[1], hi[2] - lo[2]});
+  double const own_side = extent * (1 + 1e-6);
+  double const own_lower[3] = {0.5 * (lo[0] + hi[0]) - 0.5 * own_side,
+                               0.5 * (lo[1] + hi[1]) - 0.5 * own_side,
+                               0.5 * (lo[2] + hi[2]) - 0.5 * own_side};
+  kfmm::Options own_options;
+  own_options.tolerance = tolerance;
+  own_options.periodic.enabled = true;
+  kfmm::evaluate(space, own.p.x, own.p.q, own.p.phi, own.p.field, own_options);
+  Problem<TestType> given(set);
+  kfmm::Options given_options = own_options;
+  given_options.periodic = box(own_lower, own_side);
+  kfmm::evaluate(space, given.p.x, given.p.q, given.p.phi, given.p.field, given_options);
+  CHECK(kfmm::relativeL2Error(onHost(own.p.field), onHost(given.p.field)) == 0);
+  CHECK(kfmm::relativeL2Error(onHost(own.p.phi), onHost(given.p.phi)) == 0);
 }
 
 TEMPLATE_LIST_TEST_CASE("periodic boxes and options out of their range are refused",
