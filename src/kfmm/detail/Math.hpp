@@ -41,6 +41,9 @@ using Kokkos::Experimental::sin;
 using Kokkos::Experimental::sqrt;
 #endif
 
+/// pi in double, for host and device code.
+inline constexpr double pi = 3.14159265358979323846;
+
 // Kokkos 3.4 has no min/max usable in kernels.
 template <class T>
 KOKKOS_INLINE_FUNCTION constexpr T min(T a, T b)

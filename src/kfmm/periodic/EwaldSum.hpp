@@ -33,12 +33,13 @@
 namespace kfmm::periodic
 {
 
+using kfmm::detail::pi;
+
 namespace detail
 {
 
 /// -ln of the terms' cut: erfc(a r) and e^{-k^2/4a^2} below e^-38 (about 3e-17) are dropped.
 constexpr double ewald_cut = 38;
-constexpr double pi = 3.14159265358979323846;
 
 /// One target's real-space sum and self term.
 template <class Targets, class Sources, class Charges, class Potential, class Field>
@@ -211,7 +212,7 @@ void ewaldSum(ExecutionSpace const &space, double period, Targets const &targets
   // erfc(x) < e^-x^2 for x > 0: the cut's distance. Wave vectors: pi^2 m^2 / (a L)^2 < cut.
   double const cutoff = std::sqrt(detail::ewald_cut) / alpha;
   int const reach = static_cast<int>(std::ceil(cutoff / period + 0.5));
-  int const m_max = static_cast<int>(std::ceil(std::sqrt(detail::ewald_cut) * a_l / detail::pi));
+  int const m_max = static_cast<int>(std::ceil(std::sqrt(detail::ewald_cut) * a_l / pi));
   // Half the wave vectors (m > 0 in lexicographic order), each weighted twice for -m.
   std::vector<double> host_waves;
   for (int mx = 0; mx <= m_max; ++mx)
@@ -220,13 +221,13 @@ void ewaldSum(ExecutionSpace const &space, double period, Targets const &targets
       {
         bool const positive = mx > 0 || (mx == 0 && (my > 0 || (my == 0 && mz > 0)));
         double const m2 = double(mx * mx + my * my + mz * mz);
-        if (!positive || detail::pi * detail::pi * m2 / (a_l * a_l) > detail::ewald_cut)
+        if (!positive || pi * pi * m2 / (a_l * a_l) > detail::ewald_cut)
           continue;
-        double const k = 2 * detail::pi / period;
+        double const k = 2 * pi / period;
         double const k2 = k * k * m2;
         host_waves.insert(host_waves.end(),
                           {k * mx, k * my, k * mz,
-                           2 * 4 * detail::pi / volume * std::exp(-k2 / (4 * alpha * alpha)) / k2});
+                           2 * 4 * pi / volume * std::exp(-k2 / (4 * alpha * alpha)) / k2});
       }
   std::size_t const num_waves = host_waves.size() / 4;
   Kokkos::View<double *[4], Kokkos::LayoutRight, Memory> waves(
@@ -246,10 +247,10 @@ void ewaldSum(ExecutionSpace const &space, double period, Targets const &targets
                        detail::StructureFactors<Sources, Charges, Memory>{waves, sources, charges,
                                                                           factors, total_charge});
   int const nt = static_cast<int>(targets.extent(0));
-  Kokkos::parallel_for("kfmm::periodic::ewald_wave_space", Policy(space, 0, nt),
-                       detail::EwaldWaveSpace<Targets, Potential, Field, Memory>{
-                           waves, factors, total_charge, targets, potential, field,
-                           detail::pi / (alpha * alpha * volume)});
+  Kokkos::parallel_for(
+      "kfmm::periodic::ewald_wave_space", Policy(space, 0, nt),
+      detail::EwaldWaveSpace<Targets, Potential, Field, Memory>{
+          waves, factors, total_charge, targets, potential, field, pi / (alpha * alpha * volume)});
   Kokkos::parallel_for(
       "kfmm::periodic::ewald_real_space", Policy(space, 0, nt),
       detail::EwaldRealSpace<Targets, Sources, Charges, Potential, Field>{

@@ -156,7 +156,6 @@ struct Background
 
   KOKKOS_INLINE_FUNCTION void operator()(int i) const
   {
-    constexpr double pi = 3.14159265358979323846;
     double const volume = period * period * period;
     // The root's multipole in its scale s = L / 2: M_0^0 = Q, M_1^0 = D_z / s,
     // M_1^1 = (D_x - i D_y) / (2 s).

@@ -38,6 +38,7 @@
 // background fix them through psi (Smith 1981; Lambert, Darden & Board 1996 sum the same
 // lattice in shells).
 
+#include <kfmm/detail/Math.hpp>
 #include <kfmm/expansions/SphericalHarmonics.hpp>
 
 #include <cmath>
@@ -49,13 +50,14 @@
 namespace kfmm::periodic
 {
 
+using kfmm::detail::pi;
+
 /// psi_far(w) - (2 pi / 3) |w|^2 = h(w) for the unit period (L = V = 1), |w| < 3: the
 /// Ewald sum with splitting parameter 3, whose real-space terms erfc(3 r) / r are below
 /// 1e-20 beyond the images |n_d| <= 4 and whose reciprocal terms are below 1e-16 beyond
 /// |m| = 6; the near images' 1/r taken out of their real-space terms (-erf(3 r) / r, smooth).
 inline double unitFarLattice(double wx, double wy, double wz)
 {
-  constexpr double pi = 3.14159265358979323846;
   constexpr double alpha = 3;
   constexpr int real_reach = 4;
   constexpr int wave_reach = 6;
@@ -103,7 +105,6 @@ inline double unitFarLattice(double wx, double wy, double wz)
 /// Chebyshev guesses).
 inline void gaussLegendre(int n, std::vector<double> &nodes, std::vector<double> &weights)
 {
-  constexpr double pi = 3.14159265358979323846;
   nodes.resize(n);
   weights.resize(n);
   for (int i = 0; i < n; ++i)
@@ -142,7 +143,6 @@ inline std::vector<std::complex<double>> const &unitLatticeCoefficients(int degr
   if (found != computed.end())
     return found->second;
 
-  constexpr double pi = 3.14159265358979323846;
   constexpr double radius = 1.75;
   int const n_theta = degree / 2 + 36;
   int const n_phi = 2 * n_theta;
