@@ -465,7 +465,7 @@ private:
           comm, space, _partition->positions(), _partition->cube(), _options.leaf_size,
           _options.theta,
           kfmm::detail::softeningSeparation<kfmm::tuning::Tuning<ExecutionSpace>, Real>(_options),
-          farfield::sparseLeaves(_options.order, _options.leaf_size).leaf,
+          farfield::sparseLeaves(_options.order, _options.leaf_size),
           detail::region_leaves * _options.leaf_size);
       space.fence();
       _stats.essential_trees_seconds = trees_timer.seconds();

@@ -43,8 +43,9 @@
 //     particles serve, is inside a holding node). A descent of the region from its root
 //     finds them, skipping the nodes under any node that the cell passes against. A cell
 //     also opens where a pair with a sparse leaf may need its particles: when it is a sparse
-//     leaf itself, or when it is no larger than a sparse leaf of the receiver in a node that
-//     it or an ancestor may fail against (only such a leaf's traversal reaches it: OpenCells).
+//     leaf itself, or when a sparse leaf of the receiver that its parent may fail against is
+//     at least as large and few enough of its particles pairs with it to be computed directly
+//     (then its whole subtree opens: OpenCells).
 //     The sender sends its subtree roots, and the children of every sent cell that is opened:
 //     a sent leaf that is opened sends its particles (the ghosts), a sent cell that is not
 //     opened is pruned, and its multipole travels at every evaluation. A holding node is
@@ -202,9 +203,11 @@ struct Ball
   double centre[3];
   double radius;
   /// The largest radius of a sparse leaf (tree::detail::PairRule::sparseLeafPair) among the
-  /// target cells the node stands for or holds, 0 if none.
+  /// target cells the node stands for or holds, 0 if none, and the fewest particles of one.
   double sparse_radius;
+  double sparse_count;
   int sized;
+  int leaf;        ///< whether the node is a leaf of the receiver's tree
   int first_child; ///< among the receiver's nodes
   int children;
 };
@@ -354,10 +357,14 @@ struct NumberRegionNodes
   }
 };
 
+/// The fewest particles of a sparse leaf where there is none: more than any leaf holds.
+constexpr double no_sparse_count = 1e300;
+
 /// Step 3: sparse_radius(c), the largest radius of a sparse leaf (at most sparse_leaf
-/// particles: tree::detail::PairRule::sparseLeafPair) at or below own cell c, 0 if none; run
-/// level by level from the deepest. A leaf of the own tree is a leaf of the tree of all
-/// particles with all of its particles (a shared cell always splits).
+/// particles: tree::detail::PairRule::sparseLeafPair) at or below own cell c, 0 if none, and
+/// sparse_count(c) the fewest particles of such a leaf (no_sparse_count if none); run level
+/// by level from the deepest. A leaf of the own tree is a leaf of the tree of all particles
+/// with all of its particles (a shared cell always splits).
 template <class MemorySpace>
 struct SparseRadii
 {
@@ -368,15 +375,25 @@ struct SparseRadii
   Kokkos::View<double *, MemorySpace> radius;
   double sparse_leaf;
   Kokkos::View<double *, MemorySpace> sparse_radius;
+  Kokkos::View<double *, MemorySpace> sparse_count;
 
   KOKKOS_INLINE_FUNCTION void operator()(int c) const
   {
     double r = 0;
-    if (child_count(c) == 0)
-      r = particle_end(c) - particle_begin(c) <= sparse_leaf ? radius(c) : 0;
+    double fewest = no_sparse_count;
+    int const count = particle_end(c) - particle_begin(c);
+    if (child_count(c) == 0 && count <= sparse_leaf)
+    {
+      r = radius(c);
+      fewest = count;
+    }
     for (int k = 0; k < child_count(c); ++k)
+    {
       r = kfmm::detail::max(r, sparse_radius(first_child(c) + k));
+      fewest = kfmm::detail::min(fewest, sparse_count(first_child(c) + k));
+    }
     sparse_radius(c) = r;
+    sparse_count(c) = fewest;
   }
 };
 
@@ -389,6 +406,7 @@ struct DescribeRegionNodes
   Kokkos::View<double *[3], MemorySpace> centre;
   Kokkos::View<double *, MemorySpace> radius;
   Kokkos::View<double *, MemorySpace> sparse_radius; ///< SparseRadii's
+  Kokkos::View<double *, MemorySpace> sparse_count;  ///< SparseRadii's
   Kokkos::View<Ball *, MemorySpace> balls;
 
   KOKKOS_INLINE_FUNCTION void operator()(int c) const
@@ -400,7 +418,9 @@ struct DescribeRegionNodes
     balls(b) = Ball{{centre(c, 0), centre(c, 1), centre(c, 2)},
                     radius(c),
                     sparse_radius(c),
+                    sparse_count(c),
                     expanded ? 1 : 0,
+                    nodes.child_count(c) == 0 ? 1 : 0,
                     expanded ? node_of(nodes.first_child(c)) : 0,
                     expanded ? nodes.child_count(c) : 0};
   }
@@ -420,18 +440,46 @@ KOKKOS_INLINE_FUNCTION bool mayFail(Ball const &b, double const x[3], double r, 
                                      separation * margin, false);
 }
 
+/// The largest radius of the sparse leaves of a set of the receiver's nodes and the fewest
+/// particles of one (SparseRadii), and whether a cell may be computed directly with one.
+struct SparseReach
+{
+  double largest = 0;
+  double fewest = no_sparse_count;
+
+  KOKKOS_INLINE_FUNCTION void add(Ball const &ball)
+  {
+    largest = kfmm::detail::max(largest, ball.sparse_radius);
+    fewest = kfmm::detail::min(fewest, ball.sparse_count);
+  }
+  KOKKOS_INLINE_FUNCTION bool improvedBy(Ball const &ball) const
+  {
+    return ball.sparse_radius > largest || ball.sparse_count < fewest;
+  }
+  /// Whether a cell of radius r standing for `count` particles may be the smaller cell of a
+  /// pair with one of the leaves that the rule of sparse leaves computes directly.
+  KOKKOS_INLINE_FUNCTION bool direct(double r, double count, double pairs) const
+  {
+    return largest > 0 && r <= largest * (1 + 1e-12) && count * fewest <= pairs;
+  }
+};
+
 /// Step 4 for one receiver and one level: opened(c) for the cells of the level. Only a sent
 /// cell (a subtree root, or a child of an opened cell) can open; it opens when some target
 /// cell of the receiver may fail the acceptance test against it, found by a descent of the
 /// receiver's region that skips every node the cell passes against; and where the traversal
 /// may compute it directly as part of a pair with a sparse leaf
 /// (tree::detail::PairRule::sparseLeafPair): when it is a sparse leaf itself (its particles
-/// are few), or when a sparse leaf of the receiver at least as large may meet it. That
-/// leaf meets it only if it failed the test against one of its ancestors (and every cell
-/// between is smaller than the leaf, split as the pair of a sparse leaf), so reach(c), for
-/// a shared or opened cell, is the largest radius of the receiver's sparse leaves in
-/// the nodes that c or one of its ancestors may fail against, and a child opens when it is
-/// no larger.
+/// are few), or when a sparse leaf of the receiver at least as large may meet it in a pair of
+/// few enough particle pairs. The traversal splits the larger cell of a refused pair (a leaf
+/// never), so a leaf meets a cell when it refused the cell's parent (a leaf in
+/// reach(parent): the sparse leaves of the nodes that the parent may fail against), when its
+/// own parent refused the cell and was the larger (`met`: sparse leaves that are children of
+/// sized nodes the cell may fail against; the chain of such splits starts at a pair that
+/// split the cell's parent, so the leaf is no larger than the parent), or when it took an
+/// ancestor as a direct pair, whose other cell it then meets down to the leaves (whole).
+/// Shared cells carry reach and whole too, with the particles they stand for in the tree of
+/// all particles.
 template <class MemorySpace>
 struct OpenCells
 {
@@ -439,14 +487,16 @@ struct OpenCells
   Kokkos::View<int *, MemorySpace> child_count;
   Kokkos::View<int *, MemorySpace> particle_begin;
   Kokkos::View<int *, MemorySpace> particle_end;
+  Kokkos::View<std::int64_t *, MemorySpace> stands_for;
   Kokkos::View<double *[3], MemorySpace> centre;
   Kokkos::View<double *, MemorySpace> radius;
   Kokkos::View<Ball *, MemorySpace> balls; ///< the receiver's region, its root first
   double theta;
-  double separation;  ///< the lists' least distance of a far pair's particles
-  double sparse_leaf; ///< the lists' bound of a sparse leaf's particles (0: none)
+  double separation;         ///< the lists' least distance of a far pair's particles
+  tree::SparseLeaves sparse; ///< the lists' rule of sparse leaves (zeros: none)
   Kokkos::View<std::uint8_t *, MemorySpace> opened;
-  Kokkos::View<double *, MemorySpace> reach;
+  Kokkos::View<std::uint8_t *, MemorySpace> whole;
+  Kokkos::View<SparseReach *, MemorySpace> reach;
 
   /// Deep enough for a descent that keeps at most 7 siblings per level of a tree of
   /// tree::max_level levels.
@@ -461,44 +511,63 @@ struct OpenCells
   {
     bool const shared = roots.shared(c);
     bool const region = balls.extent(0) > 0;
+    bool const visited = region && (shared || sent(c));
     int const p = roots.parent(c);
-    double const reached = p < 0 ? 0 : reach(p);
-    bool open = false;
-    if (!shared && region && sent(c))
+    SparseReach refused, met;
+    if (visited && sparse.leaf > 0)
+      sparseReach(c, p >= 0 ? radius(p) : no_sparse_count, refused, met);
+    bool all_of_it = false;
+    if (visited && sparse.leaf > 0)
     {
-      bool const sparse = child_count(c) == 0 && particle_end(c) - particle_begin(c) <= sparse_leaf;
-      open = sparse || (reached > 0 && radius(c) <= reached * (1 + 1e-12)) || fails(c);
+      double const r = radius(c);
+      double const count = static_cast<double>(stands_for(c));
+      all_of_it = met.direct(r, count, sparse.pairs) ||
+                  (p >= 0 && (whole(p) || reach(p).direct(r, count, sparse.pairs)));
+    }
+    bool open = false;
+    if (visited && !shared)
+    {
+      bool const sparse_self = child_count(c) == 0 &&
+                               particle_end(c) - particle_begin(c) <= sparse.leaf;
+      open = sparse_self || all_of_it || fails(c);
     }
     opened(c) = open ? 1 : 0;
-    reach(c) = (shared || open) && region && sparse_leaf > 0
-                   ? kfmm::detail::max(reached, sparseReach(c))
-                   : 0;
+    whole(c) = all_of_it ? 1 : 0;
+    reach(c) = shared || open ? refused : SparseReach{};
   }
 
-  /// The largest radius of a sparse leaf of the receiver in the nodes that cell c may fail
-  /// the acceptance test against (a sized node is a target cell with children, no leaf).
-  KOKKOS_INLINE_FUNCTION double sparseReach(int c) const
+  /// The sparse leaves of the receiver's holding nodes that cell c may fail the acceptance
+  /// test against (`refused`; a sized node is a target cell with children, no leaf), and
+  /// the sparse leaves no larger than `parent_radius` whose parent, a sized node, c may fail
+  /// against (`met`).
+  KOKKOS_INLINE_FUNCTION void sparseReach(int c, double parent_radius, SparseReach &refused,
+                                          SparseReach &met) const
   {
     double const x[3] = {centre(c, 0), centre(c, 1), centre(c, 2)};
     double const r = radius(c);
-    double largest = 0;
     int stack[stack_size];
     int top = 0;
     stack[top++] = 0;
     while (top > 0)
     {
       Ball const ball = balls(stack[--top]);
-      if (ball.sparse_radius <= largest || !mayFail(ball, x, r, theta, separation))
+      if (!(refused.improvedBy(ball) || met.improvedBy(ball)) ||
+          !mayFail(ball, x, r, theta, separation))
         continue;
       if (!ball.sized)
       {
-        largest = ball.sparse_radius;
+        refused.add(ball);
         continue;
       }
       for (int k = 0; k < ball.children; ++k)
+      {
+        Ball const child = balls(ball.first_child + k);
+        if (child.leaf && child.sparse_radius > 0 &&
+            child.sparse_radius <= parent_radius * (1 + 1e-12))
+          met.add(child);
         stack[top++] = ball.first_child + k;
+      }
     }
-    return largest;
   }
 
   KOKKOS_INLINE_FUNCTION bool fails(int c) const
@@ -958,7 +1027,7 @@ template <class ExecutionSpace, class MemorySpace>
 EssentialTrees<MemorySpace> buildEssentialTrees(MPI_Comm comm, ExecutionSpace const &space,
                                                 Kokkos::View<double *[3], MemorySpace> const &own,
                                                 tree::Cube const &cube, int leaf_size, double theta,
-                                                double separation, double sparse_leaf,
+                                                double separation, tree::SparseLeaves sparse,
                                                 int region_particles)
 {
   using Policy = Kokkos::RangePolicy<ExecutionSpace>;
@@ -1073,11 +1142,12 @@ EssentialTrees<MemorySpace> buildEssentialTrees(MPI_Comm comm, ExecutionSpace co
   int num_balls = 0;
   Kokkos::parallel_scan("kfmm::distributed::number_region_nodes", Policy(space, 0, num_cells),
                         NumberRegionNodes<MemorySpace>{nodes, node_of}, num_balls);
-  Kokkos::View<double *, MemorySpace> sparse_radius;
+  Kokkos::View<double *, MemorySpace> sparse_radius, sparse_count;
   take(sparse_radius, "sparse_radius", num_cells);
+  take(sparse_count, "sparse_count", num_cells);
   SparseRadii<MemorySpace> const sparse_radii{
       mine.child_count, mine.first_child, mine.particle_begin, mine.particle_end,
-      mine.radius,      sparse_leaf,      sparse_radius};
+      mine.radius,      sparse.leaf,      sparse_radius,       sparse_count};
   for (int l = mine.numLevels() - 1; l >= 0; --l)
     Kokkos::parallel_for("kfmm::distributed::sparse_radii",
                          Policy(space, mine.level_offsets[l], mine.level_offsets[l + 1]),
@@ -1086,7 +1156,7 @@ EssentialTrees<MemorySpace> buildEssentialTrees(MPI_Comm comm, ExecutionSpace co
   take(region_balls, "region", num_balls);
   Kokkos::parallel_for("kfmm::distributed::describe_region_nodes", Policy(space, 0, num_cells),
                        DescribeRegionNodes<MemorySpace>{nodes, node_of, mine.centre, mine.radius,
-                                                        sparse_radius, region_balls});
+                                                        sparse_radius, sparse_count, region_balls});
   std::vector<Ball> all_balls;
   std::vector<std::int64_t> balls_per_rank;
   communicate([&] {
@@ -1095,6 +1165,7 @@ EssentialTrees<MemorySpace> buildEssentialTrees(MPI_Comm comm, ExecutionSpace co
   });
   memory.give(node_of);
   memory.give(sparse_radius);
+  memory.give(sparse_count);
   memory.give(region_balls);
 
   // Step 4: what this rank sends to each rank that has particles, per receiver in rank order:
@@ -1130,7 +1201,9 @@ EssentialTrees<MemorySpace> buildEssentialTrees(MPI_Comm comm, ExecutionSpace co
   plan.pruned_send.assign(ranks, 0);
   Kokkos::View<std::uint8_t *, MemorySpace> opened;
   take(opened, "opened", num_cells);
-  Kokkos::View<double *, MemorySpace> reach;
+  Kokkos::View<std::uint8_t *, MemorySpace> whole;
+  take(whole, "opened_whole", num_cells);
+  Kokkos::View<SparseReach *, MemorySpace> reach;
   take(reach, "sparse_reach", num_cells);
   // Every rank's region on the device at once; rank r's is the r-th range.
   auto regions = toDevice(space, memory, all_balls, "kfmm::distributed::regions");
@@ -1146,13 +1219,15 @@ EssentialTrees<MemorySpace> buildEssentialTrees(MPI_Comm comm, ExecutionSpace co
                                       mine.child_count,
                                       mine.particle_begin,
                                       mine.particle_end,
+                                      mine.stands_for,
                                       mine.centre,
                                       mine.radius,
                                       region,
                                       theta,
                                       separation,
-                                      sparse_leaf,
+                                      sparse,
                                       opened,
+                                      whole,
                                       reach};
     // Level by level: a cell opens only below an opened parent.
     for (int l = 0; l < mine.numLevels(); ++l)
@@ -1212,6 +1287,7 @@ EssentialTrees<MemorySpace> buildEssentialTrees(MPI_Comm comm, ExecutionSpace co
     memory.give(ghost_first);
   }
   memory.give(opened);
+  memory.give(whole);
   memory.give(reach);
   memory.give(regions);
   auto pruned_out = concatenate(pruned_pieces, "pruned_out");
