@@ -189,138 +189,95 @@ def tolerance_benchmark_tables():
 
 
 def several_gpus():
-    a = Archive("2026-11-23-several-gpus")
-    out = []
+    """Two H200s (one host): weak and strong scaling, cold runs and time steps, the per-rank
+    breakdown, the sparse-leaf rule's change in two leases; two CPU ranks on the 2-core
+    machine."""
+    a = Archive("2026-11-29-two-h200")
+    now = "54964cd"
+
+    def report(case, commit=now):
+        return a.json(f"2xh200-{commit}-{case}.json")
+
+    def slowest(r, key):
+        return max(p[key] for p in r["per_rank"])
+
+    def per_own(r, key):
+        return sum(p[key] for p in r["per_rank"]) / sum(p["particles"] for p in r["per_rank"])
+
+    def efficiency(value):
+        return f"{value:.0%}".replace("%", " %")
+
+    cases = [  # name, one GPU, cold run on two, time steps on two, strong
+        ("weak, 2.5e7 uniform per GPU, order 7, theta 0.84, leaf 248", "one-u25", "two-u25",
+         "steps-u25", False),
+        ("weak, 2.5e7 Plummer per GPU, order 8, theta 0.85", "one-p25", "two-p25", "steps-p25",
+         False),
+        ("weak, 1e8 uniform per GPU, order 7, theta 0.85", "one-u100", "two-u100", "steps-u100",
+         False),
+        ("weak, 1e8 Plummer per GPU, order 8, theta 0.85", "one-p100", None, "steps-p100", False),
+        ("strong, 1e8 uniform, order 7, theta 0.85", "one-u100", "strong-u100",
+         "strong-steps-u100", True)]
+    scaling, breakdown = [], []
+    for name, one, cold, steps, strong in cases:
+        r1, rs = report(one), report(steps)
+        t1 = r1["timing"]["total_seconds"]
+        step = rs["steps"]
+        share = 2 if strong else 1
+        rc = report(cold) if cold else None
+        tc = rc["timing"]["total_seconds"] if rc else None
+        scaling.append([name, seconds(t1), seconds(step["seconds"]),
+                        efficiency(t1 / step["seconds"] / share),
+                        seconds(tc) if rc else "-", efficiency(t1 / tc / share) if rc else "-",
+                        error(rs["errors"]["field"])] + provenance(rs, 1))
+        stages = r1["timing"]["stage_seconds"]
+        one_build = sum(stages[k] for k in ("tree", "lists", "M2L matrices", "setup"))
+        breakdown.append([
+            name.split(",")[0] + "," + name.split(",")[1],
+            f"{per_own(rs, 'ghosts'):.3f}", f"{per_own(rs, 'pruned_cells'):.1e}",
+            seconds(one_build),
+            f"{seconds(step['rebuild_seconds'])} ({seconds(step['partition_seconds'])}, "
+            f"{seconds(step['essential_trees_seconds'])})",
+            f"{step['rebuild_seconds'] / one_build:.1f}x",
+            seconds(step["evaluate_seconds"]),
+            f"{seconds(slowest(rc, 'build_seconds'))} ({seconds(slowest(rc, 'partition_seconds'))}"
+            f", {seconds(slowest(rc, 'essential_trees_seconds'))}; MPI "
+            f"{seconds(slowest(rc, 'build_communication_seconds'))})" if rc else "-",
+            f"{seconds(slowest(rc, 'evaluate_seconds'))} (MPI "
+            f"{seconds(slowest(rc, 'evaluate_communication_seconds'))})" if rc else "-"])
+    out = [table(["fp32, field error <= 1e-4", "1 GPU: run", "2 GPUs: step", "efficiency",
+                  "2 GPUs: cold run", "efficiency", "field error"] + PROVENANCE, scaling),
+           table(["case", "ghosts per own particle", "remote cells per own particle",
+                  "1 GPU: build", "2 GPUs: step's rebuild (partition, essential trees)",
+                  "rebuild / 1 GPU's build", "step's evaluate",
+                  "cold build (partition, essential trees; MPI)", "cold evaluate (MPI)"],
+                 breakdown)]
     rows = []
-    for case, one, two, strong in [
-            ("weak, 2.5e7 uniform per GPU", "*-weak-np1-uniform-*", "*-weak-np2-uniform-*", False),
-            ("weak, 2.5e7 Plummer per GPU", "*-weak-np1-plummer-*", "*-weak-np2-plummer-*", False),
-            ("strong, 1e8 uniform", "*-strong-np1-*", "*-strong-np2-*", True)]:
-        r1, r2 = a.reports(one)[0], a.reports(two)[0]
-        t1, t2 = r1["timing"]["total_seconds"], r2["timing"]["total_seconds"]
-        efficiency = t1 / t2 / (2 if strong else 1)
-        rows.append([case, seconds(t1), seconds(t2), f"{efficiency:.0%}".replace("%", " %")]
-                    + provenance(r2, 1))
-    out.append(table(["fp32, `--tolerance 1e-4`", "1 GPU", "2 GPUs", "efficiency"]
-                     + PROVENANCE, rows))
-    rows = []
-    for case, pattern in [("2.5e6 uniform float on 2 H200s", "*-acc-np2-uniform-2.5e6.json"),
-                          ("2e7 uniform float, 2 ranks on one H100", "*-np2-pooled-uniform.json"),
-                          ("2e7 Plummer float, 2 ranks on one H100", "*-np2-pooled-plummer.json"),
-                          ("1e6 uniform double, 1 rank x 1 thread",
-                           "*-2core-distributed-np1-threads1-*"),
-                          ("1e6 uniform double, 2 ranks x 1 thread",
-                           "*-2core-distributed-np2-threads1-*"),
-                          ("1e6 uniform double, 1 rank x 2 threads",
-                           "*-2core-distributed-np1-threads2-*")]:
-        r = a.reports(pattern)[0]
-        rows.append([case, seconds(r["timing"]["total_seconds"]),
-                     error((r.get("errors") or {}).get("field"))] + provenance(r, 1))
-    out.append(table(["ranks", "time (slowest rank)", "field error"] + PROVENANCE, rows))
-    out += distributed_build()
-    out += distributed_steps()
-    return out
-
-
-RANK_LINE = re.compile(r"^ +(\d+) +(\d+) +(\d+) +(\d+)" + r" +([0-9.]+)" * 7 + r"$", re.M)
-
-
-def rank_lines(text):
-    """The per-rank table of a distributed report: particles, ghosts, build, partition,
-    essential trees, each rank's."""
-    return [dict(particles=int(m[2]), ghosts=int(m[3]), build=float(m[5]),
-                 partition=float(m[6]), trees=float(m[7])) for m in RANK_LINE.finditer(text)]
-
-
-def one_rank_build(text):
-    """tree + lists + M2L matrices + setup of a one-rank report's stage table."""
-    return sum(float(m[2]) for m in re.finditer(
-        r"^    (tree|lists|M2L matrices|setup) +([0-9.]+)", text, re.M))
-
-
-def ghosts_and_build(ranks, build, partition, trees):
-    """The ghosts per own particle over the ranks, and the slowest rank's build with its
-    partition and essential trees, as the table prints them (keys of each rank's entry)."""
-    ghosts = sum(r["ghosts"] for r in ranks) / sum(r["particles"] for r in ranks)
-    slowest = [seconds(max(r[key] for r in ranks)) for key in (build, partition, trees)]
-    return [f"{ghosts:.3f}", f"{slowest[0]} ({slowest[1]}, {slowest[2]})"]
-
-
-def distributed_build():
-    a = Archive("2026-11-29-distributed-build")
+    for commit in ("fc2e07e", now):
+        cold, steps = report("two-p25", commit), report("steps-p25", commit)
+        rows.append([commit, f"{per_own(cold, 'ghosts'):.3f}",
+                     seconds(slowest(cold, "essential_trees_seconds")),
+                     seconds(cold["timing"]["total_seconds"]),
+                     seconds(steps["steps"]["seconds"]), cold["date"]])
+    out.append(table(["commit", "ghosts per own particle", "cold build's essential trees",
+                      "cold run", "step", "date"], rows))
     rows = []
     for d in ("uniform", "plummer"):
-        one = a.json(a.names(f"*-2core-strong-np1-threads2-{d}-*")[0])
-        two = a.json(a.names(f"*-2core-strong-np2-threads1-{d}-*")[0])
+        one = a.json(f"2core-{now}-one-rank-threads2-{d}.json")
+        two = a.json(f"2core-{now}-two-ranks-threads1-{d}.json")
         t1, t2 = one["timing"]["total_seconds"], two["timing"]["total_seconds"]
+        steps = two["steps"]
         rows.append([f"strong, 1e6 {d} double: 1 rank x 2 threads, 2 ranks x 1 thread",
-                     seconds(t1), seconds(t2), f"{t1 / t2:.0%}".replace("%", " %"),
-                     *ghosts_and_build(two["per_rank"], "build_seconds", "partition_seconds",
-                                       "essential_trees_seconds")] + provenance(two, 1))
-    return [table(["case", "1 rank", "2 ranks", "efficiency", "ghosts per own particle",
-                   "build (partition, essential trees)"] + PROVENANCE, rows)]
-
-
-RUN_MEDIAN = re.compile(r"median of the \d+ after it ([0-9.]+) s")
-STEP_LINE = re.compile(r"steps +\d+, .*?median ([0-9.]+) s per step \(rebuild ([0-9.]+) s, .*?"
-                       r"evaluate ([0-9.]+) s\); .*?per step (\d+)")
-FIELD_ERROR = re.compile(r"field ([0-9.e+-]+) \(relative")
-
-
-def sections(text):
-    """The parts of a text after each '== HEADER' line, by header."""
-    parts = re.split(r"^== (.*)$", text, flags=re.M)
-    return {parts[k].strip(): parts[k + 1] for k in range(1, len(parts), 2)}
-
-
-def distributed_steps():
-    """Time steps of the distributed solver (each rank taking over its particles, rebuild,
-    evaluate) beside one rank's run of the same N per rank; the build with its partition and
-    local essential trees."""
-    a = Archive("2026-11-29-distributed-steps")
-    two = sections(a.text("h200-ac4d3d0-device-exchange-measure.txt"))
-    fast_one = a.text("h200-dff0c3f-taken-over-fast.txt")
-    rows = []
-    for spec in ("uniform", "plummer", "uniform --order 7 --theta 0.84 --leaf-size 248",
-                 "plummer --order 8 --theta 0.85"):
-        d, settings = (spec.split(" ", 1) + [""])[:2]
-        if settings:
-            one = re.search(rf"^== {re.escape(spec)} one rank 1e7: .*", fast_one, re.M)[0]
-        else:
-            one = a.text(f"h200-dff0c3f-taken-over-one-{d}.log")
-        body = two[spec]
-        step, rebuild, evaluate, sent = STEP_LINE.search(body).groups()
-        rows.append([f"1e7 {d} float per rank, {settings or 'defaults'}",
-                     seconds(float(RUN_MEDIAN.search(one)[1])),
-                     "-" if settings else seconds(one_rank_build(one)),
-                     seconds(float(RUN_MEDIAN.search(body)[1])),
-                     *ghosts_and_build(rank_lines(body), "build", "partition", "trees"),
-                     f"{seconds(float(step))} ({seconds(float(rebuild))}, "
-                     f"{seconds(float(evaluate))})", sent,
-                     error(float(FIELD_ERROR.search(body)[1])),
-                     f"`mpiexec -n 2 build/cuda/apps/kfmm --n 2e7 --distribution {spec} "
-                     "--precision float --repeat 2 --steps 5 --check 200`",
-                     "H200, 2 ranks on one GPU", "2026-11-29", "ac4d3d0"])
-    for d in ("uniform", "plummer"):
-        one = a.json(f"2core-ac4d3d0-run-one-rank-threads2-1e6-{d}.json")
-        two_ranks = a.json(f"2core-dff0c3f-steps-{d}.json")
-        steps = two_ranks["steps"]
-        stages = one["timing"]["stage_seconds"]
-        rows.append([f"1e6 {d} double: 1 rank x 2 threads, 2 ranks x 1 thread",
-                     seconds(one["timing"]["total_seconds"]),
-                     seconds(sum(stages[k] for k in ("tree", "lists", "M2L matrices", "setup"))),
-                     seconds(two_ranks["timing"]["total_seconds"]),
-                     *ghosts_and_build(two_ranks["per_rank"], "build_seconds",
-                                       "partition_seconds", "essential_trees_seconds"),
+                     seconds(t1), seconds(t2), efficiency(t1 / t2),
+                     f"{per_own(two, 'ghosts'):.3f}",
+                     f"{seconds(slowest(two, 'build_seconds'))} "
+                     f"({seconds(slowest(two, 'partition_seconds'))}, "
+                     f"{seconds(slowest(two, 'essential_trees_seconds'))})",
                      f"{seconds(steps['seconds'])} ({seconds(steps['rebuild_seconds'])}, "
-                     f"{seconds(steps['evaluate_seconds'])})", f"{steps['sent_particles']:.0f}",
-                     "-",
-                     f"`OMP_NUM_THREADS=1 mpiexec --oversubscribe -n 2 build/openmp/apps/kfmm "
-                     f"--n 1000000 --distribution {d} --precision double --repeat 2 --steps 3 "
-                     "--check 0 --json FILE`", "2-core CPU", "2026-11-29", "dff0c3f"])
-    return [table(["case", "1 rank: run", "1 rank: build", "2 ranks: run", "ghosts per own particle",
-                   "build (partition, essential trees)", "step (rebuild, evaluate)",
-                   "particles sent per step", "field error"] + PROVENANCE, rows)]
+                     f"{seconds(steps['evaluate_seconds'])})"] + provenance(two, 1))
+    out.append(table(["case", "1 rank", "2 ranks", "efficiency", "ghosts per own particle",
+                      "build (partition, essential trees)", "step (rebuild, evaluate)"]
+                     + PROVENANCE, rows))
+    return out
 
 
 def cpu():
