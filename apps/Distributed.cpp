@@ -356,7 +356,7 @@ StepsReport timeSteps(Space const &space, Configuration const &c, Block const &b
   StepsReport report;
   report.steps = c.steps;
   report.move = c.step_move;
-  std::vector<double> seconds, rebuild, partition, trees, evaluate, sent;
+  std::vector<double> seconds, rebuild, partition, trees, rebuild_mpi, evaluate, evaluate_mpi, sent;
   onEveryRank([&] {
     kfmm::distributed::DistributedFmm<Real, Memory> solver(MPI_COMM_WORLD, space,
                                                            particles.positions, allowed);
@@ -384,9 +384,14 @@ StepsReport timeSteps(Space const &space, Configuration const &c, Block const &b
       solver.evaluate(space, particles.charges, results.potential, results.field);
       space.fence();
       kfmm::distributed::RankStats const &s = solver.stats();
-      double times[5] = {timer.seconds(), s.build_seconds, s.partition_seconds,
-                         s.essential_trees_seconds, s.evaluate_seconds};
-      MPI_Allreduce(MPI_IN_PLACE, times, 5, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+      double times[7] = {timer.seconds(),
+                         s.build_seconds,
+                         s.partition_seconds,
+                         s.essential_trees_seconds,
+                         s.build_communication_seconds,
+                         s.evaluate_seconds,
+                         s.evaluate_communication_seconds};
+      MPI_Allreduce(MPI_IN_PLACE, times, 7, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
       double sent_now = static_cast<double>(s.sent_particles);
       MPI_Allreduce(MPI_IN_PLACE, &sent_now, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
       sent.push_back(sent_now);
@@ -394,7 +399,9 @@ StepsReport timeSteps(Space const &space, Configuration const &c, Block const &b
       rebuild.push_back(times[1]);
       partition.push_back(times[2]);
       trees.push_back(times[3]);
-      evaluate.push_back(times[4]);
+      rebuild_mpi.push_back(times[4]);
+      evaluate.push_back(times[5]);
+      evaluate_mpi.push_back(times[6]);
       report.splitters_kept += s.splitters_reused ? 1 : 0;
     }
   });
@@ -404,7 +411,9 @@ StepsReport timeSteps(Space const &space, Configuration const &c, Block const &b
     report.rebuild_seconds = median(rebuild);
     report.partition_seconds = median(partition);
     report.essential_trees_seconds = median(trees);
+    report.rebuild_communication_seconds = median(rebuild_mpi);
     report.evaluate_seconds = median(evaluate);
+    report.evaluate_communication_seconds = median(evaluate_mpi);
     report.sent_particles = median(sent);
   }
   return report;

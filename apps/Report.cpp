@@ -324,10 +324,12 @@ void printReport(std::FILE *out, Report const &r)
   if (StepsReport const &s = r.steps; s.steps > 0)
     std::fprintf(out,
                  "  steps         %d, each particle moved %g: median %.6f s per step (rebuild "
-                 "%.6f s, of it partition %.6f s and essential trees %.6f s; evaluate %.6f s); "
-                 "splitters kept in %d; particles sent to other ranks per step %.0f\n",
+                 "%.6f s, of it partition %.6f s and essential trees %.6f s, MPI %.6f s; "
+                 "evaluate %.6f s, MPI %.6f s); splitters kept in %d; particles sent to other "
+                 "ranks per step %.0f\n",
                  s.steps, s.move, s.seconds, s.rebuild_seconds, s.partition_seconds,
-                 s.essential_trees_seconds, s.evaluate_seconds, s.splitters_kept, s.sent_particles);
+                 s.essential_trees_seconds, s.rebuild_communication_seconds, s.evaluate_seconds,
+                 s.evaluate_communication_seconds, s.splitters_kept, s.sent_particles);
   std::fprintf(out, "  rate          %.4g particles/s",
                r.seconds > 0 ? static_cast<double>(r.n) / r.seconds : 0.0);
   if (double const near_rate = nearFieldRate(r); near_rate > 0)
@@ -595,7 +597,9 @@ std::string jsonReport(Report const &r)
     j.number("rebuild_seconds", s.rebuild_seconds);
     j.number("partition_seconds", s.partition_seconds);
     j.number("essential_trees_seconds", s.essential_trees_seconds);
+    j.number("rebuild_communication_seconds", s.rebuild_communication_seconds);
     j.number("evaluate_seconds", s.evaluate_seconds);
+    j.number("evaluate_communication_seconds", s.evaluate_communication_seconds);
     j.integer("splitters_kept", static_cast<std::uint64_t>(s.splitters_kept));
     j.number("sent_particles", s.sent_particles);
     j.endObject();

@@ -66,8 +66,12 @@ struct StepsReport
   double rebuild_seconds = 0;         ///< DistributedFmm::rebuild
   double partition_seconds = 0;       ///< of the rebuild
   double essential_trees_seconds = 0; ///< of the rebuild
+  /// Of the rebuild, the time in the local essential trees' MPI calls (RankStats'
+  /// build_communication_seconds).
+  double rebuild_communication_seconds = 0;
   double evaluate_seconds = 0;
-  int splitters_kept = 0; ///< steps whose rebuild kept the previous splitters
+  double evaluate_communication_seconds = 0; ///< of the evaluation, in MPI calls
+  int splitters_kept = 0;                    ///< steps whose rebuild kept the previous splitters
   /// Particles a step's rebuild sent to other ranks, summed over the ranks (median over the
   /// steps): those that crossed a range boundary.
   double sent_particles = 0;
