@@ -29,9 +29,10 @@
 //     rank's tree as a tree of balls: the root, and the children of every node that is shared
 //     or holds more than region_leaves leaves' particles. Such an expanded node is a sized
 //     ball, standing for itself; any other node holds every target cell under it. Each node
-//     also carries the largest radius of a sparse leaf below it (tree::detail::PairRule::
-//     sparseLeafPair: a leaf of a few particles, which the traversal computes directly where
-//     it is the larger cell of an accepted pair). One allGatherv.
+//     also carries the largest radius of a sparse leaf below it and the fewest particles of
+//     one (tree::detail::PairRule::sparseLeafPair: a leaf of a few particles, which the
+//     traversal computes directly where it is the larger cell of an accepted pair of few
+//     enough particle pairs), and whether it is a leaf. One allGatherv.
 //  4. Selection, for each receiver on each sender: a sender's non-shared cell is opened when
 //     it might fail the acceptance test (R_t + R_s) < theta |c_t - c_s| with the lists' least
 //     separation (tree::detail::thetaAccepts) against some target cell of the receiver, which
@@ -43,9 +44,10 @@
 //     particles serve, is inside a holding node). A descent of the region from its root
 //     finds them, skipping the nodes under any node that the cell passes against. A cell
 //     also opens where a pair with a sparse leaf may need its particles: when it is a sparse
-//     leaf itself, or when a sparse leaf of the receiver that its parent may fail against is
-//     at least as large and few enough of its particles pairs with it to be computed directly
-//     (then its whole subtree opens: OpenCells).
+//     leaf itself, or when a sparse leaf of the receiver may meet it as the larger cell of a
+//     pair of few enough particle pairs (the leaf refused its parent, or the leaf's parent
+//     refused it, or the leaf took an ancestor directly), and then its whole subtree opens
+//     (OpenCells).
 //     The sender sends its subtree roots, and the children of every sent cell that is opened:
 //     a sent leaf that is opened sends its particles (the ghosts), a sent cell that is not
 //     opened is pruned, and its multipole travels at every evaluation. A holding node is
