@@ -251,10 +251,8 @@ TEMPLATE_LIST_TEST_CASE("distributed FMM: a clustered set's ranks receive a part
     return;
   // The fast float settings of a Plummer sphere (perf/RESULTS.md): its halo's sparse leaves
   // are large, and the rule of sparse leaves computes their pairs with small cells directly.
-  // A receiver's sparse leaf must open only the cells it can meet in such a pair: opened for
-  // every cell below one that might meet it, as before 54964cd, every rank received all the
-  // others' particles (2 ranks: 1.0 per own particle at 1e6; now 0.35, 0.66 at 3 ranks, 0.87
-  // at 4, measured on the 2-core CPU).
+  // A receiver's sparse leaf must open only the cells it can meet in such a pair; opened for
+  // every cell below one that might meet it, every rank receives all the others' particles.
   kfmm::Options options;
   options.order = 8;
   options.theta = 0.85;

@@ -516,11 +516,10 @@ struct OpenCells
     bool const visited = region && (shared || sent(c));
     int const p = roots.parent(c);
     SparseReach refused, met;
-    if (visited && sparse.leaf > 0)
-      sparseReach(c, p >= 0 ? radius(p) : no_sparse_count, refused, met);
     bool all_of_it = false;
     if (visited && sparse.leaf > 0)
     {
+      sparseReach(c, p >= 0 ? radius(p) : no_sparse_count, refused, met);
       double const r = radius(c);
       double const count = static_cast<double>(stands_for(c));
       all_of_it = met.direct(r, count, sparse.pairs) ||
