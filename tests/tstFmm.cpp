@@ -258,7 +258,8 @@ TEMPLATE_LIST_TEST_CASE("grouped, rotation and per-pair M2L agree to rounding", 
   CHECK(grouped.m2l_variant == "grouped");
   CHECK(grouped.m2l_classes > 0);
   std::size_t const real_count = kfmm::farfield::realCoefficientCount(options.order);
-  std::size_t const padded = kfmm::farfield::paddedRealCount(options.order);
+  std::size_t const padded =
+      kfmm::farfield::paddedRealCount<typename TestType::execution_space, Real>(options.order);
   CHECK(grouped.m2l_matrix_bytes == grouped.m2l_classes * real_count * padded * sizeof(Real));
   CHECK(grouped.m2l_interactions == per_pair.m2l_interactions);
   // Rare classes of the Plummer tree are translated pair by pair: counted on the device and

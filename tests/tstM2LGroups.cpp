@@ -405,7 +405,8 @@ TEMPLATE_LIST_TEST_CASE("class matrices apply the per-pair M2L", "[m2l][matrices
   int const count = kfmm::expansions::coefficientCount(p);
   int const n = 2 * count;
   REQUIRE(static_cast<int>(matrices.extent(1)) == n);
-  REQUIRE(static_cast<int>(matrices.extent(2)) == kfmm::farfield::paddedRealCount(p));
+  REQUIRE(static_cast<int>(matrices.extent(2)) ==
+          kfmm::farfield::paddedRealCount<typename TestType::execution_space, Real>(p));
   std::mt19937 random(5);
   std::uniform_real_distribution<double> uniform(-1, 1);
   for (int cls = 0; cls < groups.num_classes; ++cls)

@@ -8,12 +8,12 @@
 //   1. gathers the chunk's source multipoles as the columns of a matrix in team scratch,
 //   2. multiplies them by the class matrix (farfield/M2LMatrices.hpp), either with Kokkos
 //      Kernels' team GEMM (KokkosBatched::TeamGemm) or with a register-tiled product in which
-//      each thread computes a tile of m2l_row_tile outputs of m2l_column_tile columns from the
-//      matrix (read where it is, through the L1 cache on a GPU, the entries of a few input
-//      components loaded before their products) and the gathered columns, each tile's
-//      entries of one component read as one vector: the backend's measured choice (two
-//      columns per thread on a GPU; on a CPU, more, so that the tile holds enough independent
-//      fused multiply-add chains to fill the vector units);
+//      each thread computes a tile of m2l_row_tile_float (or _double) outputs of
+//      m2l_column_tile columns from the matrix (read where it is, through the L1 cache on a
+//      GPU, the entries of a few input components loaded before their products) and the
+//      gathered columns, each tile's entries of one component read as one vector: the
+//      backend's measured choice (two columns per thread on a GPU; on a CPU, more, so that
+//      the tile holds enough independent fused multiply-add chains to fill the vector units);
 //   3. adds each target's product columns, divided by the pair's length unit, to its local
 //      expansion, summed in team scratch and written once at the end (in place when the
 //      block's locals do not fit in scratch).
@@ -115,7 +115,8 @@ struct GroupedM2LKernel
   std::size_t scratchBytes() const { return scratchBytes(order, columns, groups.block_rows); }
 
   static constexpr bool kokkos_kernels_gemm = Tune::m2l_kokkos_kernels_gemm;
-  static constexpr int row_tile = Tune::m2l_row_tile;
+  static constexpr int row_tile = std::is_same<Real, float>::value ? Tune::m2l_row_tile_float
+                                                                   : Tune::m2l_row_tile_double;
   static constexpr int column_tile = Tune::m2l_column_tile;
   using RowVector = RealVector<Real, row_tile>;
   using ColumnVector = RealVector<Real, column_tile>;
@@ -301,7 +302,7 @@ struct GroupedM2LKernel
                                        int count) const
   {
     int const n = realCoefficientCount(order);
-    int const padded = paddedRealCount(order);
+    int const padded = paddedRealCount<ExecutionSpace, Real>(order);
     if constexpr (kokkos_kernels_gemm)
     {
       Kokkos::View<Real const **, Kokkos::LayoutStride, Memory, Kokkos::MemoryUnmanaged> const A(
@@ -320,7 +321,8 @@ struct GroupedM2LKernel
       // component, one vector of row_tile contiguous matrix entries (the matrix's rows are
       // padded to whole tiles and its allocation aligned) and one of column_tile gathered
       // values (the product's columns are whole tiles).
-      static_assert(m2l_row_padding % row_tile == 0, "row tiles must divide the padding");
+      static_assert(paddedRealCount<ExecutionSpace, Real>(1) % row_tile == 0,
+                    "row tiles must divide the padding");
       int const row_tiles = padded / row_tile;
       int const column_tiles = (count + column_tile - 1) / column_tile;
       // Exact: item * column_tiles < row_tiles * column_tiles^2, far below 2^32.

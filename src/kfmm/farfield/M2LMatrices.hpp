@@ -41,16 +41,13 @@ using kernels::detail::operatorColumnScratchBytes;
 using kernels::detail::operatorMatrixColumn;
 using kernels::detail::paddedRealCount;
 using kernels::detail::realCoefficientCount;
-/// Rows of a class matrix are padded to a multiple of this (kernels/detail/RealMatrices.hpp).
-constexpr int m2l_row_padding = kernels::detail::matrix_row_padding;
-
-/// Bytes of the class matrices of `classes` classes at order p.
-template <class Real>
+/// Bytes of the class matrices of `classes` classes at order p on ExecutionSpace.
+template <class ExecutionSpace, class Real>
 std::size_t m2lMatrixBytes(int classes, int p)
 {
   auto const n = static_cast<std::size_t>(realCoefficientCount(p));
-  return static_cast<std::size_t>(classes) * n * static_cast<std::size_t>(paddedRealCount(p)) *
-         sizeof(Real);
+  return static_cast<std::size_t>(classes) * n *
+         static_cast<std::size_t>(paddedRealCount<ExecutionSpace, Real>(p)) * sizeof(Real);
 }
 
 /// Team (class, column): the translation of one unit multipole vector.
@@ -79,7 +76,7 @@ struct M2LMatrixKernel
     double const coarser = static_cast<double>(1 << (delta < 0 ? -delta : delta));
     double const source_scale = delta >= 0 ? coarser : 1.0;
     double const target_scale = delta >= 0 ? 1.0 : coarser;
-    operatorMatrixColumn<ExecutionSpace>(
+    operatorMatrixColumn<ExecutionSpace, Real>(
         team, order, column, expansions::m2lTeamScratchSize(order),
         [&](Kokkos::complex<double> const *M, Kokkos::complex<double> *L,
             Kokkos::complex<double> *work) {
@@ -99,7 +96,8 @@ M2LMatrixArray<Real, MemorySpace> buildM2LMatrices(ExecutionSpace const &space,
 {
   int const n = realCoefficientCount(p);
   auto const matrices = memory.template take<M2LMatrixArray<Real, MemorySpace>>(
-      space, "kfmm::Fmm::m2l_matrices", groups.num_classes, n, paddedRealCount(p));
+      space, "kfmm::Fmm::m2l_matrices", groups.num_classes, n,
+      paddedRealCount<ExecutionSpace, Real>(p));
   using Kernel = M2LMatrixKernel<ExecutionSpace, Real>;
   Kokkos::parallel_for("kfmm::Fmm::m2l_matrices",
                        Kokkos::TeamPolicy<ExecutionSpace>(space, groups.num_classes * n, team_size)

@@ -172,7 +172,7 @@ void prepareGrouped(ExecutionSpace const &space, detail::SideInstance<ExecutionS
                            minClassEntries<ExecutionSpace>(order), SortKeyWidth::fitted, classes);
   if (classes != nullptr)
     memory.give(classes->key_index);
-  std::size_t const bytes = m2lMatrixBytes<Real>(groups.num_classes, order);
+  std::size_t const bytes = m2lMatrixBytes<ExecutionSpace, Real>(groups.num_classes, order);
   if (bytes > Tune::m2l_matrix_budget_bytes)
   {
     detail::require(options.m2l_variant != M2LVariant::grouped, where,

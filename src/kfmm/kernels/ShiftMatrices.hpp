@@ -53,7 +53,7 @@ struct ShiftMatrixKernel
     int const shift = team.league_rank() / n;
     int const column = team.league_rank() % n;
     // In units of the child's scale: the child at (1, 1, 1) from its parent, scales 1 and 2.
-    detail::operatorMatrixColumn<ExecutionSpace>(
+    detail::operatorMatrixColumn<ExecutionSpace, Real>(
         team, order, column, expansions::m2mTeamScratchSize(order),
         [&](Kokkos::complex<double> const *in, Kokkos::complex<double> *out,
             Kokkos::complex<double> *work) {
@@ -74,7 +74,7 @@ ShiftMatrixArray<Real, MemorySpace> buildShiftMatrices(ExecutionSpace const &spa
 {
   int const n = detail::realCoefficientCount(p);
   auto const matrices = memory.template take<ShiftMatrixArray<Real, MemorySpace>>(
-      space, "kfmm::Fmm::shift_matrices", 2, n, detail::paddedRealCount(p));
+      space, "kfmm::Fmm::shift_matrices", 2, n, detail::paddedRealCount<ExecutionSpace, Real>(p));
   using Kernel = ShiftMatrixKernel<ExecutionSpace, Real>;
   Kokkos::parallel_for("kfmm::Fmm::shift_matrices",
                        Kokkos::TeamPolicy<ExecutionSpace>(space, 2 * n, team_size)
@@ -103,9 +103,13 @@ using ShiftColumns =
 
 /// One team's shift product. Column c of `in` (n x 8 in team scratch) is `input` component k
 /// under child c's signs (zero past `children`); then output component i of child c gets
-/// sum_k A(i, k) in(k, c) under the same signs, through add(i, c, value). Thread i keeps its
-/// row's eight sums in registers and reads the matrix, matrices(shift, :, :), once.
-template <class Real, class TeamMember, class Matrices, class Columns, class Input, class Add>
+/// sum_k A(i, k) in(k, c) under the same signs, through add(i, c, value). A thread takes
+/// RowTile consecutive rows (the matrix's rows are padded to whole tiles), keeps their eight
+/// sums each in registers and reads its part of the matrix, matrices(shift, :, :), once: one
+/// row on a GPU's many threads, a vector of rows on a host thread, whose inner loop over the
+/// tile's rows then vectorises.
+template <class Real, int RowTile, class TeamMember, class Matrices, class Columns, class Input,
+          class Add>
 KOKKOS_INLINE_FUNCTION void shiftProduct(TeamMember const &team, Matrices const &matrices,
                                          int shift, int n, int const *mirrors, int children,
                                          Columns const &in, Input const &input, Add const &add)
@@ -115,16 +119,22 @@ KOKKOS_INLINE_FUNCTION void shiftProduct(TeamMember const &team, Matrices const 
       in(k, c) = c < children ? Real(detail::componentSign(mirrors[c], k)) * input(k, c) : Real(0);
   });
   team.team_barrier();
-  Kokkos::parallel_for(Kokkos::TeamThreadRange(team, n), [&](int i) {
-    Real sums[8] = {};
+  Kokkos::parallel_for(Kokkos::TeamThreadRange(team, (n + RowTile - 1) / RowTile), [&](int tile) {
+    int const first = tile * RowTile;
+    Real sums[8][RowTile] = {};
     for (int k = 0; k < n; ++k)
     {
-      Real const a = matrices(shift, k, i);
+      Real const *const a = &matrices(shift, k, first);
       for (int c = 0; c < 8; ++c)
-        sums[c] += a * in(k, c);
+      {
+        Real const x = in(k, c);
+        for (int r = 0; r < RowTile; ++r)
+          sums[c][r] += a[r] * x;
+      }
     }
-    for (int c = 0; c < children; ++c)
-      add(i, c, Real(detail::componentSign(mirrors[c], i)) * sums[c]);
+    for (int r = 0; r < RowTile && first + r < n; ++r)
+      for (int c = 0; c < children; ++c)
+        add(first + r, c, Real(detail::componentSign(mirrors[c], first + r)) * sums[c][r]);
   });
 }
 
@@ -138,6 +148,11 @@ struct ShiftProductKernel
   using TeamMember = typename Kokkos::TeamPolicy<ExecutionSpace>::member_type;
   using Memory = typename ExecutionSpace::memory_space;
   using Columns = ShiftColumns<Real, ExecutionSpace>;
+  using Tune = tuning::Tuning<ExecutionSpace>;
+  static constexpr int row_tile = std::is_same<Real, float>::value ? Tune::shift_row_tile_float
+                                                                   : Tune::shift_row_tile_double;
+  static_assert(detail::paddedRealCount<ExecutionSpace, Real>(1) % row_tile == 0,
+                "row tiles must divide the padding");
 
   detail::CellView<Memory> tree;
   detail::CoefficientArray<Real, Memory> expansions; ///< multipoles (M2M) or locals (L2L)
@@ -166,12 +181,12 @@ struct ShiftProductKernel
     auto *own = reinterpret_cast<Real *>(&expansions(cell, 0));
     auto const child = [&](int c) { return reinterpret_cast<Real *>(&expansions(first + c, 0)); };
     if (shift == 0)
-      shiftProduct<Real>(
+      shiftProduct<Real, row_tile>(
           team, matrices, 0, n, mirrors, children, columns,
           [&](int k, int c) { return child(c)[k]; },
           [&](int i, int, Real value) { own[i] += value; });
     else
-      shiftProduct<Real>(
+      shiftProduct<Real, row_tile>(
           team, matrices, 1, n, mirrors, children, columns, [&](int k, int) { return own[k]; },
           [&](int i, int c, Real value) { child(c)[i] += value; });
   }

@@ -75,11 +75,15 @@ struct Tuning : HostLeafSizes
   /// (Options.hpp, automaticM2LVariant). A class gets a matrix when it has at least
   /// n / m2l_min_class_fraction pairs (building its matrix costs n translations); the pairs
   /// of rarer classes are translated one at a time.
-  /// The product's register tile is m2l_row_tile rows by m2l_column_tile columns.
+  /// The product's register tile is m2l_row_tile_float or _double rows (by the solver's
+  /// precision) by m2l_column_tile columns; the matrices' rows are padded to a multiple of
+  /// matrix_row_padding_float or _double, a multiple of the row tile
+  /// (kernels/detail/RealMatrices.hpp).
   /// On the host the grouped M2L (Fortin & Lamotte 2013) beats the per-pair one: its product
   /// vectorises, and the 8 x 4 tile keeps eight independent vector accumulators with AVX2
-  /// (8 x 8 with AVX-512), which fill the vector units better than Kokkos Kernels' blocked
-  /// team GEMM or a one-column tile (the GPU's). The rotation M2L
+  /// (8 x 8 with AVX-512, whose float rows are a whole 16-float vector), which fill the
+  /// vector units better than Kokkos Kernels' blocked team GEMM or a one-column tile (the
+  /// GPU's). The rotation M2L
   /// (White & Head-Gordon 1996), whose sums do not vectorise, wins only at high orders, where
   /// its O(p^3) outweighs that and the cost of building the class matrices grows: from
   /// m2l_rotation_min_order_float / _double, where the whole solver's time crosses over
@@ -109,7 +113,21 @@ struct Tuning : HostLeafSizes
   static constexpr std::size_t m2l_scratch_bytes = 256 * 1024;
   static constexpr int m2l_max_product_columns = 64;
   static constexpr bool m2l_kokkos_kernels_gemm = false;
-  static constexpr int m2l_row_tile = 8;
+  /// A row tile of one vector: 8 doubles, and 16 floats with AVX-512 (16 doubles, two
+  /// vectors, measured slower).
+  static constexpr int m2l_row_tile_double = 8;
+#if defined(__AVX512F__)
+  static constexpr int m2l_row_tile_float = 16;
+#else
+  static constexpr int m2l_row_tile_float = 8;
+#endif
+  static constexpr int matrix_row_padding_float = m2l_row_tile_float;
+  static constexpr int matrix_row_padding_double = m2l_row_tile_double;
+  /// Rows of the M2M and L2L matrix products (kernels/ShiftMatrices.hpp) a thread takes:
+  /// measured, 8 float rows a thread beat one (whose loop over the eight children the
+  /// compiler vectorised poorly in float), and one double row beat 8 (docs/TUNING.md).
+  static constexpr int shift_row_tile_float = 8;
+  static constexpr int shift_row_tile_double = 1;
   /// Eight columns where AVX-512's 32 vector registers hold their accumulators besides the
   /// operands (on AVX2's 16, eight columns of 8 doubles would spill).
 #if defined(__AVX512F__)

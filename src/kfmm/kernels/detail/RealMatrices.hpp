@@ -8,16 +8,19 @@
 // coefficientCount(p) reals (real and imaginary parts interleaved, Kokkos::complex's layout);
 // the operators are real-linear in that vector (the orders m < 0 enter through complex
 // conjugates), so column k of an operator's matrix is its image of the k-th unit vector. A
-// matrix is stored transposed, row k holding column k padded with zeros to paddedRealCount(p).
+// matrix is stored transposed, row k holding column k padded with zeros to paddedRealCount(p)
+// (a multiple of the backend's matrix_row_padding, tuning/Tuning.hpp).
 // The reflections of a cell's octants act on the vector by signs (expansions/Symmetries.hpp).
 
 #include <kfmm/expansions/SphericalHarmonics.hpp>
 #include <kfmm/expansions/Symmetries.hpp>
 #include <kfmm/kernels/detail/ExpansionArrays.hpp>
+#include <kfmm/tuning/Tuning.hpp>
 
 #include <Kokkos_Core.hpp>
 
 #include <cstddef>
+#include <type_traits>
 
 namespace kfmm::kernels::detail
 {
@@ -26,21 +29,22 @@ namespace kfmm::kernels::detail
 template <class Real, class MemorySpace>
 using RealMatrixArray = Kokkos::View<Real ***, Kokkos::LayoutRight, MemorySpace>;
 
-/// Rows of an operator's matrix are padded to a multiple of this, a multiple of every
-/// backend's row tile (Tuning::m2l_row_tile), so that a thread's run of matrix entries is whole.
-constexpr int matrix_row_padding = 8;
-
 /// Length of the real coefficient vector of order p.
 KOKKOS_INLINE_FUNCTION constexpr int realCoefficientCount(int p)
 {
   return 2 * expansions::coefficientCount(p);
 }
 
-/// realCoefficientCount(p) rounded up to a multiple of matrix_row_padding.
+/// realCoefficientCount(p) rounded up to a multiple of the rows' padding of matrices of Real
+/// on ExecutionSpace (Tuning::matrix_row_padding_float or _double, a multiple of the
+/// product's row tile, so that a thread's run of matrix entries is whole).
+template <class ExecutionSpace, class Real>
 KOKKOS_INLINE_FUNCTION constexpr int paddedRealCount(int p)
 {
-  return (realCoefficientCount(p) + matrix_row_padding - 1) / matrix_row_padding *
-         matrix_row_padding;
+  using Tune = tuning::Tuning<ExecutionSpace>;
+  constexpr int padding = std::is_same<Real, float>::value ? Tune::matrix_row_padding_float
+                                                           : Tune::matrix_row_padding_double;
+  return (realCoefficientCount(p) + padding - 1) / padding * padding;
 }
 
 /// expansions::mirrorParities of real component i (of coefficient i / 2) of the real vector.
@@ -75,8 +79,9 @@ std::size_t operatorColumnScratchBytes(int p, int work_size)
 /// Column `column` of the real matrix of a linear operator on coefficient arrays of order p,
 /// computed by one team in double: `apply(in, out, work)` (a team operator adding to `out`)
 /// maps the unit vector of real component `column`; the image is written through
-/// store(i, value) for i < paddedRealCount(p), zero past the n real components.
-template <class ExecutionSpace, class TeamMember, class Apply, class Store>
+/// store(i, value) for i < paddedRealCount<ExecutionSpace, Real>(p), zero past the n real
+/// components.
+template <class ExecutionSpace, class Real, class TeamMember, class Apply, class Store>
 KOKKOS_INLINE_FUNCTION void operatorMatrixColumn(TeamMember const &team, int p, int column,
                                                  int work_size, Apply const &apply,
                                                  Store const &store)
@@ -93,7 +98,7 @@ KOKKOS_INLINE_FUNCTION void operatorMatrixColumn(TeamMember const &team, int p, 
   apply(in.data(), out.data(), work.data());
   team.team_barrier();
   auto const *out_real = reinterpret_cast<double const *>(out.data());
-  Kokkos::parallel_for(Kokkos::TeamThreadRange(team, paddedRealCount(p)),
+  Kokkos::parallel_for(Kokkos::TeamThreadRange(team, paddedRealCount<ExecutionSpace, Real>(p)),
                        [&](int i) { store(i, i < 2 * count ? out_real[i] : 0.0); });
 }
 

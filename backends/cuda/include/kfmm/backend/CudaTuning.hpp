@@ -102,7 +102,14 @@ struct Tuning<Kokkos::Cuda> : CudaLeafSizes
   static constexpr std::size_t m2l_scratch_bytes = 24 * 1024;
   static constexpr int m2l_max_product_columns = 64;
   static constexpr bool m2l_kokkos_kernels_gemm = false;
-  static constexpr int m2l_row_tile = 4;
+  static constexpr int m2l_row_tile_float = 4;
+  static constexpr int m2l_row_tile_double = 4;
+  // Rows of the shift and class matrices: a multiple of the row tiles (RealMatrices.hpp).
+  static constexpr int matrix_row_padding_float = 8;
+  static constexpr int matrix_row_padding_double = 8;
+  // A thread per row of the M2M and L2L products (kernels/ShiftMatrices.hpp).
+  static constexpr int shift_row_tile_float = 1;
+  static constexpr int shift_row_tile_double = 1;
   static constexpr int m2l_column_tile = 2;
   // Each scratch row a component of the product's columns: a thread of the gather takes a
   // coefficient of two columns (a warp reads consecutive coefficients of a multipole), and a
