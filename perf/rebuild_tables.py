@@ -294,8 +294,26 @@ def cpu():
         rows.append([asked, f"{c['order']}, {c['theta']:g}, {c['leaf_size']}",
                      seconds(r["timing"]["total_seconds"]), seconds(stages["M2L"]),
                      seconds(stages["P2P"]), error(r["errors"]["field"])] + provenance(r, 1))
-    return [table(["1e6 uniform, field error", "order, theta, leaf", "time", "M2L", "P2P",
-                   "field error"] + PROVENANCE, rows)]
+    out = [table(["1e6 uniform, field error", "order, theta, leaf", "time", "M2L", "P2P",
+                  "field error"] + PROVENANCE, rows)]
+    # float against double at 1e-4: the host's row tiles, before and after, alternated.
+    a = Archive("2026-11-29-host-row-tiles")
+    rows = []
+    for build in ("aa8e2eb", "6a1b48b"):
+        medians = {}
+        for precision in ("float", "double"):
+            reports = a.reports(f"2core-{build}-1e-4-{precision}-round*.json")
+            medians[precision] = median_total(reports)
+            stage = {s: statistics.median(r["timing"]["stage_seconds"][s] for r in reports)
+                     for s in ("M2L", "M2M", "L2L", "P2P")}
+            rows.append([f"{precision}, order 6, theta 0.7, leaf 64", seconds(medians[precision]),
+                         ", ".join(seconds(stage[s]) for s in ("M2L", "M2M", "L2L", "P2P")),
+                         error(reports[0]["errors"]["field"]),
+                         f"{medians['double'] / medians['float']:.2f}x" if precision == "double"
+                         else "-"] + provenance(reports[0], len(reports)))
+    out.append(table(["1e6 uniform, <= 1e-4", "time", "M2L, M2M, L2L, P2P", "field error",
+                      "double over float"] + PROVENANCE, rows))
+    return out
 
 
 def periodic():
@@ -319,6 +337,16 @@ def periodic():
                      seconds(t_boxed), f"{t_boxed / t_free:.2f}", f"{m2l:.2f}, {p2p:.2f}",
                      error(free["errors"]["field"]), error(boxed["errors"]["field"]),
                      error(boxed["errors"]["potential"])] + provenance(boxed, 1))
+    a = Archive("2026-11-29-periodic-1e8")
+    free = a.json("h200-1e8-uniform-float-free.json")
+    boxed = a.json("h200-1e8-uniform-float-periodic.json")
+    t_free, t_boxed = free["timing"]["total_seconds"], boxed["timing"]["total_seconds"]
+    c = boxed["configuration"]
+    rows.append(["1e8 uniform, float, tolerance 1e-4", f"{c['order']}, {c['theta']:g}, {c['leaf_size']}",
+                 seconds(t_free), seconds(t_boxed), f"{t_boxed / t_free:.2f}",
+                 f"{boxed['interactions']['m2l'] / free['interactions']['m2l']:.2f}, "
+                 f"{boxed['interactions']['p2p'] / free['interactions']['p2p']:.2f}",
+                 "-", "-", "-"] + provenance(boxed, 1))
     header = ["problem", "order, theta, leaf", "free space", "periodic", "ratio",
               "M2L, P2P pairs ratio", "field error free", "field error periodic",
               "potential error periodic"] + PROVENANCE
