@@ -37,6 +37,7 @@ MACHINES = [  # substring of a report's machine -> the short name the tables use
     ("H100", "H100, 2 ranks on one GPU"),
     ("H200", H200),
     ("2-core", "2-core CPU"),
+    ("16-core host", "16-core CPU"),
 ]
 
 
@@ -89,6 +90,10 @@ def seconds(value):
 
 def error(value):
     return "-" if value is None else f"{value:.2e}"
+
+
+def efficiency(value):
+    return f"{value:.0%}".replace("%", " %")
 
 
 def median_total(reports):
@@ -204,9 +209,6 @@ def several_gpus():
     def per_own(r, key):
         return sum(p[key] for p in r["per_rank"]) / sum(p["particles"] for p in r["per_rank"])
 
-    def efficiency(value):
-        return f"{value:.0%}".replace("%", " %")
-
     cases = [  # name, one GPU, cold run on two, time steps on two, strong
         ("weak, 2.5e7 uniform per GPU, order 7, theta 0.84, leaf 248", "one-u25", "two-u25",
          "steps-u25", False),
@@ -313,6 +315,23 @@ def cpu():
                          else "-"] + provenance(reports[0], len(reports)))
     out.append(table(["1e6 uniform, <= 1e-4", "time", "M2L, M2M, L2L, P2P", "field error",
                       "double over float"] + PROVENANCE, rows))
+    # thread scaling on the GPU machine's 16 host cores
+    a = Archive("2026-11-29-threads-16core")
+    rows = []
+    for precision, order, theta, leaf in [("double", 6, 0.7, 64), ("float", 6, 0.7, 64),
+                                          ("double", 10, 0.7, 128)]:
+        reports = {t: a.json(f"cpu16-{precision}-o{order}-threads{t}.json") for t in (1, 2, 4, 8, 16)}
+        times = {t: r["timing"]["total_seconds"] for t, r in reports.items()}
+        one, all16 = reports[1], reports[16]
+        stages = ", ".join(
+            f"{s} {efficiency(one['timing']['stage_seconds'][s] / all16['timing']['stage_seconds'][s] / 16)}"
+            for s in ("M2L", "P2P", "lists", "M2L matrices"))
+        rows.append([f"1e6 uniform {precision}, order {order}, theta {theta:g}, leaf {leaf}"]
+                    + [seconds(times[t]) for t in (1, 2, 4, 8, 16)]
+                    + [efficiency(times[1] / times[16] / 16), stages,
+                       error(all16["errors"]["field"])] + provenance(all16, 1))
+    out.append(table(["case", "1 thread", "2", "4", "8", "16", "efficiency at 16",
+                      "stages' efficiency at 16", "field error"] + PROVENANCE, rows))
     return out
 
 
