@@ -9,7 +9,7 @@
 // the operators are real-linear in that vector (the orders m < 0 enter through complex
 // conjugates), so column k of an operator's matrix is its image of the k-th unit vector. A
 // matrix is stored transposed, row k holding column k padded with zeros to paddedRealCount(p)
-// (a multiple of the backend's matrix_row_padding, tuning/Tuning.hpp).
+// (a multiple of the backend's matrix_row_padding_float or _double, tuning/Tuning.hpp).
 // The reflections of a cell's octants act on the vector by signs (expansions/Symmetries.hpp).
 
 #include <kfmm/expansions/SphericalHarmonics.hpp>
