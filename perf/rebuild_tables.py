@@ -332,6 +332,24 @@ def cpu():
                        error(all16["errors"]["field"])] + provenance(all16, 1))
     out.append(table(["case", "1 thread", "2", "4", "8", "16", "efficiency at 16",
                       "stages' efficiency at 16", "field error"] + PROVENANCE, rows))
+    # the benchmark at three sizes, two distributions and four accuracies, 16 host cores
+    a = Archive("2026-11-29-cpu-benchmark-16core")
+    rows = []
+    for accuracy, precision in [("1e-4", "double"), ("1e-4", "float"), ("2e-6", "double"),
+                                ("2e-6", "float"), ("5e-8", "double"), ("2e-10", "double")]:
+        cells = []
+        for n in ("1e5", "1e6", "1e7"):
+            for distribution in ("uniform", "plummer"):
+                r = a.json(f"cpu16-{n}-{distribution}-{accuracy}-{precision}.json")
+                cells.append(f"{seconds(r['timing']['total_seconds'])} "
+                             f"({error(r['errors']['field'])})")
+        c = r["configuration"]
+        rows.append([f"<= {accuracy}, {precision}",
+                     f"{c['order']}, {c['theta']:g}, {c['leaf_size']}"] + cells
+                    + [machine(r), r["date"], commit(r)])
+    out.append(table(["field error asked", "order, theta, leaf", "1e5 uniform", "1e5 Plummer",
+                      "1e6 uniform", "1e6 Plummer", "1e7 uniform", "1e7 Plummer", "machine",
+                      "date", "commit"], rows))
     return out
 
 
