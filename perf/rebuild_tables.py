@@ -390,6 +390,30 @@ def periodic():
     return [table(header, rows)]
 
 
+def error_by_size():
+    a = Archive("2026-11-29-error-by-size")
+    rows = []
+    for order, theta in [("5", "0.8"), ("7", "0.7"), ("10", "0.75")]:
+        for d in ("uniform", "plummer", "ellipsoid"):
+            small = a.json(f"2core-float-o{order}-t{theta}-{d}-20000.json")
+            large = a.json(f"2core-float-o{order}-t{theta}-{d}-1000000.json")
+            e_small, e_large = small["errors"]["field"], large["errors"]["field"]
+            rows.append([f"float, order {order}, theta {theta}, leaf "
+                         f"{large['configuration']['leaf_size']}", d, error(e_small),
+                         error(e_large), f"{e_large / e_small:.2f}"] + provenance(large, 1))
+    out = [table(["setting", "particles", "2e4 (every particle)", "1e6 (3000 sampled)",
+                  "1e6 over 2e4"] + PROVENANCE, rows)]
+    rows = []
+    for d in ("uniform", "plummer", "ellipsoid"):
+        errors = [a.json(f"2core-double-o23-t0.5-leaf64-{d}-20000-seed{s}.json")["errors"]["field"]
+                  for s in (1, 2)]
+        r = a.json(f"2core-double-o23-t0.5-leaf64-{d}-20000-seed1.json")
+        rows.append(["double, order 23, theta 0.5, leaf 64, 2e4 (every particle)", d,
+                     f"{error(errors[0])}, {error(errors[1])}"] + provenance(r, 1))
+    out.append(table(["setting", "particles", "field error, seeds 1 and 2"] + PROVENANCE, rows))
+    return out
+
+
 def portability():
     a = Archive("2026-11-28-portability-sweeps")
     sweeps = {key: a.json(name) for key, name in [("A", "h200-sweep-cuda.json"),
@@ -426,7 +450,7 @@ def kernels():
 
 
 SECTIONS = [("One GPU", one_gpu), ("Memory", memory), ("Accuracy", accuracy),
-            ("Accuracy", tolerance_benchmark_tables),
+            ("Accuracy", tolerance_benchmark_tables), ("Accuracy", error_by_size),
             ("Several GPUs", several_gpus), ("CPU", cpu), ("Periodic boundaries", periodic),
             ("Portability", portability),
             ("Kernels", kernels)]
