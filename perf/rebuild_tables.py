@@ -354,6 +354,19 @@ def cpu():
 
 
 def periodic():
+    def row(problem, free, boxed):
+        """A periodic solve against the free-space one; errors '-' where unchecked."""
+        t_free = free["timing"]["total_seconds"]
+        t_boxed = boxed["timing"]["total_seconds"]
+        m2l = boxed["interactions"]["m2l"] / free["interactions"]["m2l"]
+        p2p = boxed["interactions"]["p2p"] / free["interactions"]["p2p"]
+        c = boxed["configuration"]
+        errors = [(r["errors"] or {}).get(kind) for r, kind in
+                  [(free, "field"), (boxed, "field"), (boxed, "potential")]]
+        return ([problem, f"{c['order']}, {c['theta']:g}, {c['leaf_size']}", seconds(t_free),
+                 seconds(t_boxed), f"{t_boxed / t_free:.2f}", f"{m2l:.2f}, {p2p:.2f}"]
+                + [error(e) for e in errors] + provenance(boxed, 1))
+
     a = Archive("2026-11-29-periodic")
     rows = []
     for host, problem, precision, asked in [("h200", "plummer", "float", "1e-4"),
@@ -362,28 +375,13 @@ def periodic():
                                             ("h200", "neutral", "double", "1e-10"),
                                             ("2core", "uniform", "float", "1e-4"),
                                             ("2core", "uniform", "double", "1e-10")]:
-        free = a.json(f"{host}-1e6-{problem}-{precision}-free.json")
-        boxed = a.json(f"{host}-1e6-{problem}-{precision}-periodic.json")
-        t_free = free["timing"]["total_seconds"]
-        t_boxed = boxed["timing"]["total_seconds"]
-        m2l = boxed["interactions"]["m2l"] / free["interactions"]["m2l"]
-        p2p = boxed["interactions"]["p2p"] / free["interactions"]["p2p"]
-        c = boxed["configuration"]
-        rows.append([f"1e6 {problem}, {precision}, tolerance {asked}",
-                     f"{c['order']}, {c['theta']:g}, {c['leaf_size']}", seconds(t_free),
-                     seconds(t_boxed), f"{t_boxed / t_free:.2f}", f"{m2l:.2f}, {p2p:.2f}",
-                     error(free["errors"]["field"]), error(boxed["errors"]["field"]),
-                     error(boxed["errors"]["potential"])] + provenance(boxed, 1))
+        rows.append(row(f"1e6 {problem}, {precision}, tolerance {asked}",
+                        a.json(f"{host}-1e6-{problem}-{precision}-free.json"),
+                        a.json(f"{host}-1e6-{problem}-{precision}-periodic.json")))
     a = Archive("2026-11-29-periodic-1e8")
-    free = a.json("h200-1e8-uniform-float-free.json")
-    boxed = a.json("h200-1e8-uniform-float-periodic.json")
-    t_free, t_boxed = free["timing"]["total_seconds"], boxed["timing"]["total_seconds"]
-    c = boxed["configuration"]
-    rows.append(["1e8 uniform, float, tolerance 1e-4", f"{c['order']}, {c['theta']:g}, {c['leaf_size']}",
-                 seconds(t_free), seconds(t_boxed), f"{t_boxed / t_free:.2f}",
-                 f"{boxed['interactions']['m2l'] / free['interactions']['m2l']:.2f}, "
-                 f"{boxed['interactions']['p2p'] / free['interactions']['p2p']:.2f}",
-                 "-", "-", "-"] + provenance(boxed, 1))
+    rows.append(row("1e8 uniform, float, tolerance 1e-4",
+                    a.json("h200-1e8-uniform-float-free.json"),
+                    a.json("h200-1e8-uniform-float-periodic.json")))
     header = ["problem", "order, theta, leaf", "free space", "periodic", "ratio",
               "M2L, P2P pairs ratio", "field error free", "field error periodic",
               "potential error periodic"] + PROVENANCE

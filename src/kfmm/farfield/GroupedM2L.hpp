@@ -321,7 +321,7 @@ struct GroupedM2LKernel
       // component, one vector of row_tile contiguous matrix entries (the matrix's rows are
       // padded to whole tiles and its allocation aligned) and one of column_tile gathered
       // values (the product's columns are whole tiles).
-      static_assert(paddedRealCount<ExecutionSpace, Real>(1) % row_tile == 0,
+      static_assert(kernels::detail::matrixRowPadding<ExecutionSpace, Real>() % row_tile == 0,
                     "row tiles must divide the padding");
       int const row_tiles = padded / row_tile;
       int const column_tiles = (count + column_tile - 1) / column_tile;

@@ -151,7 +151,7 @@ struct ShiftProductKernel
   using Tune = tuning::Tuning<ExecutionSpace>;
   static constexpr int row_tile = std::is_same<Real, float>::value ? Tune::shift_row_tile_float
                                                                    : Tune::shift_row_tile_double;
-  static_assert(detail::paddedRealCount<ExecutionSpace, Real>(1) % row_tile == 0,
+  static_assert(detail::matrixRowPadding<ExecutionSpace, Real>() % row_tile == 0,
                 "row tiles must divide the padding");
 
   detail::CellView<Memory> tree;

@@ -35,15 +35,22 @@ KOKKOS_INLINE_FUNCTION constexpr int realCoefficientCount(int p)
   return 2 * expansions::coefficientCount(p);
 }
 
-/// realCoefficientCount(p) rounded up to a multiple of the rows' padding of matrices of Real
-/// on ExecutionSpace (Tuning::matrix_row_padding_float or _double, a multiple of the
-/// product's row tile, so that a thread's run of matrix entries is whole).
+/// The rows' padding of matrices of Real on ExecutionSpace (Tuning::matrix_row_padding_float
+/// or _double): a multiple of the products' row tiles, so that a thread's run of matrix
+/// entries is whole.
+template <class ExecutionSpace, class Real>
+KOKKOS_INLINE_FUNCTION constexpr int matrixRowPadding()
+{
+  using Tune = tuning::Tuning<ExecutionSpace>;
+  return std::is_same<Real, float>::value ? Tune::matrix_row_padding_float
+                                          : Tune::matrix_row_padding_double;
+}
+
+/// realCoefficientCount(p) rounded up to a multiple of matrixRowPadding.
 template <class ExecutionSpace, class Real>
 KOKKOS_INLINE_FUNCTION constexpr int paddedRealCount(int p)
 {
-  using Tune = tuning::Tuning<ExecutionSpace>;
-  constexpr int padding = std::is_same<Real, float>::value ? Tune::matrix_row_padding_float
-                                                           : Tune::matrix_row_padding_double;
+  constexpr int padding = matrixRowPadding<ExecutionSpace, Real>();
   return (realCoefficientCount(p) + padding - 1) / padding * padding;
 }
 
