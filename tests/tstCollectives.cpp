@@ -2,10 +2,14 @@
 // kfmm's MPI helpers on 1 to 4 ranks: allGatherv returns every rank's elements in rank
 // order on every rank, and postExchange each rank's block to its rank, whole or cut into pieces
 // of any size (down to a few bytes, which is how messages over 2 GiB are cut into 1 GiB
-// ones), with ranks that send nothing; the Communicator is a duplicate of the caller's, not
-// the caller's itself.
+// ones), with ranks that send nothing; StagedExchange moves values in the default memory
+// space (on CUDA between the GPUs of a node, device to device, where they reach each other),
+// over exchanges of growing and shrinking sizes; the Communicator is a duplicate of the
+// caller's, not the caller's itself.
 #include <kfmm/distributed/detail/Collectives.hpp>
+#include <kfmm/distributed/detail/StagedExchange.hpp>
 
+#include <Kokkos_Core.hpp>
 #include <catch2/catch_test_macros.hpp>
 
 #include <mpi.h>
@@ -84,6 +88,57 @@ TEST_CASE("postExchange sends each rank its block, in rank order, in pieces of a
         received.data(), consecutiveBlocks(recv_counts, sizeof(double)), requests, piece);
     MPI_Waitall(static_cast<int>(requests.size()), requests.data(), MPI_STATUSES_IGNORE);
     CHECK(received == expected);
+  }
+}
+
+TEST_CASE("StagedExchange moves each rank's block of device values to its rank, exchange after "
+          "exchange",
+          "[mpi][collectives]")
+{
+  using MemorySpace = Kokkos::DefaultExecutionSpace::memory_space;
+  kfmm::distributed::detail::Communicator const comm(MPI_COMM_WORLD);
+  int rank = 0, ranks = 1;
+  MPI_Comm_rank(comm.get(), &rank);
+  MPI_Comm_size(comm.get(), &ranks);
+  Kokkos::DefaultExecutionSpace const space;
+  kfmm::distributed::detail::StagedExchange<MemorySpace> exchange;
+  // Exchange e: rank s sends scale_e * ((s + 2 d + e) % 4) elements to rank d, so that blocks
+  // grow past the buffers of the last exchange (1 MiB and more) and shrink again, and some are
+  // empty; element i of a block is s + d / 8 + e / 64 + i * 1e-6 (exact in double).
+  for (int e = 0; e < 4; ++e)
+  {
+    std::int64_t const scale = e == 2 ? 300000 : 1000 * (e + 1);
+    auto const blockSize = [&](int s, int d) { return scale * ((s + 2 * d + e) % 4); };
+    auto const value = [&](int s, int d, std::int64_t i) {
+      return s + d / 8.0 + e / 64.0 + static_cast<double>(i) * 1e-6;
+    };
+    std::vector<std::int64_t> send_counts(ranks), recv_counts(ranks);
+    std::vector<double> send_host, expected;
+    for (int d = 0; d < ranks; ++d)
+    {
+      send_counts[d] = blockSize(rank, d);
+      for (std::int64_t i = 0; i < send_counts[d]; ++i)
+        send_host.push_back(value(rank, d, i));
+    }
+    for (int s = 0; s < ranks; ++s)
+    {
+      recv_counts[s] = blockSize(s, rank);
+      for (std::int64_t i = 0; i < recv_counts[s]; ++i)
+        expected.push_back(value(s, rank, i));
+    }
+    Kokkos::View<double *, MemorySpace> send("kfmm::test::send", send_host.size());
+    Kokkos::View<double *, MemorySpace> recv("kfmm::test::recv", expected.size());
+    Kokkos::deep_copy(send,
+                      Kokkos::View<double const *, Kokkos::HostSpace, Kokkos::MemoryUnmanaged>(
+                          send_host.data(), send_host.size()));
+    exchange.start(comm.get(), space, send.data(), send_counts, recv.data(), recv_counts);
+    exchange.finish(space);
+    auto const received = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, recv);
+    std::size_t wrong = 0;
+    for (std::size_t i = 0; i < expected.size(); ++i)
+      wrong += received(i) != expected[i] ? 1 : 0;
+    INFO("exchange " << e << ", rank " << rank << " of " << ranks);
+    CHECK(wrong == 0);
   }
 }
 

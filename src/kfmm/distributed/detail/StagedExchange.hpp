@@ -9,6 +9,8 @@
 //   Morton partition, most of a rank's values stay with it);
 // - where MPI can read the memory (a host space, or a device space with an MPI built to read
 //   it: the KFMM_ENABLE_GPU_AWARE_MPI build option), the other blocks go to MPI in place;
+// - CUDA memory, where every rank is on one node and their GPUs reach each other: device to
+//   device, into each rank's mailbox (DevicePeers.hpp; the KFMM_ENABLE_CUDA_IPC build option);
 // - otherwise they travel through host buffers in the backend's staging space
 //   (Tuning::staging_space: page-locked memory on CUDA). Page-locking is slow (the driver pins
 //   every page: tens of milliseconds per hundred MiB), and a time-stepping code builds a new
@@ -23,6 +25,7 @@
 #include <kfmm/Exception.hpp>
 #include <kfmm/tuning/Tuning.hpp>
 #include <kfmm/distributed/detail/Collectives.hpp>
+#include <kfmm/distributed/detail/DevicePeers.hpp>
 
 #include <Kokkos_Core.hpp>
 
@@ -49,6 +52,19 @@ constexpr bool mpiReadsMemoryOf()
   return true;
 #else
   return Kokkos::SpaceAccessibility<Kokkos::HostSpace, MemorySpace>::accessible;
+#endif
+}
+
+/// Whether exchanges of MemorySpace's values may go device to device between the GPUs of a
+/// node (DevicePeers.hpp): CUDA memory that MPI does not read itself.
+template <class MemorySpace>
+constexpr bool devicePeersMayCarry()
+{
+#if defined(KOKKOS_ENABLE_CUDA) && defined(KFMM_ENABLE_CUDA_IPC)
+  return !mpiReadsMemoryOf<MemorySpace>() &&
+         std::is_same<typename MemorySpace::execution_space, Kokkos::Cuda>::value;
+#else
+  return false;
 #endif
 }
 
@@ -112,7 +128,6 @@ class StagedExchange
       typename kfmm::tuning::Tuning<typename MemorySpace::execution_space>::staging_space;
   using Bytes = Kokkos::View<unsigned char *, MemorySpace, Kokkos::MemoryUnmanaged>;
   using Buffers = StagingBuffers<StagingSpace>;
-  using Staged = typename Buffers::Bytes;
 
 public:
   /// Posts the exchange of `send` (send_counts[d] elements for rank d, in rank order) into
@@ -146,6 +161,8 @@ public:
     Kokkos::deep_copy(space, slice(_recv, _own_recv), slice(send_bytes, own_send));
     send_blocks[rank].bytes = 0;
     recv_blocks[rank].bytes = 0;
+    _comm = comm;
+    _route = Route::mpi_in_place;
     if constexpr (mpiReadsMemoryOf<MemorySpace>())
     {
       space.fence();
@@ -158,8 +175,22 @@ public:
         for (std::size_t r = static_cast<std::size_t>(rank) + 1; r < blocks.size(); ++r)
           blocks[r].offset -= own_bytes;
       };
-      closeGap(send_blocks, own_send.bytes);
       closeGap(recv_blocks, _own_recv.bytes);
+#if defined(KOKKOS_ENABLE_CUDA) && defined(KFMM_ENABLE_CUDA_IPC)
+      if constexpr (devicePeersMayCarry<MemorySpace>() &&
+                    std::is_same<ExecutionSpace, Kokkos::Cuda>::value)
+        if (DevicePeers::shared().usable(comm))
+        {
+          // Device to device: from `send` itself into the other ranks' mailboxes.
+          DevicePeers::shared().push(comm, space.cuda_stream(), send_bytes.data(), send_blocks,
+                                     recv_blocks);
+          _route = Route::device_peers;
+          _started = true;
+          return;
+        }
+#endif
+      closeGap(send_blocks, own_send.bytes);
+      _route = Route::staged;
       Buffers &buffers = Buffers::shared();
       if (buffers.in_use)
         throw kfmm::Exception("kfmm::distributed::detail::StagedExchange::start: another "
@@ -182,19 +213,38 @@ public:
   template <class ExecutionSpace>
   double finish(ExecutionSpace const &space)
   {
-    Kokkos::Timer timer;
-    MPI_Waitall(static_cast<int>(_requests.size()), _requests.data(), MPI_STATUSES_IGNORE);
-    double const waited = timer.seconds();
-    _requests.clear();
-    if constexpr (!mpiReadsMemoryOf<MemorySpace>())
+    double waited = 0;
+#if defined(KOKKOS_ENABLE_CUDA) && defined(KFMM_ENABLE_CUDA_IPC)
+    if constexpr (devicePeersMayCarry<MemorySpace>())
+      if (_route == Route::device_peers)
+      {
+        space.fence(); // this rank's copies into the others' mailboxes
+        Kokkos::Timer timer;
+        DevicePeers::shared().settle(_comm);
+        waited = timer.seconds();
+        using Mailbox = Kokkos::View<unsigned char *, Kokkos::CudaSpace, Kokkos::MemoryUnmanaged>;
+        copyAround(space,
+                   Mailbox(DevicePeers::shared().mailbox(), _recv.extent(0) - _own_recv.bytes),
+                   _recv, _own_recv, false);
+        space.fence();
+      }
+#endif
+    if (_route != Route::device_peers)
     {
-      Buffers &buffers = Buffers::shared();
-      copyAround(space, buffers.receive, _recv, _own_recv, false);
-      space.fence();
-      buffers.in_use = false;
+      Kokkos::Timer timer;
+      MPI_Waitall(static_cast<int>(_requests.size()), _requests.data(), MPI_STATUSES_IGNORE);
+      waited = timer.seconds();
+      _requests.clear();
+      if (_route == Route::staged)
+      {
+        Buffers &buffers = Buffers::shared();
+        copyAround(space, buffers.receive, _recv, _own_recv, false);
+        space.fence();
+        buffers.in_use = false;
+      }
+      else
+        space.fence();
     }
-    else
-      space.fence();
     _recv = Bytes();
     _started = false;
     return waited;
@@ -213,8 +263,8 @@ private:
   }
 
   /// Copies `bytes` but for its block `own` to the front of `staged` (to_staged), or back.
-  template <class ExecutionSpace>
-  static void copyAround(ExecutionSpace const &space, Staged const &staged, Bytes const &bytes,
+  template <class ExecutionSpace, class StagedBytes>
+  static void copyAround(ExecutionSpace const &space, StagedBytes const &staged, Bytes const &bytes,
                          Block const &own, bool to_staged)
   {
     Block const before{0, own.offset};
@@ -232,7 +282,17 @@ private:
     copy(staged_after, after);
   }
 
+  /// How the blocks of the exchange under way travel (see the top of this file).
+  enum class Route
+  {
+    mpi_in_place,
+    device_peers,
+    staged
+  };
+
   std::vector<MPI_Request> _requests;
+  MPI_Comm _comm = MPI_COMM_NULL;
+  Route _route = Route::mpi_in_place;
   Bytes _recv;
   Block _own_recv;
   bool _started = false; ///< between start() and finish()
