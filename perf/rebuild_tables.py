@@ -197,11 +197,12 @@ def several_gpus():
     """Two H200s (one host): weak and strong scaling, cold runs and time steps, the per-rank
     breakdown, the sparse-leaf rule's change in two leases; two CPU ranks on the 2-core
     machine."""
-    a = Archive("2026-11-29-two-h200")
-    now = "54964cd"
+    a = Archive("2026-11-30-two-h200-device-peers")
+    earlier = Archive("2026-11-29-two-h200")
+    now, host_staged = "b466d56", "7bfea67"
 
-    def report(case, commit=now):
-        return a.json(f"2xh200-{commit}-{case}.json")
+    def report(case, commit=now, archive=a):
+        return archive.json(f"2xh200-{commit}-{case}.json")
 
     def slowest(r, key):
         return max(p[key] for p in r["per_rank"])
@@ -216,7 +217,8 @@ def several_gpus():
          False),
         ("weak, 1e8 uniform per GPU, order 7, theta 0.85", "one-u100", "two-u100", "steps-u100",
          False),
-        ("weak, 1e8 Plummer per GPU, order 8, theta 0.85", "one-p100", None, "steps-p100", False),
+        ("weak, 1e8 Plummer per GPU, order 8, theta 0.85", "one-p100", "two-p100", "steps-p100",
+         False),
         ("strong, 1e8 uniform, order 7, theta 0.85", "one-u100", "strong-u100",
          "strong-steps-u100", True)]
     scaling, breakdown = [], []
@@ -254,8 +256,23 @@ def several_gpus():
                   "cold build (partition, essential trees; MPI)", "cold evaluate (MPI)"],
                  breakdown)]
     rows = []
-    for commit in ("fc2e07e", now):
-        cold, steps = report("two-p25", commit), report("steps-p25", commit)
+    for case, name in (("u25", "2.5e7 uniform per GPU"), ("p25", "2.5e7 Plummer per GPU")):
+        for commit, route in ((host_staged, "through host buffers"), (now, "device to device")):
+            cold, steps = report(f"two-{case}", commit), report(f"steps-{case}", commit)
+            first = steps["timing"]["stage_seconds"]
+            rows.append([f"{name}, {route}", commit, seconds(cold["timing"]["total_seconds"]),
+                         seconds(slowest(steps, "partition_seconds")),
+                         seconds(first["exchange charges"]), seconds(first["return results"]),
+                         seconds(steps["steps"]["seconds"]),
+                         seconds(steps["steps"]["rebuild_seconds"]),
+                         seconds(steps["steps"]["evaluate_seconds"])])
+    out.append(table(["weak, 2 GPUs", "commit", "cold run", "first run's partition",
+                      "first run's charges to owners", "first run's results back", "step",
+                      "step's rebuild", "step's evaluate"], rows))
+    rows = []
+    for commit in ("fc2e07e", "54964cd"):
+        cold = report("two-p25", commit, earlier)
+        steps = report("steps-p25", commit, earlier)
         rows.append([commit, f"{per_own(cold, 'ghosts'):.3f}",
                      seconds(slowest(cold, "essential_trees_seconds")),
                      seconds(cold["timing"]["total_seconds"]),
@@ -264,8 +281,8 @@ def several_gpus():
                       "cold run", "step", "date"], rows))
     rows = []
     for d in ("uniform", "plummer"):
-        one = a.json(f"2core-{now}-one-rank-threads2-{d}.json")
-        two = a.json(f"2core-{now}-two-ranks-threads1-{d}.json")
+        one = earlier.json(f"2core-54964cd-one-rank-threads2-{d}.json")
+        two = earlier.json(f"2core-54964cd-two-ranks-threads1-{d}.json")
         t1, t2 = one["timing"]["total_seconds"], two["timing"]["total_seconds"]
         steps = two["steps"]
         rows.append([f"strong, 1e6 {d} double: 1 rank x 2 threads, 2 ranks x 1 thread",
