@@ -37,8 +37,9 @@
 // the per-rank counts), as a simulation's slowly moving particles keep most ranges balanced for
 // many steps (Lashuk et al. 2009, seed 002, repartition only when the load has drifted). The
 // splitters kept are the sampled ones, before step 3b, so that the leaf alignment does not walk
-// them down step after step. The communicator, the order's and the owned positions' allocations
-// (when the counts stay) and the exchange's buffers are the previous ones. When each rank passes
+// them down step after step. The communicator, the exchange's buffers and the partition's
+// workspace (the order, the owned positions, the keys, the sort's and the transfers' arrays:
+// blocks of device memory it keeps, detail/Workspace.hpp) are the previous ones. When each rank passes
 // the particles it owned (in the order toOwners gave), only those that crossed a range boundary
 // since travel through MPI: sentCount() counts them.
 //
@@ -55,6 +56,7 @@
 #include <kfmm/detail/ScopedRegion.hpp>
 #include <kfmm/detail/StaticChecks.hpp>
 #include <kfmm/detail/Validation.hpp>
+#include <kfmm/detail/Workspace.hpp>
 #include <kfmm/distributed/detail/Collectives.hpp>
 #include <kfmm/distributed/detail/StagedExchange.hpp>
 #include <kfmm/tree/Morton.hpp>
@@ -69,6 +71,7 @@
 #include <cmath>
 #include <cstdint>
 #include <limits>
+#include <memory>
 #include <string>
 #include <type_traits>
 #include <vector>
@@ -316,7 +319,7 @@ public:
       requireShape(where, positions);
       kfmm::detail::requireFinite(space, where, "positions", positions);
     });
-    auto const keys = sortedKeys(space, positions);
+    auto keys = sortedKeys(space, positions);
     // The previous (sampled) splitters on the new keys: every rank's count, summed over the
     // senders.
     _splitters = _sampled_splitters;
@@ -340,12 +343,14 @@ public:
         alignSplitters(space, keys, _leaf_size);
       _send_counts = sendCounts(space, keys);
     }
+    _memory->give(keys);
     std::size_t const previous_owned = ownedCount();
     _recv_counts = detail::receiveCounts(own, _send_counts);
     if (ownedCount() != previous_owned)
-      _owned = Positions(Kokkos::view_alloc(space, Kokkos::WithoutInitializing,
-                                            "kfmm::distributed::owned_positions"),
-                         ownedCount());
+    {
+      _memory->give(_owned); // first: its block may serve the new count
+      _memory->take(space, _owned, "kfmm::distributed::owned_positions", ownedCount());
+    }
     toOwners(space, positions, _owned);
     return balanced;
   }
@@ -437,17 +442,16 @@ private:
                             "argument 'weights' holds a negative value at index " +
                                 std::to_string(negative));
     });
-    auto const keys = sortedKeys(space, positions);
+    auto keys = sortedKeys(space, positions);
     _samples = options.samples;
     _leaf_size = options.leaf_size;
     chooseSplitters(space, keys, weights, options.samples);
     if (options.leaf_size > 0)
       alignSplitters(space, keys, options.leaf_size);
     _send_counts = sendCounts(space, keys);
+    _memory->give(keys);
     _recv_counts = detail::receiveCounts(own, _send_counts);
-    _owned = Positions(Kokkos::view_alloc(space, Kokkos::WithoutInitializing,
-                                          "kfmm::distributed::owned_positions"),
-                       ownedCount());
+    _memory->take(space, _owned, "kfmm::distributed::owned_positions", ownedCount());
     toOwners(space, positions, _owned);
   }
 
@@ -465,22 +469,25 @@ private:
   }
 
   /// Steps 1 and 2: the global cube, and the caller's keys in it, sorted, with _order the
-  /// caller's index of each (its allocation kept while the count stays).
+  /// caller's index of each (its block kept while the count stays). The keys come from the
+  /// partition's workspace: the caller gives them back.
   template <class ExecutionSpace, class CallerPositions>
   Kokkos::View<tree::MortonKey *, MemorySpace> sortedKeys(ExecutionSpace const &space,
                                                           CallerPositions const &positions)
   {
     _cube = globalCube(space, positions);
     std::size_t const n = positions.extent(0);
-    Kokkos::View<tree::MortonKey *, MemorySpace> keys(
-        Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "kfmm::distributed::keys"), n);
-    if (_order.use_count() == 0 || _order.extent(0) != n)
-      _order = Order(
-          Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "kfmm::distributed::order"), n);
+    Kokkos::View<tree::MortonKey *, MemorySpace> keys;
+    _memory->take(space, keys, "kfmm::distributed::keys", n);
+    if (_order.data() == nullptr || _order.extent(0) != n)
+    {
+      _memory->give(_order);
+      _memory->take(space, _order, "kfmm::distributed::order", n);
+    }
     tree::computeMortonKeys(space, _cube, positions, keys);
     kfmm::detail::streamFor("kfmm::distributed::identity", space, static_cast<std::int64_t>(n),
                             tree::detail::IdentityPermutation<MemorySpace>{_order});
-    tree::sortPairs(space, keys, _order, 3 * tree::max_level);
+    tree::detail::sortPairs(space, keys, _order, 3 * tree::max_level, *_memory);
     return keys;
   }
 
@@ -677,14 +684,12 @@ private:
                             std::to_string(extremes[0]) + " to " + std::to_string(-extremes[1]) +
                             " bytes)");
     using Rows = Kokkos::View<Value **, Kokkos::LayoutRight, MemorySpace>;
-    Rows sent(Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "kfmm::distributed::sent"),
-              in_rows, columns);
+    Rows sent, received;
+    _memory->take(space, sent, "kfmm::distributed::sent", in_rows, columns);
+    _memory->take(space, received, "kfmm::distributed::received", out_rows, columns);
     Kokkos::parallel_for(
         "kfmm::distributed::pack", Kokkos::RangePolicy<ExecutionSpace>(space, 0, in_rows),
         detail::MoveRows<In, Rows, Order>{in, sent, _order, from_callers, false, columns});
-    Rows received(
-        Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "kfmm::distributed::received"),
-        out_rows, columns);
     std::vector<std::int64_t> send_values(send.size()), recv_values(recv.size());
     for (std::size_t r = 0; r < send.size(); ++r)
     {
@@ -696,6 +701,10 @@ private:
     Kokkos::parallel_for(
         "kfmm::distributed::unpack", Kokkos::RangePolicy<ExecutionSpace>(space, 0, out_rows),
         detail::MoveRows<Rows, Out, Order>{received, out, _order, false, !from_callers, columns});
+    // The buffers' blocks serve the next transfer, which may run on another instance.
+    space.fence();
+    _memory->give(sent);
+    _memory->give(received);
   }
 
   detail::Communicator _comm;
@@ -711,6 +720,12 @@ private:
   std::vector<std::int64_t> _send_counts; ///< of the caller's particles, per rank
   std::vector<std::int64_t> _recv_counts; ///< of the owned particles, per rank
   Positions _owned;
+  /// The arrays above (the order, the owned positions) and each call's transient ones (keys,
+  /// the sort's buffers, the transfers' rows), from blocks the partition keeps between calls:
+  /// an allocation and its release on CUDA each wait for the device, and a time step makes
+  /// a dozen of them (detail/Workspace.hpp).
+  std::shared_ptr<kfmm::detail::Workspace<MemorySpace>> _memory =
+      kfmm::detail::WorkspacePool<MemorySpace>::shared().lease();
   /// The transfers' exchange.
   mutable detail::StagedExchange<MemorySpace> _exchange;
 };
