@@ -257,6 +257,17 @@ Gathered<Real> gatherAll(Particles<Real> const &particles, Results<Real> const &
   return all;
 }
 
+/// The solver's steps of its local essential trees, in the reports' order
+/// (essential_tree_step_names).
+void copyTreeSteps(kfmm::distributed::EssentialTreeSteps const &steps,
+                   double (&out)[essential_tree_step_count])
+{
+  double const in[essential_tree_step_count] = {steps.own_tree,      steps.shared_cells,
+                                                steps.regions,       steps.select_sent,
+                                                steps.exchange_sent, steps.essential_tree};
+  std::copy(in, in + essential_tree_step_count, out);
+}
+
 /// One run on this rank: its statistics and wall time.
 struct RankRun
 {
@@ -293,6 +304,7 @@ RankRun solveOnce(Space const &space, Options const &options, Particles<Real> co
     run.rank.build_communication_seconds = s.build_communication_seconds;
     run.rank.partition_seconds = s.partition_seconds;
     run.rank.essential_trees_seconds = s.essential_trees_seconds;
+    copyTreeSteps(s.essential_tree_steps, run.rank.essential_tree_steps);
     run.rank.evaluate_seconds = s.evaluate_seconds;
     run.rank.evaluate_communication_seconds = s.evaluate_communication_seconds;
   });
@@ -357,6 +369,7 @@ StepsReport timeSteps(Space const &space, Configuration const &c, Block const &b
   report.steps = c.steps;
   report.move = c.step_move;
   std::vector<double> seconds, rebuild, partition, trees, rebuild_mpi, evaluate, evaluate_mpi, sent;
+  std::vector<double> tree_steps[essential_tree_step_count];
   onEveryRank([&] {
     kfmm::distributed::DistributedFmm<Real, Memory> solver(MPI_COMM_WORLD, space,
                                                            particles.positions, allowed);
@@ -384,14 +397,20 @@ StepsReport timeSteps(Space const &space, Configuration const &c, Block const &b
       solver.evaluate(space, particles.charges, results.potential, results.field);
       space.fence();
       kfmm::distributed::RankStats const &s = solver.stats();
-      double times[7] = {timer.seconds(),
-                         s.build_seconds,
-                         s.partition_seconds,
-                         s.essential_trees_seconds,
-                         s.build_communication_seconds,
-                         s.evaluate_seconds,
-                         s.evaluate_communication_seconds};
-      MPI_Allreduce(MPI_IN_PLACE, times, 7, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+      constexpr int count = 7 + essential_tree_step_count;
+      double times[count] = {timer.seconds(),
+                             s.build_seconds,
+                             s.partition_seconds,
+                             s.essential_trees_seconds,
+                             s.build_communication_seconds,
+                             s.evaluate_seconds,
+                             s.evaluate_communication_seconds};
+      double steps_of_trees[essential_tree_step_count];
+      copyTreeSteps(s.essential_tree_steps, steps_of_trees);
+      std::copy(steps_of_trees, steps_of_trees + essential_tree_step_count, times + 7);
+      MPI_Allreduce(MPI_IN_PLACE, times, count, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+      for (int k = 0; k < essential_tree_step_count; ++k)
+        tree_steps[k].push_back(times[7 + k]);
       double sent_now = static_cast<double>(s.sent_particles);
       MPI_Allreduce(MPI_IN_PLACE, &sent_now, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
       sent.push_back(sent_now);
@@ -411,6 +430,8 @@ StepsReport timeSteps(Space const &space, Configuration const &c, Block const &b
     report.rebuild_seconds = median(rebuild);
     report.partition_seconds = median(partition);
     report.essential_trees_seconds = median(trees);
+    for (int k = 0; k < essential_tree_step_count; ++k)
+      report.essential_tree_steps[k] = median(tree_steps[k]);
     report.rebuild_communication_seconds = median(rebuild_mpi);
     report.evaluate_seconds = median(evaluate);
     report.evaluate_communication_seconds = median(evaluate_mpi);
@@ -434,6 +455,13 @@ RankReport summary(std::vector<RankRun> const &runs)
                      &RankReport::evaluate_seconds, &RankReport::evaluate_communication_seconds,
                      &RankReport::wall_seconds})
     middle(field);
+  for (int k = 0; k < essential_tree_step_count; ++k)
+  {
+    std::vector<double> values;
+    for (auto const &run : runs)
+      values.push_back(run.rank.essential_tree_steps[k]);
+    r.essential_tree_steps[k] = median(values);
+  }
   return r;
 }
 

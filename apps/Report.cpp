@@ -192,6 +192,29 @@ double nearFieldRate(Report const &r)
   return 0;
 }
 
+using TreeSteps = double[essential_tree_step_count];
+
+/// One line of the local essential trees' steps, `prefix` first; nothing where they were not
+/// timed (all 0).
+void printTreeSteps(std::FILE *out, char const *prefix, TreeSteps const &steps)
+{
+  if (std::all_of(steps, steps + essential_tree_step_count, [](double t) { return t == 0; }))
+    return;
+  std::fprintf(out, "%s", prefix);
+  for (int k = 0; k < essential_tree_step_count; ++k)
+    std::fprintf(out, "%s%s %.6f s", k > 0 ? ", " : "", essential_tree_step_names[k], steps[k]);
+  std::fprintf(out, "\n");
+}
+
+/// The local essential trees' steps as the JSON object "essential_tree_steps".
+void treeStepsObject(JsonWriter &j, TreeSteps const &steps)
+{
+  j.beginObject("essential_tree_steps");
+  for (int k = 0; k < essential_tree_step_count; ++k)
+    j.number(essential_tree_step_names[k], steps[k]);
+  j.endObject();
+}
+
 } // namespace
 
 std::string versionText()
@@ -317,6 +340,11 @@ void printReport(std::FILE *out, Report const &r)
                    p.partition_seconds, p.essential_trees_seconds, p.build_communication_seconds,
                    p.evaluate_seconds, p.evaluate_communication_seconds, p.wall_seconds);
     }
+    TreeSteps slowest = {};
+    for (RankReport const &p : r.per_rank)
+      for (int k = 0; k < essential_tree_step_count; ++k)
+        slowest[k] = std::max(slowest[k], p.essential_tree_steps[k]);
+    printTreeSteps(out, "    (trees), the slowest rank's: ", slowest);
   }
   if (r.runs > 1 || c.repeat > 0)
     std::fprintf(out, "  runs          first %.6f s; median of the %d after it %.6f s\n",
@@ -330,6 +358,8 @@ void printReport(std::FILE *out, Report const &r)
                  s.steps, s.move, s.seconds, s.rebuild_seconds, s.partition_seconds,
                  s.essential_trees_seconds, s.rebuild_communication_seconds, s.evaluate_seconds,
                  s.evaluate_communication_seconds, s.splitters_kept, s.sent_particles);
+  if (StepsReport const &s = r.steps; s.steps > 0)
+    printTreeSteps(out, "                of the essential trees: ", s.essential_tree_steps);
   std::fprintf(out, "  rate          %.4g particles/s",
                r.seconds > 0 ? static_cast<double>(r.n) / r.seconds : 0.0);
   if (double const near_rate = nearFieldRate(r); near_rate > 0)
@@ -581,6 +611,7 @@ std::string jsonReport(Report const &r)
       j.number("build_communication_seconds", p.build_communication_seconds);
       j.number("partition_seconds", p.partition_seconds);
       j.number("essential_trees_seconds", p.essential_trees_seconds);
+      treeStepsObject(j, p.essential_tree_steps);
       j.number("evaluate_seconds", p.evaluate_seconds);
       j.number("evaluate_communication_seconds", p.evaluate_communication_seconds);
       j.number("wall_seconds", p.wall_seconds);
@@ -597,6 +628,7 @@ std::string jsonReport(Report const &r)
     j.number("rebuild_seconds", s.rebuild_seconds);
     j.number("partition_seconds", s.partition_seconds);
     j.number("essential_trees_seconds", s.essential_trees_seconds);
+    treeStepsObject(j, s.essential_tree_steps);
     j.number("rebuild_communication_seconds", s.rebuild_communication_seconds);
     j.number("evaluate_seconds", s.evaluate_seconds);
     j.number("evaluate_communication_seconds", s.evaluate_communication_seconds);

@@ -40,6 +40,12 @@ struct CheckResult
   double seconds = 0;
 };
 
+/// The steps of the local essential trees' build (kfmm::distributed::EssentialTreeSteps), in
+/// the order the reports list them.
+constexpr int essential_tree_step_count = 6;
+inline constexpr char const *essential_tree_step_names[essential_tree_step_count] = {
+    "own_tree", "shared_cells", "regions", "select_sent", "exchange_sent", "essential_tree"};
+
 /// What one MPI rank of a distributed run did (apps/Distributed.cpp): times are the medians
 /// over the runs summarised, as the stage table's.
 struct RankReport
@@ -51,6 +57,9 @@ struct RankReport
   double build_communication_seconds = 0;
   double partition_seconds = 0;       ///< of build_seconds
   double essential_trees_seconds = 0; ///< of build_seconds
+  /// essential_trees_seconds step by step (essential_tree_step_names; 0 unless the stages
+  /// are timed).
+  double essential_tree_steps[essential_tree_step_count] = {};
   double evaluate_seconds = 0;
   double evaluate_communication_seconds = 0;
   double wall_seconds = 0; ///< its own wall time of a run (construct and evaluate)
@@ -61,11 +70,12 @@ struct RankReport
 struct StepsReport
 {
   int steps = 0;
-  double move = 0;                    ///< --step-move
-  double seconds = 0;                 ///< a step: rebuild and evaluation
-  double rebuild_seconds = 0;         ///< DistributedFmm::rebuild
-  double partition_seconds = 0;       ///< of the rebuild
-  double essential_trees_seconds = 0; ///< of the rebuild
+  double move = 0;                                             ///< --step-move
+  double seconds = 0;                                          ///< a step: rebuild and evaluation
+  double rebuild_seconds = 0;                                  ///< DistributedFmm::rebuild
+  double partition_seconds = 0;                                ///< of the rebuild
+  double essential_trees_seconds = 0;                          ///< of the rebuild
+  double essential_tree_steps[essential_tree_step_count] = {}; ///< of essential_trees_seconds
   /// Of the rebuild, the time in the local essential trees' MPI calls (RankStats'
   /// build_communication_seconds).
   double rebuild_communication_seconds = 0;

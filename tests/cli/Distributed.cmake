@@ -188,8 +188,10 @@ if(MODE STREQUAL "compare")
   # Only rank 0 prints: one report.
   string(REGEX MATCHALL "kfmm [0-9.]+: " reports "${run_OUT}")
   list(LENGTH reports reports)
-  if(NOT reports EQUAL 1 OR NOT run_OUT MATCHES "\n  ranks +3;")
-    kfmm_fail("3 ranks: expected one report with a table of 3 ranks")
+  if(NOT reports EQUAL 1 OR NOT run_OUT MATCHES "\n  ranks +3;"
+     OR NOT run_OUT MATCHES "\n    \\(trees\\), the slowest rank's: own_tree [0-9.]+ s, shared_cells")
+    kfmm_fail("3 ranks: expected one report with a table of 3 ranks and the essential trees' "
+              "steps")
   endif()
   file(READ ${WORK_DIR}/three.json json)
   string(JSON ranks GET "${json}" ranks)
@@ -208,6 +210,10 @@ if(MODE STREQUAL "compare")
     foreach(key ghosts pruned_cells build_seconds build_communication_seconds partition_seconds
                 essential_trees_seconds evaluate_seconds evaluate_communication_seconds)
       string(JSON ignored GET "${json}" per_rank ${r} ${key})
+    endforeach()
+    # The essential trees' steps, timed (the program times its stages by default).
+    foreach(step own_tree shared_cells regions select_sent exchange_sent essential_tree)
+      string(JSON ignored GET "${json}" per_rank ${r} essential_tree_steps ${step})
     endforeach()
     math(EXPR owned "${owned} + ${particles}")
   endforeach()

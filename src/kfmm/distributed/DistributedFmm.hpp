@@ -109,6 +109,9 @@ struct RankStats
   /// Of build_seconds, the local essential trees' (both trees, what each rank sends, the
   /// exchange); the rest builds the solver on them.
   double essential_trees_seconds = 0;
+  /// essential_trees_seconds step by step, where Options::time_stages asks for the stages'
+  /// times (each step then ends with a fence); otherwise all 0.
+  EssentialTreeSteps essential_tree_steps;
   double evaluate_seconds = 0;
   double evaluate_communication_seconds = 0;
   /// Whether the last rebuild() kept the previous partition's splitters (false after a
@@ -466,9 +469,10 @@ private:
           _options.theta,
           kfmm::detail::softeningSeparation<kfmm::tuning::Tuning<ExecutionSpace>, Real>(_options),
           farfield::sparseLeaves(_options.order, _options.leaf_size),
-          detail::region_leaves * _options.leaf_size);
+          detail::region_leaves * _options.leaf_size, _options.time_stages);
       space.fence();
       _stats.essential_trees_seconds = trees_timer.seconds();
+      _stats.essential_tree_steps = _trees.steps;
       // The order and theta the tolerance chose, given as such (Options' rule: a tolerance
       // comes with the default order and theta).
       Options chosen = _options;

@@ -96,6 +96,24 @@
 #include <utility>
 #include <vector>
 
+namespace kfmm::distributed
+{
+
+/// Seconds of each step of the local essential trees' build (the file comment's steps),
+/// each ended by a fence, where the solver times its stages (Options::time_stages); otherwise
+/// all 0. A step's MPI calls are part of its time.
+struct EssentialTreeSteps
+{
+  double own_tree = 0;       ///< step 1: the ranks' key spans, the own keys, sort and tree
+  double shared_cells = 0;   ///< step 2: the shared cells' radii and counts
+  double regions = 0;        ///< step 3: every rank's region
+  double select_sent = 0;    ///< step 4: what this rank sends to each receiver
+  double exchange_sent = 0;  ///< step 4's exchange of the pruned cells and ghosts
+  double essential_tree = 0; ///< step 5: the local essential tree
+};
+
+} // namespace kfmm::distributed
+
 namespace kfmm::distributed::detail
 {
 
@@ -843,6 +861,7 @@ struct EssentialTrees
   Kokkos::View<double *[3], MemorySpace> entries; ///< its entries' positions
   ExchangePlan<MemorySpace> plan;
   double exchange_seconds = 0; ///< time in MPI calls while building
+  EssentialTreeSteps steps;    ///< where the build was asked to time its steps
 };
 
 /// Host copy of a device array as a std::vector.
@@ -1020,7 +1039,8 @@ struct NameCells
 
 /// Steps 1 to 5 of the file comment on this rank's particles `own` (the partition's owned
 /// particles, in its `cube`; the ranges start at leaves of `leaf_size`), with regions whose
-/// holding balls hold at most `region_particles` particles where the tree allows.
+/// holding balls hold at most `region_particles` particles where the tree allows; with
+/// `time_steps`, each step ends with a fence and its time goes to trees.steps.
 /// Collective over `comm`: MPI_Allgather and allGatherv (the ranks' key spans, the regions),
 /// MPI_Allreduce (the shared cells' radii), two exchanges (pruned cells, ghosts; StagedExchange)
 /// with their MPI_Alltoall of counts, and requireOnAllRanks.
@@ -1029,7 +1049,7 @@ EssentialTrees<MemorySpace> buildEssentialTrees(MPI_Comm comm, ExecutionSpace co
                                                 Kokkos::View<double *[3], MemorySpace> const &own,
                                                 tree::Cube const &cube, int leaf_size, double theta,
                                                 double separation, tree::SparseLeaves sparse,
-                                                int region_particles)
+                                                int region_particles, bool time_steps)
 {
   using Policy = Kokkos::RangePolicy<ExecutionSpace>;
   std::string const where = "kfmm::distributed::DistributedFmm";
@@ -1055,15 +1075,28 @@ EssentialTrees<MemorySpace> buildEssentialTrees(MPI_Comm comm, ExecutionSpace co
     trees.exchange_seconds += timer.seconds();
   };
 
-  // Each step below is a profiling region of its own, nested in this one.
+  // Each step below is a profiling region of its own, nested in this one, and timed where
+  // asked.
   std::optional<kfmm::detail::ScopedRegion> step;
-  auto const beginStep = [&](char const *name) {
+  double *step_seconds = nullptr;
+  Kokkos::Timer step_timer;
+  auto const endStep = [&] {
     step.reset();
+    if (time_steps && step_seconds != nullptr)
+    {
+      space.fence();
+      *step_seconds = step_timer.seconds();
+    }
+  };
+  auto const beginStep = [&](char const *name, double EssentialTreeSteps::*seconds) {
+    endStep();
     step.emplace(std::string("kfmm::distributed::") + name);
+    step_seconds = &(trees.steps.*seconds);
+    step_timer.reset();
   };
 
   // Step 1: the ranks' key spans, then the own tree.
-  beginStep("own_tree");
+  beginStep("own_tree", &EssentialTreeSteps::own_tree);
   std::int64_t const n = static_cast<std::int64_t>(own.extent(0));
   Kokkos::View<tree::MortonKey *, MemorySpace> own_keys;
   take(own_keys, "own_keys", n);
@@ -1088,7 +1121,7 @@ EssentialTrees<MemorySpace> buildEssentialTrees(MPI_Comm comm, ExecutionSpace co
   tree::Octree<MemorySpace> &mine = trees.own;
 
   // Step 2: the shared cells' radii (the largest over the ranks) and counts (their sum).
-  beginStep("shared_cells");
+  beginStep("shared_cells", &EssentialTreeSteps::shared_cells);
   auto const shared = sharedCells(spans);
   int const num_shared = static_cast<int>(shared.size());
   std::vector<int> shared_levels(num_shared);
@@ -1132,7 +1165,7 @@ EssentialTrees<MemorySpace> buildEssentialTrees(MPI_Comm comm, ExecutionSpace co
   memory.give(shared_here);
 
   // Step 3: every rank's region.
-  beginStep("regions");
+  beginStep("regions", &EssentialTreeSteps::regions);
   SubtreeRoots<MemorySpace> const roots{mine.cell_keys, mine.level, mine.parent, neighbours};
   int const num_cells = mine.numCells();
   RegionNodes<MemorySpace> const nodes{
@@ -1172,7 +1205,7 @@ EssentialTrees<MemorySpace> buildEssentialTrees(MPI_Comm comm, ExecutionSpace co
   // Step 4: what this rank sends to each rank that has particles, per receiver in rank order:
   // the pruned cells as described to it and as cells of the own tree, the ghosts and the
   // particle each stands for.
-  beginStep("select_sent");
+  beginStep("select_sent", &EssentialTreeSteps::select_sent);
   std::vector<Kokkos::View<PrunedCell *, MemorySpace>> pruned_pieces;
   std::vector<Kokkos::View<int *, MemorySpace>> pruned_cell_pieces;
   std::vector<Kokkos::View<Point *, MemorySpace>> ghost_pieces;
@@ -1296,7 +1329,7 @@ EssentialTrees<MemorySpace> buildEssentialTrees(MPI_Comm comm, ExecutionSpace co
   auto ghosts_out = concatenate(ghost_pieces, "ghosts_out");
   plan.ghost_sources = concatenate(ghost_source_pieces, "ghost_sources");
 
-  beginStep("exchange_sent");
+  beginStep("exchange_sent", &EssentialTreeSteps::exchange_sent);
   std::int64_t num_ghosts_in = 0, num_pruned_in = 0;
   communicate([&] {
     plan.pruned_recv = receiveCounts(comm, plan.pruned_send);
@@ -1323,7 +1356,7 @@ EssentialTrees<MemorySpace> buildEssentialTrees(MPI_Comm comm, ExecutionSpace co
   memory.give(ghosts_out);
 
   // Step 5: the local essential tree of the rank's particles, the ghosts and the pruned cells.
-  beginStep("essential_tree");
+  beginStep("essential_tree", &EssentialTreeSteps::essential_tree);
   plan.own = n;
   plan.ghosts = num_ghosts_in;
   std::int64_t const particles = n + plan.ghosts;
@@ -1406,6 +1439,7 @@ EssentialTrees<MemorySpace> buildEssentialTrees(MPI_Comm comm, ExecutionSpace co
                               std::to_string(misplaced + missing + missing_sources) +
                               " pruned cells (please report it)");
   });
+  endStep();
   return trees;
 }
 

@@ -39,9 +39,9 @@
 // splitters kept are the sampled ones, before step 3b, so that the leaf alignment does not walk
 // them down step after step. The communicator, the exchange's buffers and the partition's
 // workspace (the order, the owned positions, the keys, the sort's and the transfers' arrays:
-// blocks of device memory it keeps, detail/Workspace.hpp) are the previous ones. When each rank passes
-// the particles it owned (in the order toOwners gave), only those that crossed a range boundary
-// since travel through MPI: sentCount() counts them.
+// blocks of device memory it keeps, detail/Workspace.hpp) are the previous ones. When each rank
+// passes the particles it owned (in the order toOwners gave), only those that crossed a range
+// boundary since travel through MPI: sentCount() counts them.
 //
 // Particles with equal keys (coincident particles, or closer than the key grid resolves) are
 // never split between ranks, so one rank can own more than its share when many particles share
