@@ -197,9 +197,10 @@ def several_gpus():
     """Two H200s (one host): weak and strong scaling, cold runs and time steps, the per-rank
     breakdown, the sparse-leaf rule's change in two leases; two CPU ranks on the 2-core
     machine."""
-    a = Archive("2026-11-30-two-h200-device-peers")
+    a = Archive("2026-11-30-two-h200-pooled")
+    routes = Archive("2026-11-30-two-h200-device-peers")
     earlier = Archive("2026-11-29-two-h200")
-    now, host_staged = "b466d56", "7bfea67"
+    now, host_staged, device_peers, pooled = "1b285c7", "7bfea67", "b466d56", "4377f1f"
 
     def report(case, commit=now, archive=a):
         return archive.json(f"2xh200-{commit}-{case}.json")
@@ -257,8 +258,10 @@ def several_gpus():
                  breakdown)]
     rows = []
     for case, name in (("u25", "2.5e7 uniform per GPU"), ("p25", "2.5e7 Plummer per GPU")):
-        for commit, route in ((host_staged, "through host buffers"), (now, "device to device")):
-            cold, steps = report(f"two-{case}", commit), report(f"steps-{case}", commit)
+        for commit, route in ((host_staged, "through host buffers"),
+                              (device_peers, "device to device")):
+            cold = report(f"two-{case}", commit, routes)
+            steps = report(f"steps-{case}", commit, routes)
             first = steps["timing"]["stage_seconds"]
             rows.append([f"{name}, {route}", commit, seconds(cold["timing"]["total_seconds"]),
                          seconds(slowest(steps, "partition_seconds")),
@@ -269,6 +272,31 @@ def several_gpus():
     out.append(table(["weak, 2 GPUs", "commit", "cold run", "first run's partition",
                       "first run's charges to owners", "first run's results back", "step",
                       "step's rebuild", "step's evaluate"], rows))
+    rows = []
+    for case, name in (("u25", "2.5e7 uniform per GPU"), ("p25", "2.5e7 Plummer per GPU"),
+                       ("u100", "1e8 uniform per GPU")):
+        for commit, arrays in ((device_peers, "allocated per call"), (pooled, "pooled")):
+            runs = [f"steps-{case}"] if case == "u100" else [f"steps-{case}-r1", f"steps-{case}-r2"]
+            steps = [report(run, commit)["steps"] for run in runs]
+            rows.append([f"{name}, the partition's arrays {arrays}", commit,
+                         " and ".join(seconds(x["seconds"]) for x in steps),
+                         " and ".join(seconds(x["partition_seconds"]) for x in steps),
+                         " and ".join(seconds(x["seconds"] - x["rebuild_seconds"]
+                                              - x["evaluate_seconds"]) for x in steps)])
+    out.append(table(["weak, 2 GPUs, steps", "commit", "step", "step's partition",
+                      "step's take-over (step less rebuild and evaluate)"], rows))
+    rows = []
+    for name, _, _, steps_case, _ in cases:
+        st = report(steps_case)["steps"]
+        parts = st["essential_tree_steps"]
+        rows.append([name.split(",")[0] + "," + name.split(",")[1],
+                     seconds(st["essential_trees_seconds"])]
+                    + [seconds(parts[k]) for k in ("own_tree", "shared_cells", "regions",
+                                                   "select_sent", "exchange_sent",
+                                                   "essential_tree")])
+    out.append(table(["step, slowest rank", "essential trees", "own keys, sort and tree",
+                      "shared cells", "regions", "selection", "exchange", "essential tree"],
+                     rows))
     rows = []
     for commit in ("fc2e07e", "54964cd"):
         cold = report("two-p25", commit, earlier)
