@@ -17,8 +17,8 @@
 //     exchange lays them out). It then queues the copies of its own blocks into the others'
 //     mailboxes on the caller's stream, behind the kernels that made them. A mapping of a
 //     mailbox that has since grown is closed here, by every rank, whether it sends or not.
-//  2. settle(): the rank waits for its copies (a fence of the caller's space), then for every
-//     rank's (MPI_Barrier): its mailbox then holds every block it receives. A mailbox given
+//  2. settle(), after the caller fenced its space (its own copies done): waits for every
+//     rank's copies (MPI_Barrier): its mailbox then holds every block it receives. A mailbox given
 //     up by growing is freed only now, when no rank maps it any longer.
 // A rank writes into another's mailbox only after that rank entered the exchange's
 // MPI_Alltoall, which it does after it copied the last exchange's blocks out of its mailbox
@@ -28,7 +28,7 @@
 // every rank of the communicator is on this node and every pair of their GPUs can reach each
 // other (the same GPU, or peer access), and whether the mailboxes could be mapped. Where not
 // (ranks on several nodes, one GPU visible per process through CUDA_VISIBLE_DEVICES, a Kokkos
-// whose allocations cannot be exported), StagedExchange goes through host buffers as before.
+// whose allocations cannot be exported), StagedExchange goes through host buffers.
 // The mailboxes are freed when Kokkos finalises.
 
 #include <kfmm/Config.hpp>
