@@ -27,8 +27,9 @@
 // (tests/tstDistributedFmm.cpp requires a relative L2 difference of at most 2e-6 in float and
 // 1e-13 in double, far below the FMM's error, on 1 to 4 ranks).
 //
-// Data a rank keeps is copied on the device; the rest travels through host buffers the process
-// keeps (page-locked on CUDA), or in place with KFMM_ENABLE_GPU_AWARE_MPI
+// Data a rank keeps is copied on the device; the rest travels device to device between the
+// GPUs of one node (detail/DevicePeers.hpp), through host buffers the process keeps
+// (page-locked on CUDA), or in place with KFMM_ENABLE_GPU_AWARE_MPI
 // (detail/StagedExchange.hpp; 64-bit counts, pieces of at most 1 GiB). Every public call is
 // collective: all ranks call it, in the same order; when the arguments fail a check on any
 // rank, every rank throws the same kfmm::Exception (detail/Collectives.hpp's

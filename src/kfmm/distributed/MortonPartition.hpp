@@ -24,7 +24,8 @@
 //    distributed solver's ranks then hold whole leaves (distributed/LocalEssentialTree.hpp);
 // 4. each rank's sorted particles, cut at the splitters, go to their owners
 //    (detail/StagedExchange.hpp: those that stay are copied on the device, the others travel
-//    through host buffers the process keeps, or in place with a GPU-aware MPI).
+//    device to device between the GPUs of a node, through host buffers the process keeps, or
+//    in place with a GPU-aware MPI).
 // Values per particle then travel the same way (toOwners), and results back, in reverse
 // (toCallers), into the caller's order.
 //
