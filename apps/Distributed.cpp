@@ -257,10 +257,9 @@ Gathered<Real> gatherAll(Particles<Real> const &particles, Results<Real> const &
   return all;
 }
 
-/// The solver's steps of its local essential trees, in the reports' order
-/// (essential_tree_step_names).
-void copyTreeSteps(kfmm::distributed::EssentialTreeSteps const &steps,
-                   double (&out)[essential_tree_step_count])
+/// The solver's steps of its local essential trees into out[0, essential_tree_step_count), in
+/// the reports' order (essential_tree_step_names).
+void copyTreeSteps(kfmm::distributed::EssentialTreeSteps const &steps, double *out)
 {
   double const in[essential_tree_step_count] = {steps.own_tree,      steps.shared_cells,
                                                 steps.regions,       steps.select_sent,
@@ -405,9 +404,7 @@ StepsReport timeSteps(Space const &space, Configuration const &c, Block const &b
                              s.build_communication_seconds,
                              s.evaluate_seconds,
                              s.evaluate_communication_seconds};
-      double steps_of_trees[essential_tree_step_count];
-      copyTreeSteps(s.essential_tree_steps, steps_of_trees);
-      std::copy(steps_of_trees, steps_of_trees + essential_tree_step_count, times + 7);
+      copyTreeSteps(s.essential_tree_steps, times + 7);
       MPI_Allreduce(MPI_IN_PLACE, times, count, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
       for (int k = 0; k < essential_tree_step_count; ++k)
         tree_steps[k].push_back(times[7 + k]);

@@ -46,7 +46,6 @@
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
-#include <cstring>
 #include <map>
 #include <string>
 #include <vector>
@@ -115,9 +114,7 @@ public:
     {
       if (group[r] == _world_rank)
         continue;
-      Mapping &mapping = _mapped[group[r]];
-      if (mapping.base != nullptr && mapping.generation != theirs[r].generation)
-        unmap(mapping);
+      Mapping &mapping = current(group[r], theirs[r]);
       if (send_blocks[r].bytes == 0)
         continue;
       if (mapping.base == nullptr)
@@ -223,14 +220,11 @@ private:
     {
       if (group[r] == _world_rank)
         continue;
-      Mapping &mapping = _mapped[group[r]];
-      if (mapping.base != nullptr && mapping.generation == posts[r].generation)
-        continue;
-      if (mapping.base != nullptr)
-        unmap(mapping);
+      Mapping &mapping = current(group[r], posts[r]);
       try
       {
-        map(mapping, posts[r]);
+        if (mapping.base == nullptr)
+          map(mapping, posts[r]);
       }
       catch (kfmm::Exception const &)
       {
@@ -262,6 +256,16 @@ private:
     _bytes = grown;
     _handle = handle;
     ++_generation;
+  }
+
+  /// This process's mapping of the mailbox of the process of world rank `peer`, closed if
+  /// `post` says that mailbox has grown since (then empty, for map()).
+  Mapping &current(int peer, MailboxPost const &post)
+  {
+    Mapping &mapping = _mapped[peer];
+    if (mapping.base != nullptr && mapping.generation != post.generation)
+      unmap(mapping);
+    return mapping;
   }
 
   void map(Mapping &mapping, MailboxPost const &post)
