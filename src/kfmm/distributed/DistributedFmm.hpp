@@ -466,8 +466,8 @@ private:
     {
       Kokkos::Timer trees_timer;
       _trees = detail::buildEssentialTrees(
-          comm, space, _partition->positions(), _partition->cube(), _options.leaf_size,
-          _options.theta,
+          comm, space, _partition->positions(), _partition->ownedRuns(), _partition->cube(),
+          _options.leaf_size, _options.theta,
           kfmm::detail::softeningSeparation<kfmm::tuning::Tuning<ExecutionSpace>, Real>(_options),
           farfield::sparseLeaves(_options.order, _options.leaf_size),
           detail::region_leaves * _options.leaf_size, _options.time_stages);

@@ -18,7 +18,8 @@
 //     of all particles splits it too, since it holds particles on both sides of a range
 //     boundary and no leaf does. Any other cell holds all of its particles here and splits by
 //     count. So the own tree is the tree of all particles restricted to cells holding this
-//     rank's particles.
+//     rank's particles. The particles arrive from each rank in key order (MortonPartition::
+//     ownedRuns): their keys merge (tree/MergeSorted.hpp) rather than sort again.
 //  2. Shared cells: each rank's radius of a shared cell bounds its own particles; the
 //     maximum over ranks (one MPI_Allreduce) is the radius of the tree of all particles, since
 //     a radius is a maximum over children (tree/Octree.hpp). Their particle counts summed
@@ -32,7 +33,8 @@
 //     also carries the largest radius of a sparse leaf below it and the fewest particles of
 //     one (tree::detail::PairRule::sparseLeafPair: a leaf of a few particles, which the
 //     traversal computes directly where it is the larger cell of an accepted pair of few
-//     enough particle pairs), and whether it is a leaf. One allGatherv.
+//     enough particle pairs), and whether it is a leaf. Each rank's region goes to every
+//     other rank as the evaluation's values travel (detail/StagedExchange.hpp).
 //  4. Selection, for each receiver on each sender: a sender's non-shared cell is opened when
 //     it might fail the acceptance test (R_t + R_s) < theta |c_t - c_s| with the lists' least
 //     separation (tree::detail::thetaAccepts) against some target cell of the receiver, which
@@ -56,9 +58,10 @@
 //     evaluation's values do (detail/StagedExchange.hpp: page-locked buffers the process
 //     keeps, or in place with a GPU-aware MPI).
 //  5. Local essential tree: the rank's particles, the ghosts and one entry per pruned cell (at
-//     its first key, standing for its particles), split by the count of particles the entries
-//     stand for, which is the count in the tree of all particles, except that a pruned cell's
-//     entry stays a leaf at its level with its sender's radius. The inner cells' radii follow
+//     its first key, standing for its particles; the received entries' keys, sorted, merge
+//     with the own tree's sorted keys), split by the count of particles the entries stand
+//     for, which is the count in the tree of all particles, except that a pruned cell's entry
+//     stays a leaf at its level with its sender's radius. The inner cells' radii follow
 //     from their children as in any tree, so every cell carries its radius in the tree of all
 //     particles; each cell also carries the count of particles it stands for (Octree::
 //     stands_for), which the rule of sparse leaves reads. Evaluation: P2M, the pruned cells'
@@ -81,6 +84,7 @@
 #include <kfmm/tree/Morton.hpp>
 #include <kfmm/tree/Octree.hpp>
 #include <kfmm/tree/InteractionLists.hpp>
+#include <kfmm/tree/MergeSorted.hpp>
 #include <kfmm/tree/RadixSort.hpp>
 
 #include <Kokkos_Core.hpp>
@@ -718,28 +722,30 @@ struct GatherGhosts
   }
 };
 
-/// Keys of the local essential tree's entries: the particles' from their positions, each
-/// pruned cell's its first key.
+/// Keys of the local essential tree's entries from `first` on, each with its index: the
+/// particles' from their positions, each pruned cell's its first key.
 template <class MemorySpace>
 struct EntryKeys
 {
   tree::Cube cube;
   Kokkos::View<double *[3], MemorySpace> positions;
   Kokkos::View<PrunedCell *, MemorySpace> pruned;
+  std::int64_t first;
   std::int64_t particles;
   Kokkos::View<tree::MortonKey *, MemorySpace> keys;
   Kokkos::View<std::uint32_t *, MemorySpace> permutation;
 
-  KOKKOS_INLINE_FUNCTION void operator()(std::int64_t i) const
+  KOKKOS_INLINE_FUNCTION void operator()(std::int64_t j) const
   {
-    permutation(i) = static_cast<std::uint32_t>(i);
+    std::int64_t const i = first + j;
+    permutation(j) = static_cast<std::uint32_t>(i);
     if (i < particles)
     {
-      keys(i) = tree::mortonKey(cube, positions(i, 0), positions(i, 1), positions(i, 2));
+      keys(j) = tree::mortonKey(cube, positions(i, 0), positions(i, 1), positions(i, 2));
       return;
     }
     PrunedCell const cell = pruned(i - particles);
-    keys(i) = firstKeyOf(cell.prefix, cell.level);
+    keys(j) = firstKeyOf(cell.prefix, cell.level);
   }
 };
 
@@ -964,18 +970,17 @@ struct OwnStandsFor
   }
 };
 
-/// The smallest (or, `largest`, the largest) key into the reduction.
+/// The first and last of the sorted `keys` (not empty) into ends(0) and ends(1).
 template <class MemorySpace>
-struct KeyBound
+struct KeyEnds
 {
   Kokkos::View<tree::MortonKey *, MemorySpace> keys;
-  bool largest;
+  Kokkos::View<tree::MortonKey *, MemorySpace> ends;
 
-  KOKKOS_INLINE_FUNCTION void operator()(std::int64_t i, tree::MortonKey &bound) const
+  KOKKOS_INLINE_FUNCTION void operator()(int) const
   {
-    tree::MortonKey const k = keys(i);
-    if (largest ? k > bound : k < bound)
-      bound = k;
+    ends(0) = keys(0);
+    ends(1) = keys(keys.extent(0) - 1);
   }
 };
 
@@ -1038,15 +1043,17 @@ struct NameCells
 };
 
 /// Steps 1 to 5 of the file comment on this rank's particles `own` (the partition's owned
-/// particles, in its `cube`; the ranges start at leaves of `leaf_size`), with regions whose
+/// particles, in its `cube`, in runs of `own_runs` particles each in key order:
+/// MortonPartition::ownedRuns; the ranges start at leaves of `leaf_size`), with regions whose
 /// holding balls hold at most `region_particles` particles where the tree allows; with
 /// `time_steps`, each step ends with a fence and its time goes to trees.steps.
-/// Collective over `comm`: MPI_Allgather and allGatherv (the ranks' key spans, the regions),
-/// MPI_Allreduce (the shared cells' radii), two exchanges (pruned cells, ghosts; StagedExchange)
-/// with their MPI_Alltoall of counts, and requireOnAllRanks.
+/// Collective over `comm`: allGatherv (the ranks' key spans), MPI_Allreduce (the shared cells'
+/// radii and counts), three exchanges (regions, pruned cells, ghosts; StagedExchange) with
+/// their MPI_Alltoall of counts, and requireOnAllRanks.
 template <class ExecutionSpace, class MemorySpace>
 EssentialTrees<MemorySpace> buildEssentialTrees(MPI_Comm comm, ExecutionSpace const &space,
                                                 Kokkos::View<double *[3], MemorySpace> const &own,
+                                                std::vector<std::int64_t> const &own_runs,
                                                 tree::Cube const &cube, int leaf_size, double theta,
                                                 double separation, tree::SparseLeaves sparse,
                                                 int region_particles, bool time_steps)
@@ -1098,24 +1105,30 @@ EssentialTrees<MemorySpace> buildEssentialTrees(MPI_Comm comm, ExecutionSpace co
   // Step 1: the ranks' key spans, then the own tree.
   beginStep("own_tree", &EssentialTreeSteps::own_tree);
   std::int64_t const n = static_cast<std::int64_t>(own.extent(0));
-  Kokkos::View<tree::MortonKey *, MemorySpace> own_keys;
+  // The partition's runs are in key order already: merged, not sorted again.
+  Kokkos::View<tree::MortonKey *, MemorySpace> run_keys, own_keys;
+  take(run_keys, "own_run_keys", n);
   take(own_keys, "own_keys", n);
   Kokkos::View<std::uint32_t *, MemorySpace> own_order;
   take(own_order, "own_order", n);
-  tree::computeMortonKeys(space, cube, own, own_keys);
-  kfmm::detail::streamFor("kfmm::distributed::own_identity", space, n,
-                          tree::detail::IdentityPermutation<MemorySpace>{own_order});
+  tree::computeMortonKeys(space, cube, own, run_keys);
+  tree::sortRuns(space, run_keys, own_runs, own_keys, own_order, memory);
+  memory.give(run_keys);
   tree::MortonKey first = 0, last = 0;
-  Kokkos::parallel_reduce("kfmm::distributed::first_key", Policy(space, 0, n),
-                          KeyBound<MemorySpace>{own_keys, false},
-                          Kokkos::Min<tree::MortonKey>(first));
-  Kokkos::parallel_reduce("kfmm::distributed::last_key", Policy(space, 0, n),
-                          KeyBound<MemorySpace>{own_keys, true},
-                          Kokkos::Max<tree::MortonKey>(last));
+  if (n > 0)
+  {
+    Kokkos::View<tree::MortonKey *, MemorySpace> ends;
+    take(ends, "own_key_ends", 2);
+    Kokkos::parallel_for("kfmm::distributed::own_key_ends", Policy(space, 0, 1),
+                         KeyEnds<MemorySpace>{own_keys, ends});
+    auto const ends_host = toHostVector(ends);
+    first = ends_host[0];
+    last = ends_host[1];
+    memory.give(ends);
+  }
   std::vector<RankSpan> spans;
   communicate([&] { spans = allGatherv(comm, std::vector<RankSpan>{{n, first, last}}); });
   Neighbours const neighbours = neighboursOf(spans, rank);
-  tree::detail::sortPairs(space, own_keys, own_order, 3 * tree::max_level, memory);
   trees.own = tree::detail::buildCells(space, memory, own, cube, own_keys, own_order,
                                        SplitOwnCells{leaf_size, neighbours});
   tree::Octree<MemorySpace> &mine = trees.own;
@@ -1191,16 +1204,38 @@ EssentialTrees<MemorySpace> buildEssentialTrees(MPI_Comm comm, ExecutionSpace co
   Kokkos::parallel_for("kfmm::distributed::describe_region_nodes", Policy(space, 0, num_cells),
                        DescribeRegionNodes<MemorySpace>{nodes, node_of, mine.centre, mine.radius,
                                                         sparse_radius, sparse_count, region_balls});
-  std::vector<Ball> all_balls;
-  std::vector<std::int64_t> balls_per_rank;
-  communicate([&] {
-    all_balls = allGatherv(comm, toHostVector(region_balls));
-    balls_per_rank = allGatherv(comm, std::vector<std::int64_t>{num_balls});
-  });
   memory.give(node_of);
   memory.give(sparse_radius);
   memory.give(sparse_count);
+  // The region to every other rank, as the evaluation's values travel (device to device
+  // where the GPUs allow): one copy per receiver, side by side in rank order.
+  std::vector<std::int64_t> balls_sent(ranks, num_balls), balls_per_rank;
+  balls_sent[rank] = 0;
+  communicate([&] { balls_per_rank = receiveCounts(comm, balls_sent); });
+  Kokkos::View<Ball *, MemorySpace> regions_out;
+  take(regions_out, "regions_out", static_cast<std::size_t>(ranks - 1) * num_balls);
+  for (int k = 0; k + 1 < ranks; ++k)
+    if (num_balls > 0)
+      Kokkos::deep_copy(
+          space,
+          Kokkos::subview(regions_out, std::make_pair(std::size_t(k) * num_balls,
+                                                      std::size_t(k + 1) * num_balls)),
+          region_balls);
+  std::int64_t all_balls = 0;
+  for (auto const count : balls_per_rank)
+    all_balls += count;
+  // Every other rank's region at once; rank r's is the r-th range.
+  Kokkos::View<Ball *, MemorySpace> regions;
+  take(regions, "regions", all_balls);
+  {
+    StagedExchange<MemorySpace> exchange;
+    communicate([&] {
+      exchange.start(comm, space, regions_out.data(), balls_sent, regions.data(), balls_per_rank);
+      exchange.finish(space);
+    });
+  }
   memory.give(region_balls);
+  memory.give(regions_out);
 
   // Step 4: what this rank sends to each rank that has particles, per receiver in rank order:
   // the pruned cells as described to it and as cells of the own tree, the ghosts and the
@@ -1239,8 +1274,6 @@ EssentialTrees<MemorySpace> buildEssentialTrees(MPI_Comm comm, ExecutionSpace co
   take(whole, "opened_whole", num_cells);
   Kokkos::View<SparseReach *, MemorySpace> reach;
   take(reach, "sparse_reach", num_cells);
-  // Every rank's region on the device at once; rank r's is the r-th range.
-  auto regions = toDevice(space, memory, all_balls, "kfmm::distributed::regions");
   std::size_t region_begin = 0;
   for (int r = 0; r < ranks; ++r)
   {
@@ -1373,13 +1406,25 @@ EssentialTrees<MemorySpace> buildEssentialTrees(MPI_Comm comm, ExecutionSpace co
   Kokkos::parallel_for(
       "kfmm::distributed::place_pruned", Policy(space, 0, num_pruned),
       PlacePruned<MemorySpace>{cube, pruned, particles, trees.entries, pruned_levels});
+  // The rank's particles are sorted (the own tree's keys and permutation, whose indices are
+  // their entries'): the received entries, sorted, merge with them.
+  std::int64_t const received = entries - n;
+  Kokkos::View<tree::MortonKey *, MemorySpace> received_keys;
+  take(received_keys, "received_keys", received);
+  Kokkos::View<std::uint32_t *, MemorySpace> received_order;
+  take(received_order, "received_order", received);
+  Kokkos::parallel_for("kfmm::distributed::entry_keys", Policy(space, 0, received),
+                       EntryKeys<MemorySpace>{cube, trees.entries, pruned, n, particles,
+                                              received_keys, received_order});
+  tree::detail::sortPairs(space, received_keys, received_order, 3 * tree::max_level, memory);
   Kokkos::View<tree::MortonKey *, MemorySpace> keys;
   take(keys, "entry_keys", entries);
   Kokkos::View<std::uint32_t *, MemorySpace> order;
   take(order, "entry_order", entries);
-  Kokkos::parallel_for("kfmm::distributed::entry_keys", Policy(space, 0, entries),
-                       EntryKeys<MemorySpace>{cube, trees.entries, pruned, particles, keys, order});
-  tree::detail::sortPairs(space, keys, order, 3 * tree::max_level, memory);
+  tree::mergeSortedPairs(space, mine.keys, mine.permutation, received_keys, received_order, keys,
+                         order, memory);
+  memory.give(received_keys);
+  memory.give(received_order);
   Kokkos::View<std::int64_t *, MemorySpace> weight_before;
   take(weight_before, "weight_before", entries + 1);
   Kokkos::deep_copy(space, weight_before, 0);

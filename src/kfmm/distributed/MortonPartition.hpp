@@ -361,6 +361,9 @@ public:
   /// The particles this rank owns, in the order of the ranks they came from (each rank's in
   /// its key order).
   Positions const &positions() const { return _owned; }
+  /// The owned particles' runs: how many came from each rank. positions() holds them in
+  /// rank order, each run in key order (in cube()).
+  std::vector<std::int64_t> const &ownedRuns() const { return _recv_counts; }
   /// Number of particles this rank owns.
   std::size_t ownedCount() const
   {
