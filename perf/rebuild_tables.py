@@ -197,10 +197,12 @@ def several_gpus():
     """Two H200s (one host): weak and strong scaling, cold runs and time steps, the per-rank
     breakdown, the sparse-leaf rule's change in two leases; two CPU ranks on the 2-core
     machine."""
-    a = Archive("2026-11-30-two-h200-pooled")
+    a = Archive("2026-11-30-two-h200-merged")
+    pooled_runs = Archive("2026-11-30-two-h200-pooled")
     routes = Archive("2026-11-30-two-h200-device-peers")
     earlier = Archive("2026-11-29-two-h200")
-    now, host_staged, device_peers, pooled = "1b285c7", "7bfea67", "b466d56", "4377f1f"
+    now, before_merges = "49a9d5d", "887ea2b"
+    host_staged, device_peers, pooled = "7bfea67", "b466d56", "4377f1f"
 
     def report(case, commit=now, archive=a):
         return archive.json(f"2xh200-{commit}-{case}.json")
@@ -213,9 +215,9 @@ def several_gpus():
 
     cases = [  # name, one GPU, cold run on two, time steps on two, strong
         ("weak, 2.5e7 uniform per GPU, order 7, theta 0.84, leaf 248", "one-u25", "two-u25",
-         "steps-u25", False),
-        ("weak, 2.5e7 Plummer per GPU, order 8, theta 0.85", "one-p25", "two-p25", "steps-p25",
-         False),
+         "steps-u25-r1", False),
+        ("weak, 2.5e7 Plummer per GPU, order 8, theta 0.85", "one-p25", "two-p25",
+         "steps-p25-r1", False),
         ("weak, 1e8 uniform per GPU, order 7, theta 0.85", "one-u100", "two-u100", "steps-u100",
          False),
         ("weak, 1e8 Plummer per GPU, order 8, theta 0.85", "one-p100", "two-p100", "steps-p100",
@@ -277,7 +279,7 @@ def several_gpus():
                        ("u100", "1e8 uniform per GPU")):
         for commit, arrays in ((device_peers, "allocated per call"), (pooled, "pooled")):
             runs = [f"steps-{case}"] if case == "u100" else [f"steps-{case}-r1", f"steps-{case}-r2"]
-            steps = [report(run, commit)["steps"] for run in runs]
+            steps = [report(run, commit, pooled_runs)["steps"] for run in runs]
             rows.append([f"{name}, the partition's arrays {arrays}", commit,
                          " and ".join(seconds(x["seconds"]) for x in steps),
                          " and ".join(seconds(x["partition_seconds"]) for x in steps),
@@ -294,9 +296,25 @@ def several_gpus():
                     + [seconds(parts[k]) for k in ("own_tree", "shared_cells", "regions",
                                                    "select_sent", "exchange_sent",
                                                    "essential_tree")])
-    out.append(table(["step, slowest rank", "essential trees", "own keys, sort and tree",
+    out.append(table(["step, slowest rank", "essential trees", "own tree",
                       "shared cells", "regions", "selection", "exchange", "essential tree"],
                      rows))
+    rows = []
+    for case, name in (("steps-u25-r1", "weak, 2.5e7 uniform per GPU, first round"),
+                       ("steps-u25-r2", "weak, 2.5e7 uniform per GPU, second round"),
+                       ("steps-p25-r1", "weak, 2.5e7 Plummer per GPU, first round"),
+                       ("steps-p25-r2", "weak, 2.5e7 Plummer per GPU, second round"),
+                       ("steps-u100", "weak, 1e8 uniform per GPU"),
+                       ("steps-p100", "weak, 1e8 Plummer per GPU"),
+                       ("strong-steps-u100", "strong, 1e8 uniform")):
+        for commit in (before_merges, now):
+            st = report(case, commit)["steps"]
+            parts = st["essential_tree_steps"]
+            rows.append([name, commit, seconds(st["seconds"]), seconds(st["rebuild_seconds"]),
+                         seconds(st["essential_trees_seconds"])]
+                        + [seconds(parts[k]) for k in ("own_tree", "regions", "essential_tree")])
+    out.append(table(["steps, 2 GPUs", "commit", "step", "step's rebuild", "essential trees",
+                      "own tree", "regions", "essential tree"], rows))
     rows = []
     for commit in ("fc2e07e", "54964cd"):
         cold = report("two-p25", commit, earlier)

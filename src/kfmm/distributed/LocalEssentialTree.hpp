@@ -108,7 +108,7 @@ namespace kfmm::distributed
 /// all 0. A step's MPI calls are part of its time.
 struct EssentialTreeSteps
 {
-  double own_tree = 0;       ///< step 1: the ranks' key spans, the own keys, sort and tree
+  double own_tree = 0;       ///< step 1: the ranks' key spans, the own keys, their merge and tree
   double shared_cells = 0;   ///< step 2: the shared cells' radii and counts
   double regions = 0;        ///< step 3: every rank's region
   double select_sent = 0;    ///< step 4: what this rank sends to each receiver
@@ -122,7 +122,7 @@ namespace kfmm::distributed::detail
 {
 
 /// A receiver's region resolves its tree down to cells of this many leaves' particles
-/// (step 3): finer regions open fewer cells, so fewer ghosts travel, but every rank gathers
+/// (step 3): finer regions open fewer cells, so fewer ghosts travel, but every rank receives
 /// every region (the trade is measured in docs/TUNING.md).
 constexpr int region_leaves = 4;
 

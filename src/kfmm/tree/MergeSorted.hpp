@@ -154,10 +154,9 @@ void mergeSortedPairs(ExecutionSpace const &space,
                        Kokkos::RangePolicy<ExecutionSpace>(space, 0, n_few),
                        detail::PlaceFewPairs<MemorySpace>{long_keys, long_values, few_keys,
                                                           few_values, preceded, keys, values});
-  Kokkos::parallel_scan("kfmm::merge::place_long",
-                        Kokkos::RangePolicy<ExecutionSpace>(space, 0, n_long),
-                        detail::PlaceLongPairs<MemorySpace>{long_keys, long_values, preceded, keys,
-                                                            values});
+  Kokkos::parallel_scan(
+      "kfmm::merge::place_long", Kokkos::RangePolicy<ExecutionSpace>(space, 0, n_long),
+      detail::PlaceLongPairs<MemorySpace>{long_keys, long_values, preceded, keys, values});
   memory.give(preceded);
 }
 
@@ -192,13 +191,14 @@ void sortRuns(ExecutionSpace const &space, Kokkos::View<MortonKey *, MemorySpace
   auto few_keys = memory.template take<Keys>(space, "kfmm::merge::few_keys", n_few);
   auto few_values = memory.template take<Values>(space, "kfmm::merge::few_values", n_few);
   auto long_values = memory.template take<Values>(space, "kfmm::merge::long_values", run_length);
-  kfmm::detail::streamFor("kfmm::merge::gather_few", space, n_few,
-                          detail::GatherOutsideRun<MemorySpace>{keys, run_begin, run_length,
-                                                                few_keys, few_values});
+  kfmm::detail::streamFor(
+      "kfmm::merge::gather_few", space, n_few,
+      detail::GatherOutsideRun<MemorySpace>{keys, run_begin, run_length, few_keys, few_values});
   kfmm::detail::streamFor("kfmm::merge::long_indices", space, run_length,
                           detail::IndicesFrom<MemorySpace>{long_values, run_begin});
   detail::sortPairs(space, few_keys, few_values, 3 * max_level, memory);
-  Keys const long_keys = Kokkos::subview(keys, Kokkos::make_pair(run_begin, run_begin + run_length));
+  Keys const long_keys =
+      Kokkos::subview(keys, Kokkos::make_pair(run_begin, run_begin + run_length));
   mergeSortedPairs(space, long_keys, long_values, few_keys, few_values, sorted_keys, order, memory);
   memory.give(few_keys);
   memory.give(few_values);
