@@ -326,9 +326,10 @@ def several_gpus():
     out.append(table(["commit", "ghosts per own particle", "cold build's essential trees",
                       "cold run", "step", "date"], rows))
     rows = []
+    cpu_ranks = Archive("2026-11-30-two-cpu-ranks")
     for d in ("uniform", "plummer"):
-        one = earlier.json(f"2core-54964cd-one-rank-threads2-{d}.json")
-        two = earlier.json(f"2core-54964cd-two-ranks-threads1-{d}.json")
+        one = cpu_ranks.json(f"2core-{now}-one-rank-threads2-{d}.json")
+        two = cpu_ranks.json(f"2core-{now}-two-ranks-threads1-{d}.json")
         t1, t2 = one["timing"]["total_seconds"], two["timing"]["total_seconds"]
         steps = two["steps"]
         rows.append([f"strong, 1e6 {d} double: 1 rank x 2 threads, 2 ranks x 1 thread",
