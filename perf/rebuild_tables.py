@@ -316,6 +316,22 @@ def several_gpus():
     out.append(table(["steps, 2 GPUs", "commit", "step", "step's rebuild", "essential trees",
                       "own tree", "regions", "essential tree"], rows))
     rows = []
+    for dist, name, settings in (
+            ("u", "uniform, leaf 248", ("o7-t0.84", "o7-t0.88", "o7-t0.92", "o6-t0.8", "o6-t0.85",
+                                        "o8-t0.92", "o8-t0.96", "o9-t1.0")),
+            ("p", "Plummer", ("o8-t0.85", "o8-t0.9", "o7-t0.85", "o7-t0.8", "o9-t0.92",
+                              "o9-t0.96"))):
+        for setting in settings:
+            one = report(f"sweep-one-{dist}-{setting}")
+            two = report(f"sweep-two-{dist}-{setting}")
+            order, theta = setting[1:].split("-t")
+            t1, t2 = one["timing"]["total_seconds"], two["steps"]["seconds"]
+            rows.append([f"{name}, order {order}, theta {theta}", seconds(t1),
+                         error(one["errors"]["field"]), seconds(t2),
+                         error(two["errors"]["field"]), efficiency(t1 / t2)])
+    out.append(table(["2.5e7 per GPU, fp32", "1 GPU: run", "its field error", "2 GPUs: step",
+                      "its field error", "efficiency"], rows))
+    rows = []
     for commit in ("fc2e07e", "54964cd"):
         cold = report("two-p25", commit, earlier)
         steps = report("steps-p25", commit, earlier)
