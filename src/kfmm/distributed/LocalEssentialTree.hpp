@@ -1208,7 +1208,8 @@ EssentialTrees<MemorySpace> buildEssentialTrees(MPI_Comm comm, ExecutionSpace co
   memory.give(sparse_radius);
   memory.give(sparse_count);
   // The region to every other rank, as the evaluation's values travel (device to device
-  // where the GPUs allow): one copy per receiver, side by side in rank order.
+  // where the GPUs allow): one copy per receiver, side by side in rank order, as much memory
+  // as the other ranks' regions that arrive.
   std::vector<std::int64_t> balls_sent(ranks, num_balls), balls_per_rank;
   balls_sent[rank] = 0;
   communicate([&] { balls_per_rank = receiveCounts(comm, balls_sent); });
