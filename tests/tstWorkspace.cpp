@@ -97,6 +97,53 @@ TEMPLATE_LIST_TEST_CASE("a pooled workspace reuses the blocks given back to it",
     memory.give(*view);
 }
 
+TEMPLATE_LIST_TEST_CASE("a reclaimed workspace serves the next build and drops what it left "
+                        "untaken",
+                        "[workspace]", kfmm::test::Spaces)
+{
+  using Space = typename TestType::execution_space;
+  using Memory = typename Space::memory_space;
+  using Ints = Kokkos::View<int *, Memory>;
+  Space space;
+  kfmm::releaseCachedMemory<Memory>();
+  auto const lease = kfmm::detail::WorkspacePool<Memory>::shared().lease();
+  auto &memory = *lease;
+  // A first build: two arrays.
+  auto a = memory.template take<Ints>(space, "kfmm::test::a", 100000);
+  auto b = memory.template take<Ints>(space, "kfmm::test::b", 300000);
+  int *const a_data = a.data();
+  int *const b_data = b.data();
+  std::size_t const held = memory.heldBytes();
+  memory.give(a);
+  memory.give(b);
+  space.fence();
+  // The next build, of slightly other sizes, takes the same blocks and allocates nothing.
+  memory.releaseUntaken(); // both were taken: nothing to release
+  memory.reclaim();
+  CHECK(memory.heldBytes() == held);
+  auto c = memory.template take<Ints>(space, "kfmm::test::c", 101000);
+  auto d = memory.template take<Ints>(space, "kfmm::test::d", 299000);
+  CHECK(c.data() == a_data);
+  CHECK(d.data() == b_data);
+  CHECK(memory.heldBytes() == held);
+  // A build that needs one array leaves the other block untaken, and it is released.
+  memory.give(c);
+  memory.give(d);
+  space.fence();
+  memory.reclaim();
+  auto e = memory.template take<Ints>(space, "kfmm::test::e", 200000);
+  CHECK(e.data() == b_data); // the smallest block that fits
+  memory.give(e);
+  space.fence();
+  memory.releaseUntaken();
+  CHECK(memory.heldBytes() < held);
+  CHECK(memory.heldBytes() >= 300000 * sizeof(int));
+  memory.reclaim();
+  auto f = memory.template take<Ints>(space, "kfmm::test::f", 250000);
+  CHECK(f.data() == b_data);
+  memory.give(f);
+}
+
 TEMPLATE_LIST_TEST_CASE("a direct workspace allocates Views that own their memory", "[workspace]",
                         kfmm::test::Spaces)
 {

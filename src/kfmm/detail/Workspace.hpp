@@ -33,7 +33,10 @@
 // ends (the solver is destroyed), the workspace waits for the device (Kokkos::fence) and
 // returns to the process's pool, where the next lease finds its blocks, unless it holds more
 // than Tuning::workspace_cache_bytes: then its blocks are released. kfmm::releaseCachedMemory
-// releases the pool's idle blocks; Kokkos' finalisation releases them all.
+// releases the pool's idle blocks; Kokkos' finalisation releases them all. A solver that
+// builds again and again, whatever its size (the distributed solver's time steps), keeps its
+// workspaces instead: reclaim() frees their blocks for the next build, and releaseUntaken()
+// after it drops the blocks that build did not take.
 
 #include <kfmm/tuning/Tuning.hpp>
 
@@ -126,6 +129,28 @@ public:
 
   bool pooled() const { return _pooled; }
 
+  /// Marks every block free for a new build, which takes them again: only once no View taken
+  /// from the workspace is in use and the device has finished with its blocks (Kokkos::fence).
+  void reclaim()
+  {
+    for (auto &b : _blocks)
+    {
+      b.used = false;
+      b.taken = false;
+    }
+  }
+
+  /// Releases the blocks that no take() used since the last reclaim(): a workspace that one
+  /// build after another reclaims holds what the last build needed, not every size before.
+  void releaseUntaken()
+  {
+    auto const untaken = std::stable_partition(_blocks.begin(), _blocks.end(),
+                                               [](Block const &b) { return b.taken; });
+    for (auto b = untaken; b != _blocks.end(); ++b)
+      Kokkos::kokkos_free<MemorySpace>(b->data);
+    _blocks.erase(untaken, _blocks.end());
+  }
+
   /// Device memory the workspace's blocks hold (0 when direct).
   std::size_t heldBytes() const
   {
@@ -143,6 +168,7 @@ private:
     void *data;
     std::size_t bytes;
     bool used;
+    bool taken; ///< by some take() since the last reclaim()
   };
 
   /// A free block of at least `bytes`: the smallest that fits, else a new one. New blocks are
@@ -161,10 +187,11 @@ private:
         granule *= 2;
       std::size_t const rounded = (bytes + granule - 1) / granule * granule;
       void *const data = Kokkos::kokkos_malloc<MemorySpace>("kfmm::workspace", rounded);
-      _blocks.push_back(Block{data, rounded, false});
+      _blocks.push_back(Block{data, rounded, false, false});
       best = &_blocks.back();
     }
     best->used = true;
+    best->taken = true;
     return best->data;
   }
 
@@ -252,8 +279,7 @@ private:
     using Tune = tuning::Tuning<typename MemorySpace::execution_space>;
     if (workspace->heldBytes() > Tune::workspace_cache_bytes)
       return; // released by the destructor
-    for (auto &b : workspace->_blocks)
-      b.used = false;
+    workspace->reclaim();
     std::lock_guard<std::mutex> lock(_mutex);
     _idle.push_back(std::move(workspace));
   }

@@ -442,9 +442,13 @@ private:
   }
 
   /// The build after the partition: the trees (LocalEssentialTree.hpp) and the solver's build
-  /// stages on them, into a new solver::State. The previous state, if any, is destroyed
-  /// first, so that its workspace returns to the process's pool and the new state leases it
-  /// with its blocks (detail/Workspace.hpp; unless it outgrew Tuning::workspace_cache_bytes).
+  /// stages on them, into a new solver::State. The previous state and trees, if any, are
+  /// destroyed first, and their workspaces serve the new ones, whatever their size
+  /// (detail/Workspace.hpp): returned to the process's pool, those above
+  /// Tuning::workspace_cache_bytes would be freed, and a time step of tens of millions of
+  /// particles per rank would free and allocate gigabytes of blocks, each call waiting for the
+  /// device. The blocks no take() used since the last build (its evaluations included) are
+  /// released.
   template <class ExecutionSpace>
   void buildSolver(ExecutionSpace const &space, std::string const &where, Kokkos::Timer &timer)
   {
@@ -458,8 +462,20 @@ private:
     _stats.partition_seconds = previous.partition_seconds;
     _stats.particles = static_cast<std::size_t>(owned);
     _stats.sent_particles = _partition->sentCount();
+    auto const solver_memory = _solver ? _solver->memory : nullptr;
+    auto const trees_memory = std::move(_trees.memory);
     _solver.reset();
     _trees = detail::EssentialTrees<MemorySpace>{};
+    if (solver_memory || trees_memory)
+    {
+      Kokkos::fence(); // kernels of any instance may still read the blocks
+      for (auto *memory : {solver_memory.get(), trees_memory.get()})
+        if (memory != nullptr)
+        {
+          memory->releaseUntaken();
+          memory->reclaim();
+        }
+    }
     // No particles, or all at one point (every pair at distance zero): nothing to compute.
     _trivial = total == 0 || _partition->cube().extent == 0;
     if (!_trivial)
@@ -470,7 +486,7 @@ private:
           _options.leaf_size, _options.theta,
           kfmm::detail::softeningSeparation<kfmm::tuning::Tuning<ExecutionSpace>, Real>(_options),
           farfield::sparseLeaves(_options.order, _options.leaf_size),
-          detail::region_leaves * _options.leaf_size, _options.time_stages);
+          detail::region_leaves * _options.leaf_size, _options.time_stages, trees_memory);
       space.fence();
       _stats.essential_trees_seconds = trees_timer.seconds();
       _stats.essential_tree_steps = _trees.steps;
@@ -481,6 +497,8 @@ private:
       {
         kfmm::detail::ScopedRegion build_region("kfmm::Fmm::build");
         _solver = std::make_unique<solver::State<Real, MemorySpace>>();
+        if (solver_memory)
+          _solver->memory = solver_memory;
         solver::adoptTrees(space, *_solver, where, _trees.essential, _trees.own, chosen);
         // The far field runs on the caller's instance (evaluateChecked): the M2L matrices are
         // made there too.

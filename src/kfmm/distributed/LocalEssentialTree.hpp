@@ -1046,17 +1046,17 @@ struct NameCells
 /// particles, in its `cube`, in runs of `own_runs` particles each in key order:
 /// MortonPartition::ownedRuns; the ranges start at leaves of `leaf_size`), with regions whose
 /// holding balls hold at most `region_particles` particles where the tree allows; with
-/// `time_steps`, each step ends with a fence and its time goes to trees.steps.
+/// `time_steps`, each step ends with a fence and its time goes to trees.steps. The arrays come
+/// from `memory_lease` (a previous build's workspace, its blocks free), else from a new lease.
 /// Collective over `comm`: allGatherv (the ranks' key spans), MPI_Allreduce (the shared cells'
 /// radii and counts), three exchanges (regions, pruned cells, ghosts; StagedExchange) with
 /// their MPI_Alltoall of counts, and requireOnAllRanks.
 template <class ExecutionSpace, class MemorySpace>
-EssentialTrees<MemorySpace> buildEssentialTrees(MPI_Comm comm, ExecutionSpace const &space,
-                                                Kokkos::View<double *[3], MemorySpace> const &own,
-                                                std::vector<std::int64_t> const &own_runs,
-                                                tree::Cube const &cube, int leaf_size, double theta,
-                                                double separation, tree::SparseLeaves sparse,
-                                                int region_particles, bool time_steps)
+EssentialTrees<MemorySpace> buildEssentialTrees(
+    MPI_Comm comm, ExecutionSpace const &space, Kokkos::View<double *[3], MemorySpace> const &own,
+    std::vector<std::int64_t> const &own_runs, tree::Cube const &cube, int leaf_size, double theta,
+    double separation, tree::SparseLeaves sparse, int region_particles, bool time_steps,
+    std::shared_ptr<kfmm::detail::Workspace<MemorySpace>> memory_lease = nullptr)
 {
   using Policy = Kokkos::RangePolicy<ExecutionSpace>;
   std::string const where = "kfmm::distributed::DistributedFmm";
@@ -1069,7 +1069,8 @@ EssentialTrees<MemorySpace> buildEssentialTrees(MPI_Comm comm, ExecutionSpace co
   // its blocks (detail/Workspace.hpp): a direct allocation and its release on CUDA each wait
   // for the device. Arrays the evaluation does not read go back once their last kernel is
   // queued, for later arrays of this build to reuse.
-  trees.memory = kfmm::detail::WorkspacePool<MemorySpace>::shared().lease();
+  trees.memory = memory_lease ? memory_lease
+                              : kfmm::detail::WorkspacePool<MemorySpace>::shared().lease();
   kfmm::detail::Workspace<MemorySpace> &memory = *trees.memory;
   auto const take = [&](auto &view, std::string const &label, auto... extents) {
     memory.take(space, view, "kfmm::distributed::" + label, extents...);
