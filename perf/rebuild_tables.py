@@ -315,6 +315,42 @@ def several_gpus():
                         + [seconds(parts[k]) for k in ("own_tree", "regions", "essential_tree")])
     out.append(table(["steps, 2 GPUs", "commit", "step", "step's rebuild", "essential trees",
                       "own tree", "regions", "essential tree"], rows))
+    reuse, kept = Archive("2026-11-30-two-h200-reuse"), "1470b2e"
+    rows, ab_rows = [], []
+    for name, one, steps, strong in (
+            ("weak, 2.5e7 uniform per GPU", "one-u25", "steps-u25-r1", False),
+            ("weak, 2.5e7 Plummer per GPU", "one-p25", "steps-p25-r1", False),
+            ("weak, 1e8 uniform per GPU", "one-u100", "steps-u100", False),
+            ("weak, 1e8 Plummer per GPU", "one-p100", "steps-p100", False),
+            ("strong, 1e8 uniform", "one-u100", "strong-steps-u100", True)):
+        r1 = report(one, kept, reuse)
+        rs = report(steps, kept, reuse)
+        t1, st = r1["timing"]["total_seconds"], rs["steps"]
+        stages = r1["timing"]["stage_seconds"]
+        one_build = sum(stages[k] for k in ("tree", "lists", "M2L matrices", "setup"))
+        rows.append([name, seconds(t1), seconds(st["seconds"]),
+                     efficiency(t1 / st["seconds"] / (2 if strong else 1)),
+                     f"{st['seconds'] / t1:.2f}x" if not strong else "-", seconds(one_build),
+                     seconds(st["rebuild_seconds"]), f"{st['rebuild_seconds'] / one_build:.1f}x",
+                     error(rs["errors"]["field"])] + provenance(rs, 1))
+    out.append(table(["fp32, field error <= 1e-4, one start", "1 GPU: run", "2 GPUs: step",
+                      "efficiency", "step / 1 GPU's run", "1 GPU: build", "step's rebuild",
+                      "rebuild / 1 GPU's build", "field error"] + PROVENANCE, rows))
+    for case, name in (("steps-u25-r1", "weak, 2.5e7 uniform per GPU, first round"),
+                       ("steps-u25-r2", "weak, 2.5e7 uniform per GPU, second round"),
+                       ("steps-p25-r1", "weak, 2.5e7 Plummer per GPU, first round"),
+                       ("steps-p25-r2", "weak, 2.5e7 Plummer per GPU, second round"),
+                       ("steps-u100", "weak, 1e8 uniform per GPU"),
+                       ("steps-p100", "weak, 1e8 Plummer per GPU"),
+                       ("strong-steps-u100", "strong, 1e8 uniform")):
+        for commit in (now, kept):
+            st = report(case, commit, reuse)["steps"]
+            ab_rows.append([name, commit, seconds(st["seconds"]), seconds(st["rebuild_seconds"]),
+                            seconds(st["essential_trees_seconds"]),
+                            seconds(st["rebuild_seconds"] - st["partition_seconds"]
+                                    - st["essential_trees_seconds"])])
+    out.append(table(["steps, 2 GPUs", "commit", "step", "step's rebuild", "essential trees",
+                      "solver's build and the rest"], ab_rows))
     rows = []
     for dist, name, settings in (
             ("u", "uniform, leaf 248", ("o7-t0.84", "o7-t0.88", "o7-t0.92", "o6-t0.8", "o6-t0.85",
