@@ -213,6 +213,19 @@ def several_gpus():
     def per_own(r, key):
         return sum(p[key] for p in r["per_rank"]) / sum(p["particles"] for p in r["per_rank"])
 
+    def one_gpu_build(r):
+        stages = r["timing"]["stage_seconds"]
+        return sum(stages[k] for k in ("tree", "lists", "M2L matrices", "setup"))
+
+    # The steps that the A/B campaigns alternated, each with its row's name.
+    alternated_steps = (("steps-u25-r1", "weak, 2.5e7 uniform per GPU, first round"),
+                        ("steps-u25-r2", "weak, 2.5e7 uniform per GPU, second round"),
+                        ("steps-p25-r1", "weak, 2.5e7 Plummer per GPU, first round"),
+                        ("steps-p25-r2", "weak, 2.5e7 Plummer per GPU, second round"),
+                        ("steps-u100", "weak, 1e8 uniform per GPU"),
+                        ("steps-p100", "weak, 1e8 Plummer per GPU"),
+                        ("strong-steps-u100", "strong, 1e8 uniform"))
+
     cases = [  # name, one GPU, cold run on two, time steps on two, strong
         ("weak, 2.5e7 uniform per GPU, order 7, theta 0.84, leaf 248", "one-u25", "two-u25",
          "steps-u25-r1", False),
@@ -236,8 +249,7 @@ def several_gpus():
                         efficiency(t1 / step["seconds"] / share),
                         seconds(tc) if rc else "-", efficiency(t1 / tc / share) if rc else "-",
                         error(rs["errors"]["field"])] + provenance(rs, 1))
-        stages = r1["timing"]["stage_seconds"]
-        one_build = sum(stages[k] for k in ("tree", "lists", "M2L matrices", "setup"))
+        one_build = one_gpu_build(r1)
         breakdown.append([
             name.split(",")[0] + "," + name.split(",")[1],
             f"{per_own(rs, 'ghosts'):.3f}", f"{per_own(rs, 'pruned_cells'):.1e}",
@@ -300,13 +312,7 @@ def several_gpus():
                       "shared cells", "regions", "selection", "exchange", "essential tree"],
                      rows))
     rows = []
-    for case, name in (("steps-u25-r1", "weak, 2.5e7 uniform per GPU, first round"),
-                       ("steps-u25-r2", "weak, 2.5e7 uniform per GPU, second round"),
-                       ("steps-p25-r1", "weak, 2.5e7 Plummer per GPU, first round"),
-                       ("steps-p25-r2", "weak, 2.5e7 Plummer per GPU, second round"),
-                       ("steps-u100", "weak, 1e8 uniform per GPU"),
-                       ("steps-p100", "weak, 1e8 Plummer per GPU"),
-                       ("strong-steps-u100", "strong, 1e8 uniform")):
+    for case, name in alternated_steps:
         for commit in (before_merges, now):
             st = report(case, commit)["steps"]
             parts = st["essential_tree_steps"]
@@ -326,8 +332,7 @@ def several_gpus():
         r1 = report(one, kept, reuse)
         rs = report(steps, kept, reuse)
         t1, st = r1["timing"]["total_seconds"], rs["steps"]
-        stages = r1["timing"]["stage_seconds"]
-        one_build = sum(stages[k] for k in ("tree", "lists", "M2L matrices", "setup"))
+        one_build = one_gpu_build(r1)
         rows.append([name, seconds(t1), seconds(st["seconds"]),
                      efficiency(t1 / st["seconds"] / (2 if strong else 1)),
                      f"{st['seconds'] / t1:.2f}x" if not strong else "-", seconds(one_build),
@@ -336,13 +341,7 @@ def several_gpus():
     out.append(table(["fp32, field error <= 1e-4, one start", "1 GPU: run", "2 GPUs: step",
                       "efficiency", "step / 1 GPU's run", "1 GPU: build", "step's rebuild",
                       "rebuild / 1 GPU's build", "field error"] + PROVENANCE, rows))
-    for case, name in (("steps-u25-r1", "weak, 2.5e7 uniform per GPU, first round"),
-                       ("steps-u25-r2", "weak, 2.5e7 uniform per GPU, second round"),
-                       ("steps-p25-r1", "weak, 2.5e7 Plummer per GPU, first round"),
-                       ("steps-p25-r2", "weak, 2.5e7 Plummer per GPU, second round"),
-                       ("steps-u100", "weak, 1e8 uniform per GPU"),
-                       ("steps-p100", "weak, 1e8 Plummer per GPU"),
-                       ("strong-steps-u100", "strong, 1e8 uniform")):
+    for case, name in alternated_steps:
         for commit in (now, kept):
             st = report(case, commit, reuse)["steps"]
             ab_rows.append([name, commit, seconds(st["seconds"]), seconds(st["rebuild_seconds"]),

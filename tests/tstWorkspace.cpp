@@ -37,6 +37,14 @@ bool sameValues(View const &a, View const &b)
   return ha.span() == hb.span();
 }
 
+/// A pooled workspace with no blocks: the pool's idle ones are released first.
+template <class Memory>
+auto newPooledWorkspace()
+{
+  kfmm::releaseCachedMemory<Memory>();
+  return kfmm::detail::WorkspacePool<Memory>::shared().lease();
+}
+
 /// Potential and field of `p`'s particles from a solver of `options`, into `p`.
 template <class Config>
 void solve(kfmm::test::Particles<Config> &p, kfmm::Options const &options)
@@ -56,9 +64,7 @@ TEMPLATE_LIST_TEST_CASE("a pooled workspace reuses the blocks given back to it",
   using Memory = typename Space::memory_space;
   using Ints = Kokkos::View<int *, Memory>;
   Space space;
-  // A new workspace: the pool's idle ones are released first.
-  kfmm::releaseCachedMemory<Memory>();
-  auto const lease = kfmm::detail::WorkspacePool<Memory>::shared().lease();
+  auto const lease = newPooledWorkspace<Memory>();
   auto &memory = *lease;
   REQUIRE(memory.pooled());
   REQUIRE(memory.heldBytes() == 0);
@@ -105,8 +111,7 @@ TEMPLATE_LIST_TEST_CASE("a reclaimed workspace serves the next build and drops w
   using Memory = typename Space::memory_space;
   using Ints = Kokkos::View<int *, Memory>;
   Space space;
-  kfmm::releaseCachedMemory<Memory>();
-  auto const lease = kfmm::detail::WorkspacePool<Memory>::shared().lease();
+  auto const lease = newPooledWorkspace<Memory>();
   auto &memory = *lease;
   // A first build: two arrays.
   auto a = memory.template take<Ints>(space, "kfmm::test::a", 100000);

@@ -22,6 +22,7 @@
 #include <kfmm/detail/Workspace.hpp>
 #include <kfmm/detail/ZeroFill.hpp>
 #include <kfmm/tree/Morton.hpp>
+#include <kfmm/tree/Octree.hpp>
 #include <kfmm/tree/RadixSort.hpp>
 
 #include <Kokkos_Core.hpp>
@@ -115,19 +116,6 @@ struct GatherOutsideRun
   }
 };
 
-/// values(i) = first + i.
-template <class MemorySpace>
-struct IndicesFrom
-{
-  Kokkos::View<std::uint32_t *, MemorySpace> values;
-  std::size_t first;
-
-  KOKKOS_INLINE_FUNCTION void operator()(std::size_t i) const
-  {
-    values(i) = static_cast<std::uint32_t>(first + i);
-  }
-};
-
 } // namespace detail
 
 /// The pairs (long_keys, long_values) and (few_keys, few_values), each ordered by key and then
@@ -195,7 +183,7 @@ void sortRuns(ExecutionSpace const &space, Kokkos::View<MortonKey *, MemorySpace
       "kfmm::merge::gather_few", space, n_few,
       detail::GatherOutsideRun<MemorySpace>{keys, run_begin, run_length, few_keys, few_values});
   kfmm::detail::streamFor("kfmm::merge::long_indices", space, run_length,
-                          detail::IndicesFrom<MemorySpace>{long_values, run_begin});
+                          detail::IdentityPermutation<MemorySpace>{long_values, run_begin});
   detail::sortPairs(space, few_keys, few_values, 3 * max_level, memory);
   Keys const long_keys =
       Kokkos::subview(keys, Kokkos::make_pair(run_begin, run_begin + run_length));

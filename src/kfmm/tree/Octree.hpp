@@ -1111,15 +1111,16 @@ Octree<MemorySpace> buildOctreeFromSortedKeys(
 namespace detail
 {
 
-/// permutation(i) = i.
+/// permutation(i) = first + i.
 template <class MemorySpace>
 struct IdentityPermutation
 {
   Kokkos::View<std::uint32_t *, MemorySpace> permutation;
+  std::size_t first = 0;
 
   KOKKOS_INLINE_FUNCTION void operator()(std::size_t i) const
   {
-    permutation(i) = static_cast<std::uint32_t>(i);
+    permutation(i) = static_cast<std::uint32_t>(first + i);
   }
 };
 
