@@ -9,6 +9,7 @@
 #include "Run.hpp"
 
 #include <kfmm/detail/Validation.hpp>
+#include <kfmm/detail/Workspace.hpp>
 #include <kfmm/distributed/DistributedFmm.hpp>
 #include <kfmm/io/Generators.hpp>
 
@@ -342,14 +343,31 @@ struct MoveParticles
   }
 };
 
+/// The time steps' per-particle arrays (positions, charges, input rows, results) come from a
+/// pooled workspace: a step's new arrays take the blocks the step before gave back, as a
+/// simulation keeps its particle arrays with room to spare, rather than a cudaMalloc and a
+/// cudaFree (which waits for the whole device) per array and step.
+using StepMemory = kfmm::detail::Workspace<Memory>;
+
 /// Rows of a per-particle View (N x 3 or N) moved to the ranks that own its particles after
-/// the solver's last build (collective).
+/// the solver's last build (collective), into an array of `memory`; `mine` goes back to it.
 template <class Solver, class View>
-View takenOver(Solver const &solver, Space const &space, View const &mine)
+View takenOver(Solver const &solver, Space const &space, View &mine, StepMemory &memory,
+               std::string const &label)
 {
-  View owned(Kokkos::view_alloc(Kokkos::WithoutInitializing, mine.label()), solver.ownedCount());
+  auto owned = memory.take<View>(space, label, solver.ownedCount());
   solver.toOwners(space, mine, owned);
+  memory.give(mine); // toOwners waited for the device
   return owned;
+}
+
+/// A copy of `view` that owns its memory, for a View of a workspace that is about to go.
+template <class View>
+View owningCopy(Space const &space, View const &view, std::string const &label)
+{
+  View copy(Kokkos::view_alloc(Kokkos::WithoutInitializing, label), view.extent(0));
+  Kokkos::deep_copy(space, copy, view);
+  return copy;
 }
 
 /// The time steps of --steps after the runs (collective), as a simulation runs them (README):
@@ -370,6 +388,7 @@ StepsReport timeSteps(Space const &space, Configuration const &c, Block const &b
   std::vector<double> seconds, rebuild, partition, trees, rebuild_mpi, evaluate, evaluate_mpi, sent;
   std::vector<double> tree_steps[essential_tree_step_count];
   onEveryRank([&] {
+    auto const memory = kfmm::detail::WorkspacePool<Memory>::shared().lease();
     kfmm::distributed::DistributedFmm<Real, Memory> solver(MPI_COMM_WORLD, space,
                                                            particles.positions, allowed);
     input_rows = InputRows(
@@ -387,11 +406,18 @@ StepsReport timeSteps(Space const &space, Configuration const &c, Block const &b
       space.fence();
       MPI_Barrier(MPI_COMM_WORLD);
       Kokkos::Timer timer;
-      particles.positions = takenOver(solver, space, particles.positions);
-      particles.charges = takenOver(solver, space, particles.charges);
-      input_rows = takenOver(solver, space, input_rows);
+      particles.positions =
+          takenOver(solver, space, particles.positions, *memory, "kfmm::app::positions");
+      particles.charges =
+          takenOver(solver, space, particles.charges, *memory, "kfmm::app::charges");
+      input_rows = takenOver(solver, space, input_rows, *memory, "kfmm::app::input_rows");
       if (results.potential.extent(0) != particles.size())
-        results = allocateResults<Real>(particles.size());
+      {
+        memory->give(results.potential);
+        memory->give(results.field);
+        memory->take(space, results.potential, "kfmm::app::potential", particles.size());
+        memory->take(space, results.field, "kfmm::app::field", particles.size());
+      }
       solver.rebuild(space, particles.positions);
       solver.evaluate(space, particles.charges, results.potential, results.field);
       space.fence();
@@ -419,6 +445,15 @@ StepsReport timeSteps(Space const &space, Configuration const &c, Block const &b
       evaluate.push_back(times[5]);
       evaluate_mpi.push_back(times[6]);
       report.splitters_kept += s.splitters_reused ? 1 : 0;
+    }
+    if (c.steps > 0)
+    {
+      particles.positions = owningCopy(space, particles.positions, "kfmm::app::positions");
+      particles.charges = owningCopy(space, particles.charges, "kfmm::app::charges");
+      input_rows = owningCopy(space, input_rows, "kfmm::app::input_rows");
+      results.potential = owningCopy(space, results.potential, "kfmm::app::potential");
+      results.field = owningCopy(space, results.field, "kfmm::app::field");
+      space.fence();
     }
   });
   if (c.steps > 0)

@@ -5,7 +5,7 @@
 // a rebuild after a time step (DistributedFmm::rebuild), with the previous partition kept and
 // with a move that forces a new one, equal to a new solver of the moved particles; time steps
 // on the particles each rank took over (DistributedFmm::toOwners), which stay on their rank
-// unless they cross a range boundary; bad input on
+// unless they cross a range boundary, and whose evaluation, repeated, allocates nothing; bad input on
 // one rank, the same message on every rank, and the solver usable afterwards. A hidden case
 // ([.timing]) times a build, a rebuild and an evaluation.
 #include <kfmm/Fmm.hpp>
@@ -29,6 +29,7 @@
 #include <utility>
 #include <vector>
 
+#include "Allocations.hpp"
 #include "Reference.hpp"
 #include "TestTypes.hpp"
 
@@ -414,6 +415,22 @@ TEMPLATE_LIST_TEST_CASE("distributed FMM: time steps on the particles each rank 
   double const difference = globalRelativeL2(stepped, expected, identityRows(owned));
   CAPTURE(difference);
   CHECK(difference <= bound);
+
+  // An evaluation takes its arrays from the solver's workspace, where the last one gave them
+  // back: the next allocates nothing, and gives the same results to rounding.
+  Kokkos::View<Real *, Memory> phi("kfmm::test::phi", owned);
+  Kokkos::View<Real *[3], Memory> g("kfmm::test::g", owned);
+  {
+    kfmm::test::Allocations const allocations;
+    solver.evaluate(space, owned_q, phi, g);
+    space.fence();
+    CAPTURE(allocations.lastLabel());
+    CHECK(allocations.count() == 0);
+  }
+  auto const g_h = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, g);
+  double const repeated = globalRelativeL2(g_h, stepped, identityRows(owned));
+  CAPTURE(repeated);
+  CHECK(repeated <= bound);
 }
 
 TEMPLATE_LIST_TEST_CASE("distributed FMM: bad input on one rank, one message on every rank",

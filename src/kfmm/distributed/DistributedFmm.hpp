@@ -544,11 +544,12 @@ private:
       Kokkos::deep_copy(space, field, 0);
       return;
     }
-    auto const alloc = [&](char const *label) {
-      return Kokkos::view_alloc(space, Kokkos::WithoutInitializing, std::string(label));
-    };
     detail::ExchangePlan<MemorySpace> const &plan = _trees.plan;
     auto &state = *_solver;
+    // The evaluation's own arrays come from the solver's workspace and go back to it at the
+    // end, so that a time step's evaluation allocates and frees nothing (a cudaFree waits for
+    // the whole device); the next rebuild keeps their blocks (detail/Workspace.hpp).
+    kfmm::detail::Workspace<MemorySpace> &memory = *state.memory;
     auto &stages = state.stats.stage_seconds;
     stages = state.build_stages;
     state.stats.results_checked = false;
@@ -558,7 +559,9 @@ private:
 
     // The essential tree's charges: the rank's, the ghosts', and zero for the pruned cells.
     std::int64_t const entries = static_cast<std::int64_t>(_trees.entries.extent(0));
-    Kokkos::View<double *, MemorySpace> q(alloc("kfmm::distributed::entry_charges"), entries);
+    auto q = memory.template take<Kokkos::View<double *, MemorySpace>>(
+        space, "kfmm::distributed::entry_charges", entries);
+    Kokkos::View<double *, MemorySpace> sent_ghosts;
     int charge_exponent = 0;
     stage("exchange charges", [&] {
       Kokkos::deep_copy(space, q, 0.0);
@@ -570,14 +573,14 @@ private:
                               Kokkos::Max<double>(largest));
       communicate([&] { MPI_Allreduce(MPI_IN_PLACE, &largest, 1, MPI_DOUBLE, MPI_MAX, comm); });
       charge_exponent = kfmm::detail::chargeExponentOf(largest);
-      Kokkos::View<double *, MemorySpace> sent(alloc("kfmm::distributed::ghost_charges"),
-                                               plan.ghost_sources.extent(0));
+      sent_ghosts = memory.template take<Kokkos::View<double *, MemorySpace>>(
+          space, "kfmm::distributed::ghost_charges", plan.ghost_sources.extent(0));
       Kokkos::parallel_for(
-          "kfmm::distributed::gather_ghost_charges", Policy(space, 0, sent.extent(0)),
-          detail::Gather<decltype(sent), decltype(own_q), decltype(plan.ghost_sources)>{
-              sent, own_q, plan.ghost_sources});
+          "kfmm::distributed::gather_ghost_charges", Policy(space, 0, sent_ghosts.extent(0)),
+          detail::Gather<decltype(sent_ghosts), decltype(own_q), decltype(plan.ghost_sources)>{
+              sent_ghosts, own_q, plan.ghost_sources});
       communicate([&] {
-        _exchange.start(comm, space, sent.data(), plan.ghost_send, q.data() + plan.own,
+        _exchange.start(comm, space, sent_ghosts.data(), plan.ghost_send, q.data() + plan.own,
                         plan.ghost_recv);
         _exchange.finish(space);
       });
@@ -594,10 +597,11 @@ private:
     int const width = 2 * static_cast<int>(state.multipoles.extent(1));
     int const sent_cells = static_cast<int>(plan.pruned_sources.extent(0));
     int const received_cells = static_cast<int>(plan.pruned_targets.extent(0));
-    Kokkos::View<Real **, Kokkos::LayoutRight, MemorySpace> rows(
-        alloc("kfmm::distributed::sent_multipoles"), sent_cells, width);
-    Kokkos::View<Real **, Kokkos::LayoutRight, MemorySpace> received(
-        alloc("kfmm::distributed::received_multipoles"), received_cells, width);
+    using Rows = Kokkos::View<Real **, Kokkos::LayoutRight, MemorySpace>;
+    auto rows =
+        memory.template take<Rows>(space, "kfmm::distributed::sent_multipoles", sent_cells, width);
+    auto received = memory.template take<Rows>(space, "kfmm::distributed::received_multipoles",
+                                               received_cells, width);
     stage("send multipoles", [&] {
       Kokkos::parallel_for("kfmm::distributed::pack_multipoles", Policy(space, 0, sent_cells),
                            detail::MoveMultipoles<Real, MemorySpace>{state.multipoles, rows,
@@ -628,8 +632,10 @@ private:
         solver::m2m(space, state);
       });
 
-    Kokkos::View<Real *, MemorySpace> own_phi(alloc("kfmm::distributed::own_potential"), plan.own);
-    Kokkos::View<Real *[3], MemorySpace> own_field(alloc("kfmm::distributed::own_field"), plan.own);
+    auto own_phi = memory.template take<Kokkos::View<Real *, MemorySpace>>(
+        space, "kfmm::distributed::own_potential", plan.own);
+    auto own_field = memory.template take<Kokkos::View<Real *[3], MemorySpace>>(
+        space, "kfmm::distributed::own_field", plan.own);
     if (plan.own > 0)
     {
       solver::farFieldTranslations(space, state);
@@ -642,6 +648,13 @@ private:
         _partition->toCallers(space, own_field, field);
       });
     });
+    // toCallers waited for the device: every kernel that read these arrays has finished.
+    memory.give(q);
+    memory.give(sent_ghosts);
+    memory.give(rows);
+    memory.give(received);
+    memory.give(own_phi);
+    memory.give(own_field);
     if (_options.check_results)
     {
       detail::requireOnAllRanks(comm, where, [&] {
