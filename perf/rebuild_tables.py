@@ -322,15 +322,17 @@ def several_gpus():
     out.append(table(["steps, 2 GPUs", "commit", "step", "step's rebuild", "essential trees",
                       "own tree", "regions", "essential tree"], rows))
     reuse, kept = Archive("2026-11-30-two-h200-reuse"), "1470b2e"
+    step_arrays, pooled_steps = Archive("2026-11-30-two-h200-step-arrays"), "55b5c53"
     rows, ab_rows = [], []
     for name, one, steps, strong in (
             ("weak, 2.5e7 uniform per GPU", "one-u25", "steps-u25-r1", False),
             ("weak, 2.5e7 Plummer per GPU", "one-p25", "steps-p25-r1", False),
             ("weak, 1e8 uniform per GPU", "one-u100", "steps-u100", False),
             ("weak, 1e8 Plummer per GPU", "one-p100", "steps-p100", False),
-            ("strong, 1e8 uniform", "one-u100", "strong-steps-u100", True)):
-        r1 = report(one, kept, reuse)
-        rs = report(steps, kept, reuse)
+            ("strong, 1e8 uniform", "one-u100", "strong-steps-u100", True),
+            ("strong, 5e7 uniform (leaf 248)", "one-u50", "steps-u25-r1", True)):
+        r1 = report(one, pooled_steps, step_arrays)
+        rs = report(steps, pooled_steps, step_arrays)
         t1, st = r1["timing"]["total_seconds"], rs["steps"]
         one_build = one_gpu_build(r1)
         rows.append([name, seconds(t1), seconds(st["seconds"]),
@@ -338,9 +340,9 @@ def several_gpus():
                      f"{st['seconds'] / t1:.2f}x" if not strong else "-", seconds(one_build),
                      seconds(st["rebuild_seconds"]), f"{st['rebuild_seconds'] / one_build:.1f}x",
                      error(rs["errors"]["field"])] + provenance(rs, 1))
-    out.append(table(["fp32, field error <= 1e-4, one start", "1 GPU: run", "2 GPUs: step",
-                      "efficiency", "step / 1 GPU's run", "1 GPU: build", "step's rebuild",
-                      "rebuild / 1 GPU's build", "field error"] + PROVENANCE, rows))
+    one_start = table(["fp32, field error <= 1e-4, one start", "1 GPU: run", "2 GPUs: step",
+                       "efficiency", "step / 1 GPU's run", "1 GPU: build", "step's rebuild",
+                       "rebuild / 1 GPU's build", "field error"] + PROVENANCE, rows)
     for case, name in alternated_steps:
         for commit in (now, kept):
             st = report(case, commit, reuse)["steps"]
@@ -350,6 +352,16 @@ def several_gpus():
                                     - st["essential_trees_seconds"])])
     out.append(table(["steps, 2 GPUs", "commit", "step", "step's rebuild", "essential trees",
                       "solver's build and the rest"], ab_rows))
+    rows = []
+    for case, name in alternated_steps:
+        for commit in (kept, pooled_steps):
+            st = report(case, commit, step_arrays)["steps"]
+            rows.append([name, commit, seconds(st["seconds"]), seconds(st["rebuild_seconds"]),
+                         seconds(st["evaluate_seconds"]),
+                         seconds(st["seconds"] - st["rebuild_seconds"] - st["evaluate_seconds"])])
+    out.append(table(["steps, 2 GPUs", "commit", "step", "step's rebuild", "step's evaluate",
+                      "step's take-over (step less rebuild and evaluate)"], rows))
+    out.append(one_start)
     rows = []
     for dist, name, settings in (
             ("u", "uniform, leaf 248", ("o7-t0.84", "o7-t0.88", "o7-t0.92", "o6-t0.8", "o6-t0.85",

@@ -5,8 +5,8 @@
 // a rebuild after a time step (DistributedFmm::rebuild), with the previous partition kept and
 // with a move that forces a new one, equal to a new solver of the moved particles; time steps
 // on the particles each rank took over (DistributedFmm::toOwners), which stay on their rank
-// unless they cross a range boundary, and whose evaluation, repeated, allocates nothing; bad input on
-// one rank, the same message on every rank, and the solver usable afterwards. A hidden case
+// unless they cross a range boundary, and whose evaluation, repeated, allocates nothing; bad input
+// on one rank, the same message on every rank, and the solver usable afterwards. A hidden case
 // ([.timing]) times a build, a rebuild and an evaluation.
 #include <kfmm/Fmm.hpp>
 #include <kfmm/distributed/DistributedFmm.hpp>
