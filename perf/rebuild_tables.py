@@ -379,6 +379,16 @@ def several_gpus():
     out.append(table(["2.5e7 per GPU, fp32", "1 GPU: run", "its field error", "2 GPUs: step",
                       "its field error", "efficiency"], rows))
     rows = []
+    for setting in ["o7-t0.84-l248"] + [f"o{o}-t{t}-l128" for o, thetas in (
+            (4, "56"), (5, "56789"), (6, "6789"), (7, "6789")) for t in (f"0.{d}" for d in thetas)]:
+        r = Archive("2026-11-30-two-h200-step-arrays").json(f"2xh200-55b5c53-sweep50-{setting}.json")
+        c = r["configuration"]
+        rows.append([f"order {c['order']}, theta {c['theta']}, leaf {c['leaf_size']}",
+                     f"{50000000 / r['tree']['leaves']:.0f}", seconds(r["timing"]["total_seconds"]),
+                     error(r["errors"]["field"])] + provenance(r, 2))
+    out.append(table(["one GPU, 5e7 uniform, fp32", "particles per leaf", "run", "field error"]
+                     + PROVENANCE, rows))
+    rows = []
     for commit in ("fc2e07e", "54964cd"):
         cold = report("two-p25", commit, earlier)
         steps = report("steps-p25", commit, earlier)
