@@ -226,6 +226,13 @@ def several_gpus():
                         ("steps-p100", "weak, 1e8 Plummer per GPU"),
                         ("strong-steps-u100", "strong, 1e8 uniform"))
 
+    def alternated(commits, archive, headers, cells):
+        """The table of alternated_steps, each step of each of `commits` (in `archive`), with
+        the columns `headers` that cells(its steps report) gives."""
+        rows = [[name, commit] + cells(report(case, commit, archive)["steps"])
+                for case, name in alternated_steps for commit in commits]
+        return table(["steps, 2 GPUs", "commit"] + headers, rows)
+
     cases = [  # name, one GPU, cold run on two, time steps on two, strong
         ("weak, 2.5e7 uniform per GPU, order 7, theta 0.84, leaf 248", "one-u25", "two-u25",
          "steps-u25-r1", False),
@@ -311,19 +318,16 @@ def several_gpus():
     out.append(table(["step, slowest rank", "essential trees", "own tree",
                       "shared cells", "regions", "selection", "exchange", "essential tree"],
                      rows))
-    rows = []
-    for case, name in alternated_steps:
-        for commit in (before_merges, now):
-            st = report(case, commit)["steps"]
-            parts = st["essential_tree_steps"]
-            rows.append([name, commit, seconds(st["seconds"]), seconds(st["rebuild_seconds"]),
-                         seconds(st["essential_trees_seconds"])]
-                        + [seconds(parts[k]) for k in ("own_tree", "regions", "essential_tree")])
-    out.append(table(["steps, 2 GPUs", "commit", "step", "step's rebuild", "essential trees",
-                      "own tree", "regions", "essential tree"], rows))
+    out.append(alternated(
+        (before_merges, now), a,
+        ["step", "step's rebuild", "essential trees", "own tree", "regions", "essential tree"],
+        lambda st: [seconds(st["seconds"]), seconds(st["rebuild_seconds"]),
+                    seconds(st["essential_trees_seconds"])]
+        + [seconds(st["essential_tree_steps"][k]) for k in ("own_tree", "regions",
+                                                             "essential_tree")]))
     reuse, kept = Archive("2026-11-30-two-h200-reuse"), "1470b2e"
     step_arrays, pooled_steps = Archive("2026-11-30-two-h200-step-arrays"), "55b5c53"
-    rows, ab_rows = [], []
+    rows = []
     for name, one, steps, strong in (
             ("weak, 2.5e7 uniform per GPU", "one-u25", "steps-u25-r1", False),
             ("weak, 2.5e7 Plummer per GPU", "one-p25", "steps-p25-r1", False),
@@ -343,24 +347,20 @@ def several_gpus():
     one_start = table(["fp32, field error <= 1e-4, one start", "1 GPU: run", "2 GPUs: step",
                        "efficiency", "step / 1 GPU's run", "1 GPU: build", "step's rebuild",
                        "rebuild / 1 GPU's build", "field error"] + PROVENANCE, rows)
-    for case, name in alternated_steps:
-        for commit in (now, kept):
-            st = report(case, commit, reuse)["steps"]
-            ab_rows.append([name, commit, seconds(st["seconds"]), seconds(st["rebuild_seconds"]),
-                            seconds(st["essential_trees_seconds"]),
-                            seconds(st["rebuild_seconds"] - st["partition_seconds"]
-                                    - st["essential_trees_seconds"])])
-    out.append(table(["steps, 2 GPUs", "commit", "step", "step's rebuild", "essential trees",
-                      "solver's build and the rest"], ab_rows))
-    rows = []
-    for case, name in alternated_steps:
-        for commit in (kept, pooled_steps):
-            st = report(case, commit, step_arrays)["steps"]
-            rows.append([name, commit, seconds(st["seconds"]), seconds(st["rebuild_seconds"]),
-                         seconds(st["evaluate_seconds"]),
-                         seconds(st["seconds"] - st["rebuild_seconds"] - st["evaluate_seconds"])])
-    out.append(table(["steps, 2 GPUs", "commit", "step", "step's rebuild", "step's evaluate",
-                      "step's take-over (step less rebuild and evaluate)"], rows))
+    out.append(alternated(
+        (now, kept), reuse,
+        ["step", "step's rebuild", "essential trees", "solver's build and the rest"],
+        lambda st: [seconds(st["seconds"]), seconds(st["rebuild_seconds"]),
+                    seconds(st["essential_trees_seconds"]),
+                    seconds(st["rebuild_seconds"] - st["partition_seconds"]
+                            - st["essential_trees_seconds"])]))
+    out.append(alternated(
+        (kept, pooled_steps), step_arrays,
+        ["step", "step's rebuild", "step's evaluate",
+         "step's take-over (step less rebuild and evaluate)"],
+        lambda st: [seconds(st["seconds"]), seconds(st["rebuild_seconds"]),
+                    seconds(st["evaluate_seconds"]),
+                    seconds(st["seconds"] - st["rebuild_seconds"] - st["evaluate_seconds"])]))
     out.append(one_start)
     rows = []
     for dist, name, settings in (
@@ -381,7 +381,7 @@ def several_gpus():
     rows = []
     for setting in ["o7-t0.84-l248"] + [f"o{o}-t{t}-l128" for o, thetas in (
             (4, "56"), (5, "56789"), (6, "6789"), (7, "6789")) for t in (f"0.{d}" for d in thetas)]:
-        r = Archive("2026-11-30-two-h200-step-arrays").json(f"2xh200-55b5c53-sweep50-{setting}.json")
+        r = report(f"sweep50-{setting}", pooled_steps, step_arrays)
         c = r["configuration"]
         rows.append([f"order {c['order']}, theta {c['theta']}, leaf {c['leaf_size']}",
                      f"{50000000 / r['tree']['leaves']:.0f}", seconds(r["timing"]["total_seconds"]),
