@@ -261,6 +261,10 @@ Configuration parseCommandLine(std::vector<std::string> const &arguments)
                outOfRange(o, v, "expected a finite number > 0");
              c.options.tolerance = t;
            }},
+          {"--tolerance-choice",
+           [&](auto const &o, auto const &v) {
+             c.measure_tolerance = parseChoice<bool>(o, v, {{"measured", true}, {"table", false}});
+           }},
           {"--acceptance",
            [&](auto const &o, auto const &v) {
              c.options.acceptance = parseChoice<Acceptance>(
@@ -433,6 +437,8 @@ Configuration parseCommandLine(std::vector<std::string> const &arguments)
       if (given.count(option))
         throw UsageError("option '" + std::string(option) +
                          "' cannot be used with --tolerance (it chooses order and theta)");
+  if (given.count("--tolerance-choice") && !given.count("--tolerance"))
+    throw UsageError("option '--tolerance-choice' needs --tolerance");
   if (given.count("--periodic") && given.count("--targets"))
     throw UsageError("option '--periodic' cannot be used with --targets (periodic boundaries "
                      "take the particles as their own targets)");
@@ -479,11 +485,17 @@ std::string helpText()
          "  --method M           fmm | treecode (" +
          methodName(o.method) +
          ")\n"
-         "  --tolerance T        the relative L2 field error to reach: order and theta are\n"
-         "                       chosen from the backend's measured table (docs/ACCURACY.md);\n"
-         "                       not with --order, --theta or --acceptance; a field error\n"
-         "                       measured by --check (or --check-samples) above it is a\n"
+         "  --tolerance T        the relative L2 field error to reach: the first run\n"
+         "                       measures order and theta on the problem (the fastest row\n"
+         "                       of the backend's accuracy table whose field error on\n"
+         "                       sampled particles is within T / 2) and the runs after it\n"
+         "                       use them (docs/ACCURACY.md);\n"
+         "                       not with --order, --theta or --acceptance; the samples:\n"
+         "                       the --check-samples count, else 512; a field error\n"
+         "                       measured by --check (or --check-samples) above T is a\n"
          "                       warning and exit status 5\n"
+         "  --tolerance-choice C measured | table: the table's choice alone, unmeasured (the\n"
+         "                       only one on several ranks and with --periodic) (measured)\n"
          "  --allow-missed-tolerance\n"
          "                       exit status 0 all the same in that case\n"
          "  --order P            expansion order, 1 to " +

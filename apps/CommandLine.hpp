@@ -43,6 +43,9 @@ struct Configuration
   Distribution distribution = Distribution::plummer;
   std::uint64_t seed = 1;
   Options options;
+  /// With --tolerance: order and theta measured on the problem (kfmm::calibrate), or
+  /// chosen from the backend's accuracy table alone (--tolerance-choice table).
+  bool measure_tolerance = true;
   Precision precision = Precision::single;
   /// Particles sampled for the comparison with the direct sum; 0: no comparison.
   std::size_t check = 1000;

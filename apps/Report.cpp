@@ -297,7 +297,21 @@ void printReport(std::FILE *out, Report const &r)
   if (c.options.leaf_size == 0)
     std::fprintf(out, "  leaf size     %d: the backend's tuned one for order %d in %s\n",
                  r.stats.leaf_size, r.stats.order, precisionName(c.precision));
-  if (c.options.tolerance > 0)
+  if (r.calibration)
+  {
+    CalibrationReport const &m = *r.calibration;
+    std::fprintf(out,
+                 "  tolerance     %g: order %d and theta %g measured on the problem, field error "
+                 "%.3g on %zu sampled %s%s; %d rows evaluated in %.3f s",
+                 c.options.tolerance, m.order, m.theta, m.field_error, m.samples,
+                 r.targets > 0 ? "targets" : "particles",
+                 m.tolerance_missed ? " (no row met the tolerance)" : "", m.evaluations, m.seconds);
+    if (m.table_order > 0)
+      std::fprintf(out, " (the table alone: order %d, theta %g)\n", m.table_order, m.table_theta);
+    else
+      std::fprintf(out, " (below every row of the table)\n");
+  }
+  else if (c.options.tolerance > 0)
     std::fprintf(out,
                  "  tolerance     %g: order %d and theta %g from the backend's accuracy table\n",
                  c.options.tolerance, r.stats.order, r.stats.theta);
@@ -428,6 +442,8 @@ int checkedStatus(Report const &r)
                      ? "the results are written (--allow-missed-tolerance)"
                      : "the results are written; exit status 5 (--allow-missed-tolerance: 0)");
   };
+  if (r.calibration && r.calibration->tolerance_missed)
+    judge(r.calibration->samples, "strided (choosing order and theta)", r.calibration->field_error);
   if (r.check)
     judge(r.check->targets, "sampled", r.check->field_error);
   if (r.stats.sampled_targets > 0)
@@ -585,6 +601,32 @@ std::string jsonReport(Report const &r)
   }
   else
     j.null("sampled_check");
+
+  if (r.calibration)
+  {
+    CalibrationReport const &m = *r.calibration;
+    j.beginObject("calibration");
+    j.integer("order", static_cast<std::uint64_t>(m.order));
+    j.number("theta", m.theta);
+    j.number("field_error", m.field_error);
+    j.integer("samples", m.samples);
+    j.integer("evaluations", static_cast<std::uint64_t>(m.evaluations));
+    j.number("seconds", m.seconds);
+    if (m.table_order > 0)
+    {
+      j.integer("table_order", static_cast<std::uint64_t>(m.table_order));
+      j.number("table_theta", m.table_theta);
+    }
+    else
+    {
+      j.null("table_order");
+      j.null("table_theta");
+    }
+    j.boolean("tolerance_missed", m.tolerance_missed);
+    j.endObject();
+  }
+  else
+    j.null("calibration");
 
   j.beginObject("memory");
   j.integer("particle_bytes", r.particle_bytes);

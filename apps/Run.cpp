@@ -61,6 +61,13 @@ void wrapIntoBox(Space const &space, Positions const &x, Periodic const &box)
       });
 }
 
+/// Whether the first run measures the order and theta for --tolerance (kfmm::calibrate),
+/// which needs the free-space direct sum as its reference.
+bool measuresTolerance(Configuration const &c)
+{
+  return c.options.tolerance > 0 && c.measure_tolerance && !c.options.periodic.enabled;
+}
+
 template <class Real>
 int runIn(Configuration const &c, io::ParticleTable const *input,
           io::ParticleTable const *targets_table)
@@ -85,9 +92,14 @@ int runIn(Configuration const &c, io::ParticleTable const *input,
   // The first run pays for first touches and allocations; --repeat runs after it are warm.
   space.fence();
   Kokkos::Timer timer;
+  // With --tolerance measured, the first run chooses the options of the runs after it.
+  Options options = c.options;
   Stats const first = [&] {
     ElapsedLine const line(runLabel(0, c.repeat), !c.quiet);
-    return solve(space, c.options, particles, at, results);
+    if (!measuresTolerance(c))
+      return solve(space, c.options, particles, at, results);
+    report.calibration.emplace();
+    return calibrate(space, c.options, particles, at, results, options, *report.calibration);
   }();
   space.fence();
   report.first_seconds = timer.seconds();
@@ -103,7 +115,7 @@ int runIn(Configuration const &c, io::ParticleTable const *input,
   {
     ElapsedLine const line(runLabel(r + 1, c.repeat), !c.quiet);
     timer.reset();
-    warm.push_back(solve(space, c.options, particles, at, results));
+    warm.push_back(solve(space, options, particles, at, results));
     space.fence();
     walls.push_back(timer.seconds());
   }

@@ -25,9 +25,44 @@ Stats solve(Space const &space, Options const &given, Particles<Real> const &par
                         results.field, options);
 }
 
+template <class Real>
+Stats calibrate(Space const &space, Options const &given, Particles<Real> const &particles,
+                Positions const &targets, Results<Real> const &results, Options &chosen,
+                CalibrationReport &calibration)
+{
+  // As solve(): the program judges unresolved particles and a missed tolerance itself.
+  Options options = given;
+  options.allow_unresolved = true;
+  options.allow_missed_tolerance = true;
+  Calibration const c = targets.data() == particles.positions.data()
+                            ? kfmm::calibrate(space, particles.positions, particles.charges,
+                                              results.potential, results.field, options)
+                            : kfmm::calibrate(space, particles.positions, particles.charges,
+                                              targets, results.potential, results.field, options);
+  chosen = c.options;
+  chosen.allow_unresolved = given.allow_unresolved;
+  chosen.allow_missed_tolerance = given.allow_missed_tolerance;
+  calibration.order = c.options.order;
+  calibration.theta = c.options.theta;
+  calibration.field_error = c.field_error;
+  calibration.samples = c.samples;
+  calibration.evaluations = c.evaluations;
+  calibration.seconds = c.seconds;
+  calibration.table_order = c.table_order;
+  calibration.table_theta = c.table_theta;
+  calibration.tolerance_missed = c.tolerance_missed;
+  return c.stats;
+}
+
 template Stats solve<float>(Space const &, Options const &, Particles<float> const &,
                             Positions const &, Results<float> const &);
 template Stats solve<double>(Space const &, Options const &, Particles<double> const &,
                              Positions const &, Results<double> const &);
+template Stats calibrate<float>(Space const &, Options const &, Particles<float> const &,
+                                Positions const &, Results<float> const &, Options &,
+                                CalibrationReport &);
+template Stats calibrate<double>(Space const &, Options const &, Particles<double> const &,
+                                 Positions const &, Results<double> const &, Options &,
+                                 CalibrationReport &);
 
 } // namespace kfmm::app

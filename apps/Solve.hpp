@@ -6,6 +6,7 @@
 // depend on which solver that is.
 
 #include "Problem.hpp"
+#include "Report.hpp"
 
 #include <kfmm/Options.hpp>
 #include <kfmm/Stats.hpp>
@@ -28,6 +29,15 @@ constexpr std::size_t default_particles_gpu = 10000000;
 template <class Real>
 Stats solve(Space const &space, Options const &options, Particles<Real> const &particles,
             Positions const &targets, Results<Real> const &results);
+
+/// solve() with the order and theta for the options' tolerance measured on the problem
+/// (kfmm::calibrate): the chosen setting's results in `results`, what it chose and measured
+/// in `calibration`, and the options to solve with again in `chosen`. Without a row that
+/// meets the tolerance, the results of the least error measured (CalibrationReport says so).
+template <class Real>
+Stats calibrate(Space const &space, Options const &options, Particles<Real> const &particles,
+                Positions const &targets, Results<Real> const &results, Options &chosen,
+                CalibrationReport &calibration);
 
 } // namespace kfmm::app
 

@@ -2,8 +2,9 @@
 # SPDX-License-Identifier: BSD-3-Clause
 """What `--tolerance` chooses on one problem, beside the fastest setting that meets it.
 
-For each precision and tolerance it runs the program with `--tolerance` (the setting the
-backend's accuracy table chooses, its field error on sampled targets and its time); then it
+For each precision and tolerance it runs the program with `--tolerance` (the setting it
+measures on the problem, or with `--choice table` the one the backend's accuracy table alone
+chooses; its field error on sampled targets and its time); then it
 runs every (order, theta) of a grid at the program's tuned leaf size for that order, once,
 and for each tolerance names the fastest grid setting whose error is at most the tolerance.
 Errors are the program's `--check` (relative L2 field error against the direct sum in double
@@ -63,7 +64,8 @@ def benchmark(args, precision):
                "--check", str(args.check), "--repeat", str(args.repeat)]
     chosen = []
     for tolerance in numbers(getattr(args, f"{precision}_tolerances"), float):
-        report, refused = run(args.program, [*problem, "--tolerance", f"{tolerance:g}"])
+        report, refused = run(args.program, [*problem, "--tolerance", f"{tolerance:g}",
+                                             "--tolerance-choice", args.choice])
         progress(args, f"{precision} tolerance {tolerance:g}: "
                  + (refused or f"{summary(report)}"))
         chosen.append({"tolerance": tolerance, "report": report, "refused": refused})
@@ -84,12 +86,22 @@ def duration(seconds):
     return f"{seconds * 1e3:.2f} ms" if seconds < 1 else f"{seconds:.3f} s"
 
 
+def measurement(report):
+    """The first run's measurement of the setting (`--tolerance-choice measured`): the rows
+    evaluated and its time; None where the program chose from the table alone."""
+    m = report.get("calibration") if report else None
+    return f"{m['evaluations']} rows, {duration(m['seconds'])}" if m else None
+
+
 def table(result):
-    """The markdown table of one precision's benchmark."""
+    """The markdown table of one precision's benchmark; with a column for the measurement of
+    the setting where the program measured it."""
     grid = [summary(r) for r in result["grid"]]
+    measured = any(measurement(e["report"]) for e in result["chosen"])
     lines = ["| tolerance | chosen | its error | its time | fastest of the grid that meets it "
-             "| its error | its time | chosen's time over it | tolerance over chosen's error |",
-             "|" + " --- |" * 9]
+             "| its error | its time | chosen's time over it | tolerance over chosen's error |"
+             + (" measurement of the chosen |" if measured else ""),
+             "|" + " --- |" * (10 if measured else 9)]
     for entry in result["chosen"]:
         tolerance = entry["tolerance"]
         meeting = [g for g in grid if g["error"] <= tolerance]
@@ -105,8 +117,9 @@ def table(result):
             margin = f"{tolerance / c['error']:.0f}" if c["error"] > 0 else "-"
         best_cells = ([setting(best), f"{best['error']:.2e}", duration(best["seconds"])]
                       if best else ["none of the grid", "-", "-"])
-        lines.append("| " + " | ".join([f"{tolerance:g}", *cells, *best_cells, ratio, margin])
-                     + " |")
+        extra = [measurement(entry["report"]) or "-"] if measured else []
+        lines.append("| " + " | ".join([f"{tolerance:g}", *cells, *best_cells, ratio, margin,
+                                        *extra]) + " |")
     return "\n".join(lines)
 
 
@@ -126,6 +139,8 @@ def main():
     parser.add_argument("--out", help="JSON file of every report")
     parser.add_argument("--tables-from", metavar="JSON",
                         help="print the tables of an earlier --out, running nothing")
+    parser.add_argument("--choice", default="measured", choices=["measured", "table"],
+                        help="the program's --tolerance-choice")
     parser.add_argument("--quiet", action="store_true", help="no progress lines")
     args = parser.parse_args()
     if args.tables_from:

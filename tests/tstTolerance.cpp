@@ -4,12 +4,10 @@
 // on uniform and Plummer particles deep enough for the tree to matter (N = 2e4), on every
 // execution space in float and double; tolerances out of reach and conflicting options are
 // refused in the caller's terms.
-#include <kfmm/Accuracy.hpp>
 #include <kfmm/Exception.hpp>
 #include <kfmm/Fmm.hpp>
 #include <kfmm/tuning/Tuning.hpp>
 #include <kfmm/io/Generators.hpp>
-#include <kfmm/kernels/DirectSum.hpp>
 
 #include <Kokkos_Core.hpp>
 
@@ -23,6 +21,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "FieldError.hpp"
 #include "TestParticles.hpp"
 #include "TestTypes.hpp"
 
@@ -30,40 +29,6 @@ namespace
 {
 
 using kfmm::test::isFloat;
-using kfmm::test::onHost;
-
-/// The relative L2 field error of `p` at every `stride`-th particle against the direct sum
-/// in double over all of them.
-template <class Config>
-double fieldError(kfmm::test::Particles<Config> const &p, std::size_t stride)
-{
-  typename Config::execution_space space;
-  using Memory = typename Config::memory_space;
-  std::size_t const n = p.x.extent(0);
-  std::size_t const k = (n + stride - 1) / stride;
-  Kokkos::View<double *[3], Memory> sources("kfmm::test::sources64", n);
-  Kokkos::View<double *, Memory> q("kfmm::test::q64", n);
-  Kokkos::deep_copy(space, sources, p.x);
-  Kokkos::deep_copy(space, q, p.q);
-  Kokkos::View<double *[3], Memory> targets("kfmm::test::targets64", k);
-  Kokkos::View<typename Config::real_type *[3], Memory> approx("kfmm::test::approx", k);
-  auto const x = p.x;
-  auto const field = p.field;
-  Kokkos::parallel_for(
-      "kfmm::test::sample_targets",
-      Kokkos::RangePolicy<typename Config::execution_space>(space, 0, k),
-      KOKKOS_LAMBDA(std::size_t t) {
-        for (int d = 0; d < 3; ++d)
-        {
-          targets(t, d) = x(t * stride, d);
-          approx(t, d) = field(t * stride, d);
-        }
-      });
-  Kokkos::View<double *, Memory> exact_phi("kfmm::test::exact_phi", k);
-  Kokkos::View<double *[3], Memory> exact_field("kfmm::test::exact_field", k);
-  kfmm::directSum(space, targets, sources, q, exact_phi, exact_field);
-  return kfmm::relativeL2Error(onHost(approx), onHost(exact_field));
-}
 
 /// The measured error of the row of the backend's accuracy table that `stats` ran with;
 /// infinite if it ran with none.
@@ -103,7 +68,7 @@ TEMPLATE_LIST_TEST_CASE("a tolerance gives a field error within it", "[fmm][tole
     kfmm::Options options;
     options.tolerance = tolerance;
     auto const stats = kfmm::evaluate(space, p.x, p.q, p.phi, p.field, options);
-    double const error = fieldError(p, 20);
+    double const error = kfmm::test::fieldError(space, p.x, p.q, p.x, p.field, 20);
     CAPTURE(kfmm::distributionName(distribution), tolerance, stats.order, stats.theta, error);
     CHECK(error <= tolerance);
     // A smaller tolerance never gets a less accurate row of the table (its rows grow in
@@ -147,7 +112,7 @@ TEMPLATE_LIST_TEST_CASE("a tolerance is met beside clusters of coincident points
     kfmm::Options options;
     options.tolerance = tolerance;
     auto const stats = kfmm::evaluate(space, p.x, p.q, p.phi, p.field, options);
-    double const error = fieldError(p, 1);
+    double const error = kfmm::test::fieldError(space, p.x, p.q, p.x, p.field, 1);
     CAPTURE(k, coincident, tolerance, stats.order, stats.theta, error);
     CHECK(error <= tolerance);
   }

@@ -83,8 +83,9 @@ struct Options
   /// The relative L2 field error to reach, > 0; 0: none, order and theta as given. With a
   /// tolerance the solver chooses order and theta (theta rule) from its backend's measured
   /// accuracy table (docs/ACCURACY.md): the fastest pair whose measured error, with a margin,
-  /// is within it. Leave order, theta and acceptance at their defaults then; Stats says what
-  /// was chosen.
+  /// is within it on any distribution. Leave order, theta and acceptance at their defaults
+  /// then; Stats says what was chosen. kfmm::calibrate (kfmm/Calibrate.hpp) measures the
+  /// fastest pair that meets it on the caller's own problem.
   double tolerance = 0;
   /// Expansion order p: degrees 0..p of the spherical-harmonic expansions (1..max_order).
   int order = 6;

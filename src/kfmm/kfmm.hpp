@@ -5,6 +5,7 @@
 // Umbrella header: everything a user of kfmm needs.
 
 #include <kfmm/CachedMemory.hpp>
+#include <kfmm/Calibrate.hpp>
 #include <kfmm/Config.hpp>
 #include <kfmm/Exception.hpp>
 #include <kfmm/Fmm.hpp>

@@ -1,0 +1,53 @@
+// SPDX-License-Identifier: BSD-3-Clause
+#ifndef KFMM_TESTS_FIELD_ERROR_HPP
+#define KFMM_TESTS_FIELD_ERROR_HPP
+
+// The accuracy tests' measure: the relative L2 error of a solver's field at every stride-th
+// target against kfmm::directSum in double over all sources.
+
+#include <kfmm/Accuracy.hpp>
+#include <kfmm/kernels/DirectSum.hpp>
+
+#include <Kokkos_Core.hpp>
+
+#include <cstddef>
+
+#include "TestParticles.hpp"
+
+namespace kfmm::test
+{
+
+/// The relative L2 error of `field` (at `targets`) at every `stride`-th target against the
+/// direct sum in double of `charges` at `sources`, with `softening`.
+template <class ExecutionSpace, class Sources, class Charges, class Targets, class Field>
+double fieldError(ExecutionSpace const &space, Sources const &sources, Charges const &charges,
+                  Targets const &targets, Field const &field, std::size_t stride,
+                  double softening = 0)
+{
+  using Memory = typename ExecutionSpace::memory_space;
+  std::size_t const ns = sources.extent(0), nt = targets.extent(0);
+  std::size_t const k = (nt + stride - 1) / stride;
+  Kokkos::View<double *[3], Memory> sources64("kfmm::test::sources64", ns);
+  Kokkos::View<double *, Memory> q64("kfmm::test::q64", ns);
+  Kokkos::deep_copy(space, sources64, sources);
+  Kokkos::deep_copy(space, q64, charges);
+  Kokkos::View<double *[3], Memory> sampled("kfmm::test::sampled_targets", k);
+  Kokkos::View<typename Field::non_const_value_type *[3], Memory> approx("kfmm::test::approx", k);
+  Kokkos::parallel_for(
+      "kfmm::test::sample_targets", Kokkos::RangePolicy<ExecutionSpace>(space, 0, k),
+      KOKKOS_LAMBDA(std::size_t t) {
+        for (int d = 0; d < 3; ++d)
+        {
+          sampled(t, d) = targets(t * stride, d);
+          approx(t, d) = field(t * stride, d);
+        }
+      });
+  Kokkos::View<double *, Memory> exact_phi("kfmm::test::exact_phi", k);
+  Kokkos::View<double *[3], Memory> exact_field("kfmm::test::exact_field", k);
+  kfmm::directSum(space, sampled, sources64, q64, exact_phi, exact_field, softening);
+  return kfmm::relativeL2Error(onHost(approx), onHost(exact_field));
+}
+
+} // namespace kfmm::test
+
+#endif
