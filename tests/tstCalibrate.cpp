@@ -65,8 +65,7 @@ TEMPLATE_LIST_TEST_CASE("calibrate reaches the tolerance and does not overshoot 
     auto const c = kfmm::calibrate(space, p.x, p.q, p.phi, p.field, options);
     double const error = kfmm::test::fieldError(space, p.x, p.q, p.x, p.field, 10);
     auto const fastest = fastestRow<Real, ExecutionSpace>();
-    bool const is_fastest =
-        c.options.order == fastest.order && c.options.theta == fastest.theta;
+    bool const is_fastest = c.options.order == fastest.order && c.options.theta == fastest.theta;
     CAPTURE(kfmm::distributionName(distribution), tolerance, c.options.order, c.options.theta,
             c.field_error, c.evaluations, c.table_order, c.table_theta, error);
     CHECK_FALSE(c.tolerance_missed);
@@ -113,8 +112,7 @@ TEMPLATE_LIST_TEST_CASE("calibrate at targets that are not the sources measures 
   for (double const tolerance : {1e-3, 1e-4})
   {
     options.tolerance = tolerance;
-    auto const c =
-        kfmm::calibrate(space, sources.x, sources.q, targets.x, phi, field, options);
+    auto const c = kfmm::calibrate(space, sources.x, sources.q, targets.x, phi, field, options);
     double const error = kfmm::test::fieldError(space, sources.x, sources.q, targets.x, field, 1);
     CAPTURE(tolerance, c.options.order, c.options.theta, c.field_error, c.evaluations, error);
     CHECK_FALSE(c.tolerance_missed);

@@ -48,7 +48,6 @@
 #include <cmath>
 #include <cstddef>
 #include <cstdio>
-#include <iterator>
 #include <limits>
 #include <string>
 #include <type_traits>
@@ -157,27 +156,29 @@ struct CopyResults
   }
 };
 
-/// The rows of the backend's accuracy table in precision Real, fastest first.
-template <class ExecutionSpace, class Real>
+/// Rows of an accuracy table, fastest first.
 struct AccuracyRows
 {
-  using Tune = tuning::Tuning<ExecutionSpace>;
-
-  static tuning::AccuracyRow const *begin()
-  {
-    if constexpr (std::is_same<Real, float>::value)
-      return std::begin(Tune::accuracy_float);
-    else
-      return std::begin(Tune::accuracy_double);
-  }
-  static int size()
-  {
-    if constexpr (std::is_same<Real, float>::value)
-      return static_cast<int>(std::size(Tune::accuracy_float));
-    else
-      return static_cast<int>(std::size(Tune::accuracy_double));
-  }
+  tuning::AccuracyRow const *rows;
+  int count;
 };
+
+template <std::size_t N>
+AccuracyRows rowsOf(tuning::AccuracyRow const (&rows)[N])
+{
+  return {rows, static_cast<int>(N)};
+}
+
+/// The rows of the backend's accuracy table in precision Real.
+template <class ExecutionSpace, class Real>
+AccuracyRows accuracyRows()
+{
+  using Tune = tuning::Tuning<ExecutionSpace>;
+  if constexpr (std::is_same<Real, float>::value)
+    return rowsOf(Tune::accuracy_float);
+  else
+    return rowsOf(Tune::accuracy_double);
+}
 
 /// The ratio of the problem's error to the table's predicted at row j, between the most
 /// accurate row known to miss (`missed`, -1 for none) and the fastest known to meet (`met`,
@@ -193,7 +194,8 @@ inline double predictedRatio(tuning::AccuracyRow const *rows, std::vector<double
   {
     double const t = std::log(rows[missed].field_error / rows[j].field_error) /
                      std::log(rows[missed].field_error / rows[met].field_error);
-    return std::exp(std::log(ratios[missed]) + t * (std::log(ratios[met]) - std::log(ratios[missed])));
+    return std::exp(std::log(ratios[missed]) +
+                    t * (std::log(ratios[met]) - std::log(ratios[missed])));
   }
   // A ratio that is not a finite number predicts no row to meet.
   return high ? ratios[met] : ratios[missed];
@@ -213,7 +215,6 @@ Calibration calibrateRows(ExecutionSpace const &space, Sources const &sources,
   std::string const where = "kfmm::calibrate";
   using Real = typename Potential::non_const_value_type;
   using Memory = typename ExecutionSpace::memory_space;
-  using Rows = AccuracyRows<ExecutionSpace, Real>;
   Kokkos::Timer timer;
 
   validate(options, where);
@@ -227,8 +228,8 @@ Calibration calibrateRows(ExecutionSpace const &space, Sources const &sources,
   double const rounding = std::numeric_limits<Real>::epsilon();
   require(options.tolerance >= rounding, where,
           "option 'tolerance' " + formatNumber(options.tolerance) + " is below what " +
-              (std::is_same<Real, float>::value ? "float" : "double") +
-              " reaches: its rounding, " + formatBoundAbove(rounding, 3) +
+              (std::is_same<Real, float>::value ? "float" : "double") + " reaches: its rounding, " +
+              formatBoundAbove(rounding, 3) +
               (std::is_same<Real, float>::value ? " (compute in double for less)" : ""));
   std::size_t const n = targets.extent(0);
   requireExtent(where, "charges", charges.extent(0), sources.extent(0));
@@ -236,8 +237,9 @@ Calibration calibrateRows(ExecutionSpace const &space, Sources const &sources,
   requireExtent(where, "field", field.extent(0), n);
   double const tolerance = options.tolerance;
 
-  tuning::AccuracyRow const *const rows = Rows::begin();
-  int const count = Rows::size();
+  AccuracyRows const table = accuracyRows<ExecutionSpace, Real>();
+  tuning::AccuracyRow const *const rows = table.rows;
+  int const count = table.count;
   Calibration result;
   int first = count - 1;
   for (int j = 0; j < count; ++j)
@@ -249,14 +251,14 @@ Calibration calibrateRows(ExecutionSpace const &space, Sources const &sources,
       break;
     }
 
-  std::size_t const k =
-      std::min(n, static_cast<std::size_t>(options.check_samples > 0 ? options.check_samples
-                                                                      : default_calibration_samples));
+  std::size_t const k = std::min(n, static_cast<std::size_t>(options.check_samples > 0
+                                                                 ? options.check_samples
+                                                                 : default_calibration_samples));
   result.samples = k;
   using Samples = Kokkos::View<double *[3], Memory>;
-  Samples sampled_positions(Kokkos::view_alloc(space, Kokkos::WithoutInitializing,
-                                               "kfmm::calibrate::sampled_positions"),
-                            k);
+  Samples sampled_positions(
+      Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "kfmm::calibrate::sampled_positions"),
+      k);
   Samples sampled_field(
       Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "kfmm::calibrate::sampled_field"), k);
   Kokkos::View<double *, Memory> exact_potential(
@@ -321,8 +323,7 @@ Calibration calibrateRows(ExecutionSpace const &space, Sources const &sources,
     Kokkos::deep_copy(space, reference, g);
     reference_error = error;
     solver::SampledSums largest{};
-    Kokkos::parallel_reduce("kfmm::calibrate::largest", policy,
-                            Difference{g, reference, {}, true},
+    Kokkos::parallel_reduce("kfmm::calibrate::largest", policy, Difference{g, reference, {}, true},
                             solver::SampledReducer(largest, true));
     reference_scale = PowerOfTwo<double>::of(-solver::scaleExponent(largest.v[0]));
   };
@@ -348,9 +349,9 @@ Calibration calibrateRows(ExecutionSpace const &space, Sources const &sources,
     // The Views keep the fastest row that meets, or while none has, the least error.
     if (meets || kept < 0 || (met == count && error < kept_error))
     {
-      Kokkos::parallel_for("kfmm::calibrate::keep_results", policy,
-                           CopyResults<decltype(phi), CandidateField, Potential, Field>{
-                               phi, g, potential, field});
+      Kokkos::parallel_for(
+          "kfmm::calibrate::keep_results", policy,
+          CopyResults<decltype(phi), CandidateField, Potential, Field>{phi, g, potential, field});
       kept = next;
       kept_error = error;
       result.stats = stats;
@@ -360,8 +361,7 @@ Calibration calibrateRows(ExecutionSpace const &space, Sources const &sources,
     ratios[next] = error / rows[next].field_error;
     next = -1;
     for (int j = missed + 1; j < met && next < 0; ++j)
-      if (predictedRatio(rows, ratios, missed, met, j) * rows[j].field_error *
-              calibration_margin <=
+      if (predictedRatio(rows, ratios, missed, met, j) * rows[j].field_error * calibration_margin <=
           tolerance)
         next = j;
     // Nothing predicted to meet and none met yet: the table's most accurate row, once.
@@ -377,9 +377,11 @@ Calibration calibrateRows(ExecutionSpace const &space, Sources const &sources,
   {
     char error[32];
     std::snprintf(error, sizeof error, "%.3g", kept_error);
-    throw ToleranceError(where + ": no row of the backend's accuracy table reaches option "
-                                 "'tolerance' " +
-                             formatNumber(tolerance) + " on this input: the least relative L2 "
+    throw ToleranceError(where +
+                             ": no row of the backend's accuracy table reaches option "
+                             "'tolerance' " +
+                             formatNumber(tolerance) +
+                             " on this input: the least relative L2 "
                              "field error measured on " +
                              formatNumber(k) + " sampled targets, at order " +
                              formatNumber(rows[kept].order) + " and theta " +
@@ -423,11 +425,10 @@ Calibration calibrate(ExecutionSpace const &space, Positions const &positions,
                 detail::viewFits<ExecutionSpace, Potential, 1>() &&
                 detail::viewFits<ExecutionSpace, Field, 2>() &&
                 detail::holdsWritableReal<Potential>() && detail::holdsWritableReal<Field>())
-    return detail::calibrateRows(
-        space, positions, charges, positions, potential, field, options,
-        [&](Options const &o, auto const &phi, auto const &g) {
-          return kfmm::evaluate(space, positions, charges, phi, g, o);
-        });
+    return detail::calibrateRows(space, positions, charges, positions, potential, field, options,
+                                 [&](Options const &o, auto const &phi, auto const &g) {
+                                   return kfmm::evaluate(space, positions, charges, phi, g, o);
+                                 });
   else
     return {};
 }
@@ -457,11 +458,11 @@ Calibration calibrate(ExecutionSpace const &space, Sources const &sources, Charg
                 detail::viewFits<ExecutionSpace, Potential, 1>() &&
                 detail::viewFits<ExecutionSpace, Field, 2>() &&
                 detail::holdsWritableReal<Potential>() && detail::holdsWritableReal<Field>())
-    return detail::calibrateRows(
-        space, sources, charges, targets, potential, field, options,
-        [&](Options const &o, auto const &phi, auto const &g) {
-          return kfmm::evaluate(space, sources, charges, targets, phi, g, o);
-        });
+    return detail::calibrateRows(space, sources, charges, targets, potential, field, options,
+                                 [&](Options const &o, auto const &phi, auto const &g) {
+                                   return kfmm::evaluate(space, sources, charges, targets, phi, g,
+                                                         o);
+                                 });
   else
     return {};
 }
