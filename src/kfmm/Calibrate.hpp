@@ -156,28 +156,18 @@ struct CopyResults
   }
 };
 
-/// Rows of an accuracy table, fastest first.
-struct AccuracyRows
+/// The rows of the accuracy table of the tuning data `Tuning` in precision Real.
+template <class Tuning, class Real>
+tuning::AccuracyRows accuracyRows()
 {
-  tuning::AccuracyRow const *rows;
-  int count;
-};
-
-template <std::size_t N>
-AccuracyRows rowsOf(tuning::AccuracyRow const (&rows)[N])
-{
-  return {rows, static_cast<int>(N)};
-}
-
-/// The rows of the backend's accuracy table in precision Real.
-template <class ExecutionSpace, class Real>
-AccuracyRows accuracyRows()
-{
-  using Tune = tuning::Tuning<ExecutionSpace>;
+  // A row read in a constant expression instantiates the table's definition: nvcc's front end
+  // may not know the table's bound yet where it is first deduced here.
+  static_assert(Tuning::accuracy_float[0].order > 0 && Tuning::accuracy_double[0].order > 0,
+                "an accuracy table's rows have orders");
   if constexpr (std::is_same<Real, float>::value)
-    return rowsOf(Tune::accuracy_float);
+    return tuning::rowsOf(Tuning::accuracy_float);
   else
-    return rowsOf(Tune::accuracy_double);
+    return tuning::rowsOf(Tuning::accuracy_double);
 }
 
 /// The ratio of the problem's error to the table's predicted at row j, between the most
@@ -237,7 +227,7 @@ Calibration calibrateRows(ExecutionSpace const &space, Sources const &sources,
   requireExtent(where, "field", field.extent(0), n);
   double const tolerance = options.tolerance;
 
-  AccuracyRows const table = accuracyRows<ExecutionSpace, Real>();
+  tuning::AccuracyRows const table = accuracyRows<tuning::Tuning<ExecutionSpace>, Real>();
   tuning::AccuracyRow const *const rows = table.rows;
   int const count = table.count;
   Calibration result;

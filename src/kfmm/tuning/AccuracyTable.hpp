@@ -27,6 +27,19 @@ struct AccuracyRow
 /// particles (which differ by up to 8x), and other sizes and particle sets scatter about it.
 constexpr double tolerance_margin = 1.5;
 
+/// The rows of a table, fastest first.
+struct AccuracyRows
+{
+  AccuracyRow const *rows;
+  int count;
+};
+
+template <std::size_t N>
+AccuracyRows rowsOf(AccuracyRow const (&rows)[N])
+{
+  return {rows, static_cast<int>(N)};
+}
+
 /// The fastest of `rows` (fastest first) that serves `tolerance`, or null where none does
 /// (Options.hpp's withTunedParameters names the smallest tolerance the table serves then).
 template <std::size_t N>
