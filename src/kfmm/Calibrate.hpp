@@ -26,8 +26,10 @@
 //      or the one known), and the fastest row predicted to meet is evaluated next, until none
 //      is.
 //
-// A row meets when its estimated error times calibration_margin is within the tolerance. The
-// rows left between the two known ones shrink at every evaluation, so the search ends.
+// A row meets when its estimated error is within the tolerance with calibration_margin on what
+// the samples measured: the reference row's error times the margin; a faster row's difference
+// from the reference plus the margin times the reference's error. The rows left between the
+// two known ones shrink at every evaluation, so the search ends.
 
 #include <kfmm/Accuracy.hpp>
 #include <kfmm/Exception.hpp>
@@ -84,8 +86,9 @@ struct Calibration
   Stats stats;
 };
 
-/// A row meets the tolerance when its field error on the samples times this margin is within
-/// it: the samples' error is an estimate of the error over every target.
+/// The margin on what the samples measure: the reference row meets the tolerance when its
+/// field error on the samples times this margin is within it, a faster row when its difference
+/// from the reference plus this margin times the reference's error is (the file comment).
 constexpr double calibration_margin = 2;
 /// Targets sampled where Options::check_samples does not say how many.
 constexpr int default_calibration_samples = 512;
@@ -318,6 +321,14 @@ Calibration calibrateRows(ExecutionSpace const &space, Sources const &sources,
     reference_scale = PowerOfTwo<double>::of(-solver::scaleExponent(largest.v[0]));
   };
 
+  // Whether an estimated error meets the tolerance: the margin covers what the samples
+  // measured, the error itself where there is no reference row yet, else the reference's
+  // error within the estimate.
+  auto const meetsTolerance = [&](double error) {
+    return reference.data() == nullptr
+               ? error * calibration_margin <= tolerance
+               : error + (calibration_margin - 1) * reference_error <= tolerance;
+  };
   // Rows up to `missed` are known to miss, rows from `met` on known to meet; the ratio of
   // each evaluated row's estimated error to its table error.
   int missed = -1, met = count;
@@ -332,7 +343,7 @@ Calibration calibrateRows(ExecutionSpace const &space, Sources const &sources,
     ++result.evaluations;
     bool const measured = reference.data() == nullptr;
     double const error = k == 0 ? 0.0 : measured ? sampledError() : referenceBound();
-    bool const meets = error * calibration_margin <= tolerance;
+    bool const meets = meetsTolerance(error);
     (meets ? met : missed) = next;
     if (meets && measured && k > 0)
       becomeReference(error);
@@ -351,8 +362,7 @@ Calibration calibrateRows(ExecutionSpace const &space, Sources const &sources,
     ratios[next] = error / rows[next].field_error;
     next = -1;
     for (int j = missed + 1; j < met && next < 0; ++j)
-      if (predictedRatio(rows, ratios, missed, met, j) * rows[j].field_error * calibration_margin <=
-          tolerance)
+      if (meetsTolerance(predictedRatio(rows, ratios, missed, met, j) * rows[j].field_error))
         next = j;
     // Nothing predicted to meet and none met yet: the table's most accurate row, once.
     if (next < 0 && met == count && missed < count - 1)
