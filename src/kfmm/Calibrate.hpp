@@ -11,25 +11,27 @@
 // accurate, and slower, than asked (docs/ACCURACY.md). calibrate evaluates the problem at
 // rows of the table and estimates each one's field error:
 //
-//   1. the row the table chooses for the tolerance (its most accurate row where it serves
-//      none) and, while none meets, more accurate rows: each measured on sampled targets
-//      against the direct sum in double, computed once. The first that meets is the
-//      reference row.
+//   1. the row the table chooses for a tolerance calibration_reference_factor times smaller
+//      (its most accurate row where it serves none such) and,
+//      while none meets, more accurate rows: each measured on sampled targets against the
+//      direct sum in double, computed once. The first that meets is the reference row; its
+//      error is taken as the larger of the samples' and the table's, which bounds it where
+//      samples miss the few targets where a clustered problem's error gathers.
 //   2. faster rows than the reference: each one's error estimated as the relative L2
 //      difference of its field from the reference's over every target, plus the reference's
-//      error (an upper bound by the triangle inequality, where the reference's error is
-//      right). Over every target, so that the few targets where the error gathers (a
-//      Plummer core) are not missed as samples may miss them.
+//      error (an upper bound by the triangle inequality). Over every target, so that no
+//      target is missed.
 //   3. The next row: the problem's error at each row between the most accurate one known to
 //      miss and the fastest one known to meet is predicted as the row's table error times the
 //      ratio of estimated to table error measured at those two (interpolated between them,
 //      or the one known), and the fastest row predicted to meet is evaluated next, until none
 //      is.
 //
-// A row meets when its estimated error is within the tolerance with calibration_margin on what
-// the samples measured: the reference row's error times the margin; a faster row's difference
-// from the reference plus the margin times the reference's error. The rows left between the
-// two known ones shrink at every evaluation, so the search ends.
+// A row meets when its estimated error is within the tolerance with calibration_margin on the
+// parts that are not measured over every target: the reference row's sampled error times the
+// margin; a faster row's difference from the reference plus the margin times the reference's
+// error. The rows left between the two known ones shrink at every evaluation, so the search
+// ends.
 
 #include <kfmm/Accuracy.hpp>
 #include <kfmm/Exception.hpp>
@@ -90,6 +92,10 @@ struct Calibration
 /// field error on the samples times this margin is within it, a faster row when its difference
 /// from the reference plus this margin times the reference's error is (the file comment).
 constexpr double calibration_margin = 2;
+/// The reference row is the one the table chooses for the tolerance divided by this factor
+/// (its most accurate row where it serves none such), so that its error, which samples may
+/// underestimate, is a small part of the tolerance.
+constexpr double calibration_reference_factor = 10;
 /// Targets sampled where Options::check_samples does not say how many.
 constexpr int default_calibration_samples = 512;
 
@@ -234,15 +240,21 @@ Calibration calibrateRows(ExecutionSpace const &space, Sources const &sources,
   tuning::AccuracyRow const *const rows = table.rows;
   int const count = table.count;
   Calibration result;
-  int first = count - 1;
-  for (int j = 0; j < count; ++j)
-    if (rows[j].field_error * tuning::tolerance_margin <= tolerance)
-    {
-      first = j;
-      result.table_order = rows[j].order;
-      result.table_theta = rows[j].theta;
-      break;
-    }
+  // The fastest row the table serves `bound` with, or -1.
+  auto const serving = [&](double bound) {
+    for (int j = 0; j < count; ++j)
+      if (rows[j].field_error * tuning::tolerance_margin <= bound)
+        return j;
+    return -1;
+  };
+  int const table_choice = serving(tolerance);
+  if (table_choice >= 0)
+  {
+    result.table_order = rows[table_choice].order;
+    result.table_theta = rows[table_choice].theta;
+  }
+  int const safer = serving(tolerance / calibration_reference_factor);
+  int const first = safer >= 0 ? safer : count - 1;
 
   std::size_t const k = std::min(n, static_cast<std::size_t>(options.check_samples > 0
                                                                  ? options.check_samples
@@ -302,35 +314,37 @@ Calibration calibrateRows(ExecutionSpace const &space, Sources const &sources,
   };
   using Difference = FieldDifferenceSums<CandidateField, CandidateField>;
   auto const policy = Kokkos::RangePolicy<ExecutionSpace>(space, 0, n);
-  // The reference's error plus the relative L2 difference from its field over every target.
-  auto const referenceBound = [&] {
+  // The relative L2 difference from the reference's field over every target.
+  auto const referenceDifference = [&] {
     solver::SampledSums sums{};
     Kokkos::parallel_reduce("kfmm::calibrate::difference", policy,
                             Difference{g, reference, reference_scale, false},
                             solver::SampledReducer(sums, false));
-    return solver::relativeError(sums.v[0], sums.v[1]) + reference_error;
+    return solver::relativeError(sums.v[0], sums.v[1]);
   };
-  auto const becomeReference = [&](double error) {
+  auto const becomeReference = [&](double error, int row) {
     reference = CandidateField(
         Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "kfmm::calibrate::reference"), n);
     Kokkos::deep_copy(space, reference, g);
-    reference_error = error;
+    // Samples may miss where a clustered problem's error gathers; the table's error of the
+    // row, the worst of three distributions, bounds it there.
+    reference_error = std::max(error, rows[row].field_error);
     solver::SampledSums largest{};
     Kokkos::parallel_reduce("kfmm::calibrate::largest", policy, Difference{g, reference, {}, true},
                             solver::SampledReducer(largest, true));
     reference_scale = PowerOfTwo<double>::of(-solver::scaleExponent(largest.v[0]));
   };
 
-  // Whether an estimated error meets the tolerance: the margin covers what the samples
-  // measured, the error itself where there is no reference row yet, else the reference's
-  // error within the estimate.
-  auto const meetsTolerance = [&](double error) {
+  // Whether a row meets the tolerance by what is measured of it: its error on the samples
+  // where there is no reference row yet, times the margin; else its difference from the
+  // reference, plus the margin times the reference's error.
+  auto const meetsTolerance = [&](double measured) {
     return reference.data() == nullptr
-               ? error * calibration_margin <= tolerance
-               : error + (calibration_margin - 1) * reference_error <= tolerance;
+               ? measured * calibration_margin <= tolerance
+               : measured + calibration_margin * reference_error <= tolerance;
   };
   // Rows up to `missed` are known to miss, rows from `met` on known to meet; the ratio of
-  // each evaluated row's estimated error to its table error.
+  // what was measured of each evaluated row to its table error.
   int missed = -1, met = count;
   std::vector<double> ratios(static_cast<std::size_t>(count), 0.0);
   int kept = -1; // the row whose results the caller's Views hold
@@ -341,12 +355,14 @@ Calibration calibrateRows(ExecutionSpace const &space, Sources const &sources,
     o.check_samples = 0;
     Stats const stats = solve(o, phi, g);
     ++result.evaluations;
-    bool const measured = reference.data() == nullptr;
-    double const error = k == 0 ? 0.0 : measured ? sampledError() : referenceBound();
-    bool const meets = meetsTolerance(error);
+    bool const sampled = reference.data() == nullptr;
+    double const measured = k == 0 ? 0.0 : sampled ? sampledError() : referenceDifference();
+    bool const meets = meetsTolerance(measured);
+    // The error estimated: for a faster row than the reference, a bound.
+    double const error = sampled ? measured : measured + reference_error;
     (meets ? met : missed) = next;
-    if (meets && measured && k > 0)
-      becomeReference(error);
+    if (meets && sampled && k > 0)
+      becomeReference(measured, next);
     // The Views keep the fastest row that meets, or while none has, the least error.
     if (meets || kept < 0 || (met == count && error < kept_error))
     {
@@ -359,7 +375,7 @@ Calibration calibrateRows(ExecutionSpace const &space, Sources const &sources,
     }
     if (k == 0)
       break; // no targets to measure: every row's results are empty
-    ratios[next] = error / rows[next].field_error;
+    ratios[next] = measured / rows[next].field_error;
     next = -1;
     for (int j = missed + 1; j < met && next < 0; ++j)
       if (meetsTolerance(predictedRatio(rows, ratios, missed, met, j) * rows[j].field_error))
