@@ -193,6 +193,18 @@ def tolerance_benchmark_tables():
     return tables
 
 
+def measured_tolerance_tables():
+    """perf/tolerance_benchmark.py's tables of the measured choice (kfmm::calibrate): the H200's
+    at 1e6 uniform and Plummer and 1e8 uniform, then the 2-core CPU's at 1e6 uniform."""
+    a = Archive("2026-11-30-tolerance-measured")
+    tables = []
+    for name in ("h200-tolerance-measured-u1e6", "h200-tolerance-measured-p1e6",
+                 "h200-tolerance-measured-u1e8", "2core-tolerance-measured-u1e6"):
+        results = a.json(a.names(f"*-{name}.json")[0])["results"]
+        tables += [tolerance_benchmark.table(r) for r in results]
+    return tables
+
+
 def several_gpus():
     """Two H200s (one host): weak and strong scaling, cold runs and time steps, the per-rank
     breakdown, the sparse-leaf rule's change in two leases; two CPU ranks on the 2-core
@@ -585,7 +597,8 @@ def kernels():
 
 
 SECTIONS = [("One GPU", one_gpu), ("Memory", memory), ("Accuracy", accuracy),
-            ("Accuracy", tolerance_benchmark_tables), ("Accuracy", error_by_size),
+            ("Accuracy", tolerance_benchmark_tables), ("Accuracy", measured_tolerance_tables),
+            ("Accuracy", error_by_size),
             ("Several GPUs", several_gpus), ("CPU", cpu), ("Periodic boundaries", periodic),
             ("Portability", portability),
             ("Kernels", kernels)]

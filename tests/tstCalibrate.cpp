@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // kfmm::calibrate: the order and theta measured on the problem reach the tolerance, against
 // the direct sum in double over every target, without overshooting it by more than
-// 10x where a faster row of the table exists; its results are those of an evaluation with
-// the options it returns; separate targets are measured at the targets; inputs it cannot
-// serve are refused, or their miss reported, in the caller's terms. Every execution space,
-// float and double.
+// 10x where a faster row of the table exists and the table serves a reference row; its results are
+// those of an evaluation with the options it returns; separate targets are measured at the targets;
+// inputs it cannot serve are refused, or their miss reported, in the caller's terms. Every
+// execution space, float and double.
 #include <kfmm/Calibrate.hpp>
 #include <kfmm/Exception.hpp>
 #include <kfmm/Fmm.hpp>
@@ -18,6 +18,7 @@
 #include <catch2/generators/catch_generators.hpp>
 #include <catch2/matchers/catch_matchers_string.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <cstddef>
 #include <limits>
@@ -31,17 +32,6 @@ namespace
 {
 
 using kfmm::test::isFloat;
-
-/// The fastest row of the backend's accuracy table in precision Real.
-template <class Real, class ExecutionSpace>
-kfmm::tuning::AccuracyRow fastestRow()
-{
-  using Tune = kfmm::tuning::Tuning<ExecutionSpace>;
-  if constexpr (isFloat<Real>)
-    return Tune::accuracy_float[0];
-  else
-    return Tune::accuracy_double[0];
-}
 
 } // namespace
 
@@ -64,8 +54,16 @@ TEMPLATE_LIST_TEST_CASE("calibrate reaches the tolerance and does not overshoot 
     options.tolerance = tolerance;
     auto const c = kfmm::calibrate(space, p.x, p.q, p.phi, p.field, options);
     double const error = kfmm::test::fieldError(space, p.x, p.q, p.x, p.field, 1);
-    auto const fastest = fastestRow<Real, ExecutionSpace>();
-    bool const is_fastest = c.options.order == fastest.order && c.options.theta == fastest.theta;
+    auto const table = kfmm::detail::accuracyRows<kfmm::tuning::Tuning<ExecutionSpace>, Real>();
+    auto const *const rows_end = table.rows + table.count;
+    bool const is_fastest = c.options.order == table.rows[0].order &&
+                            c.options.theta == table.rows[0].theta;
+    // Whether the table serves a reference row for the tolerance (kfmm/Calibrate.hpp): one
+    // whose error leaves faster rows most of the tolerance.
+    bool const referenced = std::any_of(table.rows, rows_end, [&](auto const &row) {
+      return row.field_error * kfmm::tuning::tolerance_margin <=
+             tolerance / kfmm::calibration_reference_factor;
+    });
     CAPTURE(kfmm::distributionName(distribution), tolerance, c.options.order, c.options.theta,
             c.field_error, c.evaluations, c.table_order, c.table_theta, error);
     CHECK_FALSE(c.tolerance_missed);
@@ -73,8 +71,10 @@ TEMPLATE_LIST_TEST_CASE("calibrate reaches the tolerance and does not overshoot 
     CHECK(c.field_error <= tolerance);
     // Met over every particle, not only on the samples.
     CHECK(error <= tolerance);
-    // Not overshot: within 10x below the tolerance, unless no row is faster.
-    CHECK((error >= tolerance / 10 || is_fastest));
+    // Not overshot: within 10x below the tolerance, unless no row is faster, or the table
+    // serves no reference row for it (then the table's error of its most accurate row, a
+    // large part of the tolerance, is kept from the faster rows).
+    CHECK((error >= tolerance / 10 || is_fastest || !referenced));
     CHECK(c.options.tolerance == 0);
     CHECK(c.stats.order == c.options.order);
     CHECK(c.stats.theta == c.options.theta);
