@@ -240,20 +240,13 @@ Calibration calibrateRows(ExecutionSpace const &space, Sources const &sources,
   tuning::AccuracyRow const *const rows = table.rows;
   int const count = table.count;
   Calibration result;
-  // The fastest row the table serves `bound` with, or -1.
-  auto const serving = [&](double bound) {
-    for (int j = 0; j < count; ++j)
-      if (rows[j].field_error * tuning::tolerance_margin <= bound)
-        return j;
-    return -1;
-  };
-  int const table_choice = serving(tolerance);
+  int const table_choice = tuning::servingRow(table, tolerance);
   if (table_choice >= 0)
   {
     result.table_order = rows[table_choice].order;
     result.table_theta = rows[table_choice].theta;
   }
-  int const safer = serving(tolerance / calibration_reference_factor);
+  int const safer = tuning::servingRow(table, tolerance / calibration_reference_factor);
   int const first = safer >= 0 ? safer : count - 1;
 
   std::size_t const k = std::min(n, static_cast<std::size_t>(options.check_samples > 0

@@ -40,15 +40,22 @@ AccuracyRows rowsOf(AccuracyRow const (&rows)[N])
   return {rows, static_cast<int>(N)};
 }
 
+/// The index of the fastest of `table`'s rows that serves `tolerance`, or -1 where none does.
+inline int servingRow(AccuracyRows table, double tolerance)
+{
+  for (int j = 0; j < table.count; ++j)
+    if (table.rows[j].field_error * tolerance_margin <= tolerance)
+      return j;
+  return -1;
+}
+
 /// The fastest of `rows` (fastest first) that serves `tolerance`, or null where none does
 /// (Options.hpp's withTunedParameters names the smallest tolerance the table serves then).
 template <std::size_t N>
 AccuracyRow const *servingAccuracyRow(AccuracyRow const (&rows)[N], double tolerance)
 {
-  for (auto const &row : rows)
-    if (row.field_error * tolerance_margin <= tolerance)
-      return &row;
-  return nullptr;
+  int const j = servingRow(rowsOf(rows), tolerance);
+  return j < 0 ? nullptr : rows + j;
 }
 
 /// The field error to expect of `order` and `theta` from the table `rows`: the least error of
