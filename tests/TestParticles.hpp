@@ -73,6 +73,29 @@ Positions<Config> handMade(std::size_t n, Fill const &fill)
   return x;
 }
 
+/// An ionic lattice: side^3 alternating charges of +-1 on a cubic grid in the unit cube
+/// (docs/ACCURACY.md, the limits), whose fields are small differences of large opposite
+/// contributions; results zeroed.
+template <class Config>
+Particles<Config> ionicLattice(std::size_t side)
+{
+  using Real = typename Config::real_type;
+  std::size_t const n = side * side * side;
+  Particles<Config> p(n);
+  auto hx = Kokkos::create_mirror_view(p.x);
+  auto hq = Kokkos::create_mirror_view(p.q);
+  for (std::size_t i = 0; i < n; ++i)
+  {
+    hx(i, 0) = Real(i % side) / side;
+    hx(i, 1) = Real(i / side % side) / side;
+    hx(i, 2) = Real(i / (side * side)) / side;
+    hq(i) = (i % side + i / side % side + i / (side * side)) % 2 == 0 ? 1 : -1;
+  }
+  Kokkos::deep_copy(p.x, hx);
+  Kokkos::deep_copy(p.q, hq);
+  return p;
+}
+
 } // namespace kfmm::test
 
 #endif

@@ -128,7 +128,6 @@ TEMPLATE_LIST_TEST_CASE("calibrate refuses what it cannot measure and reports a 
                         "[fmm][tolerance][calibrate][validation]", kfmm::test::Configs)
 {
   using Real = typename TestType::real_type;
-  using Memory = typename TestType::memory_space;
   typename TestType::execution_space space;
 
   SECTION("no tolerance, a tolerance with an order, periodic boundaries")
@@ -153,23 +152,12 @@ TEMPLATE_LIST_TEST_CASE("calibrate refuses what it cannot measure and reports a 
     // The ionic lattice of docs/ACCURACY.md's limits, at twice the precision's rounding: its
     // fields are small differences of large opposite contributions, whose rounding alone is
     // far above that against the net field.
-    int const side = 12;
-    std::size_t const n = side * side * side;
-    auto const x = kfmm::test::handMade<TestType>(n, [](auto &h) {
-      for (std::size_t i = 0; i < n; ++i)
-      {
-        h(i, 0) = Real(i % side) / side;
-        h(i, 1) = Real(i / side % side) / side;
-        h(i, 2) = Real(i / (side * side)) / side;
-      }
-    });
-    Kokkos::View<Real *, Memory> q("kfmm::test::q", n);
-    auto const hq = Kokkos::create_mirror_view(q);
-    for (std::size_t i = 0; i < n; ++i)
-      hq(i) = (i % side + i / side % side + i / (side * side)) % 2 == 0 ? 1 : -1;
-    Kokkos::deep_copy(q, hq);
-    Kokkos::View<Real *, Memory> phi("kfmm::test::phi", n);
-    Kokkos::View<Real *[3], Memory> field("kfmm::test::field", n);
+    auto const lattice = kfmm::test::ionicLattice<TestType>(12);
+    std::size_t const n = lattice.x.extent(0);
+    auto const &x = lattice.x;
+    auto const &q = lattice.q;
+    auto const &phi = lattice.phi;
+    auto const &field = lattice.field;
     kfmm::Options options;
     double const tolerance = 2 * std::numeric_limits<Real>::epsilon();
     options.tolerance = tolerance;

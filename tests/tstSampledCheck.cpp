@@ -150,23 +150,12 @@ TEMPLATE_LIST_TEST_CASE("a tolerance the solver misses throws kfmm::ToleranceErr
   // program's test cli_tolerance_missed): its fields are small differences of large opposite
   // contributions, and with leaves of 16 the expansions' error, small against those, is some
   // 30 times a tolerance of 1e-3 against the net field.
-  int const side = 12;
-  std::size_t const n = side * side * side;
-  auto const x = kfmm::test::handMade<TestType>(n, [](auto &h) {
-    for (std::size_t i = 0; i < n; ++i)
-    {
-      h(i, 0) = Real(i % side) / side;
-      h(i, 1) = Real(i / side % side) / side;
-      h(i, 2) = Real(i / (side * side)) / side;
-    }
-  });
-  Kokkos::View<Real *, Memory> q("kfmm::test::q", n);
-  auto const hq = Kokkos::create_mirror_view(q);
-  for (std::size_t i = 0; i < n; ++i)
-    hq(i) = (i % side + i / side % side + i / (side * side)) % 2 == 0 ? 1 : -1;
-  Kokkos::deep_copy(q, hq);
-  Kokkos::View<Real *, Memory> phi("kfmm::test::phi", n);
-  Kokkos::View<Real *[3], Memory> field("kfmm::test::field", n);
+  auto const lattice = kfmm::test::ionicLattice<TestType>(12);
+  std::size_t const n = lattice.x.extent(0);
+  auto const &x = lattice.x;
+  auto const &q = lattice.q;
+  auto const &phi = lattice.phi;
+  auto const &field = lattice.field;
   kfmm::Options options;
   options.tolerance = 1e-3;
   options.leaf_size = 16;
