@@ -302,10 +302,12 @@ void printReport(std::FILE *out, Report const &r)
     CalibrationReport const &m = *r.calibration;
     std::fprintf(out,
                  "  tolerance     %g: order %d and theta %g measured on the problem, field error "
-                 "%.3g on %zu sampled %s%s; %d rows evaluated in %.3f s",
+                 "%.3g on %zu sampled %s%s; %d rows evaluated%s in %.3f s",
                  c.options.tolerance, m.order, m.theta, m.field_error, m.samples,
                  r.targets > 0 ? "targets" : "particles",
-                 m.tolerance_missed ? " (no row met the tolerance)" : "", m.evaluations, m.seconds);
+                 m.tolerance_missed ? " (no row met the tolerance)" : "", m.evaluations,
+                 !m.trials.empty() && m.trials.front().in_double ? ", the reference in double" : "",
+                 m.seconds);
     if (m.table_order > 0)
       std::fprintf(out, " (the table alone: order %d, theta %g)\n", m.table_order, m.table_theta);
     else
@@ -623,6 +625,18 @@ std::string jsonReport(Report const &r)
       j.null("table_theta");
     }
     j.boolean("tolerance_missed", m.tolerance_missed);
+    j.beginArray("trials");
+    for (kfmm::CalibrationTrial const &t : m.trials)
+    {
+      j.beginObject();
+      j.integer("order", static_cast<std::uint64_t>(t.order));
+      j.number("theta", t.theta);
+      j.string("precision", t.in_double ? "double" : precisionName(c.precision));
+      j.number("field_error", t.field_error);
+      j.boolean("meets", t.meets);
+      j.endObject();
+    }
+    j.endArray();
     j.endObject();
   }
   else

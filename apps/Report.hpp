@@ -7,6 +7,7 @@
 
 #include "CommandLine.hpp"
 
+#include <kfmm/Calibration.hpp>
 #include <kfmm/Stats.hpp>
 
 #include <cmath>
@@ -53,6 +54,8 @@ struct CalibrationReport
   int table_order = 0;
   double table_theta = 0;
   bool tolerance_missed = false; ///< no row met the tolerance
+  /// Every row evaluated, in order (kfmm::CalibrationTrial).
+  std::vector<kfmm::CalibrationTrial> trials;
 };
 
 /// The steps of the local essential trees' build (kfmm::distributed::EssentialTreeSteps), in

@@ -51,6 +51,7 @@ Stats calibrate(Space const &space, Options const &given, Particles<Real> const 
   calibration.table_order = c.table_order;
   calibration.table_theta = c.table_theta;
   calibration.tolerance_missed = c.tolerance_missed;
+  calibration.trials = c.trials;
   return c.stats;
 }
 

@@ -11,29 +11,34 @@
 // accurate, and slower, than asked (docs/ACCURACY.md). calibrate evaluates the problem at
 // rows of the table and estimates each one's field error:
 //
-//   1. the row the table chooses for a tolerance calibration_reference_factor times smaller
-//      (its most accurate row where it serves none such) and,
-//      while none meets, more accurate rows: each measured on sampled targets against the
-//      direct sum in double, computed once. The first that meets is the reference row; its
-//      error is taken as the larger of the samples' and the table's, which bounds it where
-//      samples miss the few targets where a clustered problem's error gathers.
-//   2. faster rows than the reference: each one's error estimated as the relative L2
+//   1. The reference: the row the table chooses for a tolerance calibration_reference_factor
+//      times smaller and, while none meets, more accurate rows, each measured on sampled
+//      targets against the direct sum in double, computed once. The first that meets is the
+//      reference; its error is taken as the larger of the samples' and the table's, which
+//      bounds it where samples miss the few targets where a clustered problem's error
+//      gathers. Where float's table serves no row for the smaller tolerance, the reference is
+//      computed in double from double's table (float's most accurate rows are near its
+//      rounding, and their table error would leave faster rows little of the tolerance);
+//      where no table serves one, it is the caller's precision's most accurate row.
+//   2. Rows faster than the reference: each one's error estimated as the relative L2
 //      difference of its field from the reference's over every target, plus the reference's
 //      error (an upper bound by the triangle inequality). Over every target, so that no
 //      target is missed.
-//   3. The next row: the problem's error at each row between the most accurate one known to
-//      miss and the fastest one known to meet is predicted as the row's table error times the
-//      ratio of estimated to table error measured at those two (interpolated between them,
-//      or the one known), and the fastest row predicted to meet is evaluated next, until none
-//      is.
+//   3. The next row: each row's error is predicted as its table error times the ratio of
+//      measured to table error at the evaluated row nearest in theta (predictedError). The
+//      fastest row not yet evaluated, faster than every row that met and not at most as
+//      accurate as one that missed, whose prediction is within calibration_probe_factor of
+//      what meets, is evaluated next, until none is.
 //
 // A row meets when its estimated error is within the tolerance with calibration_margin on the
-// parts that are not measured over every target: the reference row's sampled error times the
-// margin; a faster row's difference from the reference plus the margin times the reference's
-// error. The rows left between the two known ones shrink at every evaluation, so the search
-// ends.
+// parts that are not measured over every target: a reference candidate's sampled error times
+// the margin; a faster row's difference from the reference plus the margin times the
+// reference's error. Every evaluation removes a row from those left, so the search ends; the
+// fastest row that met is chosen, or where none did, the least error measured, whose results
+// stay in the caller's Views.
 
 #include <kfmm/Accuracy.hpp>
+#include <kfmm/Calibration.hpp>
 #include <kfmm/Exception.hpp>
 #include <kfmm/Fmm.hpp>
 #include <kfmm/Options.hpp>
@@ -55,38 +60,11 @@
 #include <limits>
 #include <string>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 namespace kfmm
 {
-
-/// What kfmm::calibrate chose and measured.
-struct Calibration
-{
-  /// The caller's options with the chosen row's order and theta and no tolerance: for
-  /// kfmm::Fmm, kfmm::evaluate or kfmm::distributed::DistributedFmm on this problem and on
-  /// problems like it (the next time steps of a simulation).
-  Options options;
-  /// The relative L2 field error estimated for them: for the reference row (the file
-  /// comment), measured on `samples` targets against the direct sum in double; for a faster
-  /// row, its difference from the reference's field over every target plus that error.
-  double field_error = 0;
-  std::size_t samples = 0;
-  /// Rows evaluated, the chosen one included, and the seconds of the whole calibration (the
-  /// reference's direct sum included).
-  int evaluations = 0;
-  double seconds = 0;
-  /// The row the accuracy table alone chooses for the tolerance (order 0 where it serves
-  /// none).
-  int table_order = 0;
-  double table_theta = 0;
-  /// No row met the tolerance (with Options::allow_missed_tolerance; without it, calibrate
-  /// throws kfmm::ToleranceError): options, results and error are those of the least error
-  /// measured on the samples.
-  bool tolerance_missed = false;
-  /// What the chosen row's evaluation did.
-  Stats stats;
-};
 
 /// The margin on what the samples measure: the reference row meets the tolerance when its
 /// field error on the samples times this margin is within it, a faster row when its difference
@@ -96,6 +74,10 @@ constexpr double calibration_margin = 2;
 /// (its most accurate row where it serves none such), so that its error, which samples may
 /// underestimate, is a small part of the tolerance.
 constexpr double calibration_reference_factor = 10;
+/// A row faster than the reference is evaluated when its predicted error is within this
+/// factor of what would meet the tolerance: the prediction carries the table's ratios from
+/// row to row, which a problem need not keep.
+constexpr double calibration_probe_factor = 2;
 /// Targets sampled where Options::check_samples does not say how many.
 constexpr int default_calibration_samples = 512;
 
@@ -148,6 +130,33 @@ struct FieldDifferenceSums
   }
 };
 
+/// to(i, :) = from(i, :) in to's precision.
+template <class From, class To>
+struct CopyRows
+{
+  From from;
+  To to;
+
+  KOKKOS_INLINE_FUNCTION void operator()(std::size_t i) const
+  {
+    for (int d = 0; d < 3; ++d)
+      to(i, d) = static_cast<typename To::non_const_value_type>(from(i, d));
+  }
+};
+
+/// to(i) = from(i) in to's precision.
+template <class From, class To>
+struct CopyValues
+{
+  From from;
+  To to;
+
+  KOKKOS_INLINE_FUNCTION void operator()(std::size_t i) const
+  {
+    to(i) = static_cast<typename To::non_const_value_type>(from(i));
+  }
+};
+
 /// A candidate's results into the caller's Views.
 template <class FromPotential, class FromField, class ToPotential, class ToField>
 struct CopyResults
@@ -179,31 +188,101 @@ tuning::AccuracyRows accuracyRows()
     return tuning::rowsOf(Tuning::accuracy_double);
 }
 
-/// The ratio of the problem's error to the table's predicted at row j, between the most
-/// accurate row known to miss (`missed`, -1 for none) and the fastest known to meet (`met`,
-/// the row count for none), from their measured ratios: interpolated in the logarithms of
-/// the ratios and the table errors between the two where both are known and positive (the
-/// problem's error may fall faster from row to row than the table's), else the one known.
-inline double predictedRatio(tuning::AccuracyRow const *rows, std::vector<double> const &ratios,
-                             int missed, int met, int j)
+/// Whether Views A and B hold values of one type.
+template <class A, class B>
+constexpr bool sameValues()
 {
-  bool const low = missed >= 0, high = met < static_cast<int>(ratios.size());
-  if (low && high && ratios[missed] > 0 && ratios[met] > 0 && std::isfinite(ratios[missed]) &&
-      std::isfinite(ratios[met]))
+  return std::is_same<typename std::decay_t<A>::non_const_value_type,
+                      typename std::decay_t<B>::non_const_value_type>::value;
+}
+
+/// The caller's sources, charges and targets in double, copied on first use: a float
+/// problem's reference evaluated in double (the file comment, step 1).
+template <class ExecutionSpace, class Sources, class Charges, class Targets>
+struct InDouble
+{
+  using Memory = typename ExecutionSpace::memory_space;
+  using Rows = Kokkos::View<double *[3], Memory>;
+
+  ExecutionSpace space;
+  Sources given_sources;
+  Charges given_charges;
+  Targets given_targets;
+  Rows sources_d, targets_d;
+  Kokkos::View<double *, Memory> charges_d;
+
+  Rows const &sources()
   {
-    double const t = std::log(rows[missed].field_error / rows[j].field_error) /
-                     std::log(rows[missed].field_error / rows[met].field_error);
-    return std::exp(std::log(ratios[missed]) +
-                    t * (std::log(ratios[met]) - std::log(ratios[missed])));
+    if (sources_d.data() == nullptr)
+      sources_d = copy(given_sources, "kfmm::calibrate::sources_d");
+    return sources_d;
   }
-  // A ratio that is not a finite number predicts no row to meet.
-  return high ? ratios[met] : ratios[missed];
+  Rows const &targets()
+  {
+    if (targets_d.data() == nullptr)
+      targets_d = copy(given_targets, "kfmm::calibrate::targets_d");
+    return targets_d;
+  }
+  Kokkos::View<double *, Memory> const &charges()
+  {
+    if (charges_d.data() == nullptr)
+    {
+      charges_d = Kokkos::View<double *, Memory>(
+          Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "kfmm::calibrate::charges_d"),
+          given_charges.extent(0));
+      Kokkos::parallel_for(
+          "kfmm::calibrate::charges_in_double",
+          Kokkos::RangePolicy<ExecutionSpace>(space, 0, given_charges.extent(0)),
+          CopyValues<Charges, Kokkos::View<double *, Memory>>{given_charges, charges_d});
+    }
+    return charges_d;
+  }
+
+private:
+  template <class Given>
+  Rows copy(Given const &given, char const *label) const
+  {
+    Rows rows(Kokkos::view_alloc(space, Kokkos::WithoutInitializing, std::string(label)),
+              given.extent(0));
+    Kokkos::parallel_for("kfmm::calibrate::rows_in_double",
+                         Kokkos::RangePolicy<ExecutionSpace>(space, 0, given.extent(0)),
+                         CopyRows<Given, Rows>{given, rows});
+    return rows;
+  }
+};
+
+/// What one evaluated row says of the problem: its theta, its table error, and the ratio of
+/// what was measured of it (on the samples, or its difference from the reference) to that.
+struct RowMeasurement
+{
+  double theta;
+  double table_error;
+  double ratio;
+};
+
+/// The problem's error at a row of theta `theta` and table error `table_error`, predicted as
+/// the table error times the ratio measured at the row nearest in theta, and of those the
+/// nearest in table error: the table's errors are the worst of three distributions, and how
+/// far a problem stays below them depends most on theta (the clustered distributions that set
+/// the table's worst case suffer most from wide thetas). None measured: no prediction (0).
+inline double predictedError(std::vector<RowMeasurement> const &measured, double theta,
+                             double table_error)
+{
+  RowMeasurement const *nearest = nullptr;
+  auto const distance = [&](RowMeasurement const &m) {
+    return std::make_pair(std::abs(m.theta - theta),
+                          std::abs(std::log(m.table_error / table_error)));
+  };
+  for (RowMeasurement const &m : measured)
+    if (nearest == nullptr || distance(m) < distance(*nearest))
+      nearest = &m;
+  return nearest == nullptr ? 0.0 : nearest->ratio * table_error;
 }
 
 /// calibrate's search (the file comment) for `targets` (the sources themselves for one set),
-/// the chosen row's results left in `potential` and `field`; `solve(options, phi, g)`
-/// evaluates the problem with `options` into the solver's own Views phi and g and returns
-/// its Stats.
+/// the chosen row's results left in `potential` and `field`. `solve(options, phi, g)`
+/// evaluates the problem with `options` into Views phi and g (N and N x 3) of the caller's
+/// precision, or of double, and returns its Stats.
 template <class ExecutionSpace, class Sources, class Charges, class Targets, class Potential,
           class Field, class Solve>
 Calibration calibrateRows(ExecutionSpace const &space, Sources const &sources,
@@ -213,6 +292,7 @@ Calibration calibrateRows(ExecutionSpace const &space, Sources const &sources,
 {
   std::string const where = "kfmm::calibrate";
   using Real = typename Potential::non_const_value_type;
+  constexpr bool is_float = std::is_same<Real, float>::value;
   using Memory = typename ExecutionSpace::memory_space;
   Kokkos::Timer timer;
 
@@ -227,16 +307,16 @@ Calibration calibrateRows(ExecutionSpace const &space, Sources const &sources,
   double const rounding = std::numeric_limits<Real>::epsilon();
   require(options.tolerance >= rounding, where,
           "option 'tolerance' " + formatNumber(options.tolerance) + " is below what " +
-              (std::is_same<Real, float>::value ? "float" : "double") + " reaches: its rounding, " +
-              formatBoundAbove(rounding, 3) +
-              (std::is_same<Real, float>::value ? " (compute in double for less)" : ""));
+              (is_float ? "float" : "double") + " reaches: its rounding, " +
+              formatBoundAbove(rounding, 3) + (is_float ? " (compute in double for less)" : ""));
   std::size_t const n = targets.extent(0);
   requireExtent(where, "charges", charges.extent(0), sources.extent(0));
   requireExtent(where, "potential", potential.extent(0), n);
   requireExtent(where, "field", field.extent(0), n);
   double const tolerance = options.tolerance;
 
-  tuning::AccuracyRows const table = accuracyRows<tuning::Tuning<ExecutionSpace>, Real>();
+  using Tuning = tuning::Tuning<ExecutionSpace>;
+  tuning::AccuracyRows const table = accuracyRows<Tuning, Real>();
   tuning::AccuracyRow const *const rows = table.rows;
   int const count = table.count;
   Calibration result;
@@ -246,8 +326,12 @@ Calibration calibrateRows(ExecutionSpace const &space, Sources const &sources,
     result.table_order = rows[table_choice].order;
     result.table_theta = rows[table_choice].theta;
   }
-  int const safer = tuning::servingRow(table, tolerance / calibration_reference_factor);
-  int const first = safer >= 0 ? safer : count - 1;
+  double const reference_tolerance = tolerance / calibration_reference_factor;
+  int const safer = tuning::servingRow(table, reference_tolerance);
+  // Where float's table serves no reference row, double's may: its rows reach far below.
+  tuning::AccuracyRows const double_table = accuracyRows<Tuning, double>();
+  int const double_reference =
+      is_float && safer < 0 ? tuning::servingRow(double_table, reference_tolerance) : -1;
 
   std::size_t const k = std::min(n, static_cast<std::size_t>(options.check_samples > 0
                                                                  ? options.check_samples
@@ -271,21 +355,23 @@ Calibration calibrateRows(ExecutionSpace const &space, Sources const &sources,
   using CandidateField = Kokkos::View<Real *[3], Memory>;
   CandidateField g(Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "kfmm::calibrate::field"),
                    n);
-  // The reference row's field (step 2 of the file comment), and its error and scale.
-  CandidateField reference;
+  // The reference's field in double (step 2 of the file comment), and its error and scale.
+  using ReferenceField = Kokkos::View<double *[3], Memory>;
+  ReferenceField reference;
   double reference_error = 0;
   PowerOfTwo<double> reference_scale;
   bool have_exact = false;
+  auto const policy = Kokkos::RangePolicy<ExecutionSpace>(space, 0, n);
 
-  auto const candidate = [&](int row) {
+  auto const candidate = [&](tuning::AccuracyRow const &row) {
     Options o = options;
     o.tolerance = 0;
-    o.order = rows[row].order;
-    o.theta = rows[row].theta;
+    o.order = row.order;
+    o.theta = row.theta;
     return o;
   };
-  // The sampled targets' field error against the direct sum.
-  auto const sampledError = [&] {
+  // The sampled targets' field error of the field `values` against the direct sum.
+  auto const sampledError = [&](auto const &values) {
     if (!have_exact)
     {
       // After the first evaluation, which checked the positions and charges in the solver's
@@ -298,87 +384,167 @@ Calibration calibrateRows(ExecutionSpace const &space, Sources const &sources,
       Kokkos::deep_copy(space, exact, exact_field);
       have_exact = true;
     }
+    using Values = std::decay_t<decltype(values)>;
     Kokkos::parallel_for("kfmm::calibrate::gather_field",
                          Kokkos::RangePolicy<ExecutionSpace>(space, 0, k),
-                         GatherSampledRows<CandidateField, Samples>{g, sampled_field, n});
+                         GatherSampledRows<Values, Samples>{values, sampled_field, n});
     Kokkos::deep_copy(space, approx, sampled_field);
     space.fence();
     return relativeL2Error(approx, exact);
   };
-  using Difference = FieldDifferenceSums<CandidateField, CandidateField>;
-  auto const policy = Kokkos::RangePolicy<ExecutionSpace>(space, 0, n);
-  // The relative L2 difference from the reference's field over every target.
+  // The relative L2 difference of the candidate's field from the reference's over every
+  // target.
   auto const referenceDifference = [&] {
     solver::SampledSums sums{};
-    Kokkos::parallel_reduce("kfmm::calibrate::difference", policy,
-                            Difference{g, reference, reference_scale, false},
-                            solver::SampledReducer(sums, false));
+    Kokkos::parallel_reduce(
+        "kfmm::calibrate::difference", policy,
+        FieldDifferenceSums<CandidateField, ReferenceField>{g, reference, reference_scale, false},
+        solver::SampledReducer(sums, false));
     return solver::relativeError(sums.v[0], sums.v[1]);
   };
-  auto const becomeReference = [&](double error, int row) {
-    reference = CandidateField(
+  // `values` (N x 3, in Real or double) becomes the reference, of error `error` on the samples
+  // at a row of table error `table_error`.
+  auto const becomeReference = [&](auto const &values, double error, double table_error) {
+    reference = ReferenceField(
         Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "kfmm::calibrate::reference"), n);
-    Kokkos::deep_copy(space, reference, g);
+    using Values = std::decay_t<decltype(values)>;
+    Kokkos::parallel_for("kfmm::calibrate::copy_reference", policy,
+                         CopyRows<Values, ReferenceField>{values, reference});
     // Samples may miss where a clustered problem's error gathers; the table's error of the
     // row, the worst of three distributions, bounds it there.
-    reference_error = std::max(error, rows[row].field_error);
+    reference_error = std::max(error, table_error);
     solver::SampledSums largest{};
-    Kokkos::parallel_reduce("kfmm::calibrate::largest", policy, Difference{g, reference, {}, true},
-                            solver::SampledReducer(largest, true));
+    Kokkos::parallel_reduce(
+        "kfmm::calibrate::largest", policy,
+        FieldDifferenceSums<ReferenceField, ReferenceField>{reference, reference, {}, true},
+        solver::SampledReducer(largest, true));
     reference_scale = PowerOfTwo<double>::of(-solver::scaleExponent(largest.v[0]));
   };
-
-  // Whether a row meets the tolerance by what is measured of it: its error on the samples
-  // where there is no reference row yet, times the margin; else its difference from the
-  // reference, plus the margin times the reference's error.
+  // Whether an error measured meets the tolerance: on the samples while there is no
+  // reference, times the margin; else a difference from the reference, plus the margin times
+  // the reference's error.
   auto const meetsTolerance = [&](double measured) {
     return reference.data() == nullptr
                ? measured * calibration_margin <= tolerance
                : measured + calibration_margin * reference_error <= tolerance;
   };
-  // Rows up to `missed` are known to miss, rows from `met` on known to meet; the ratio of
-  // what was measured of each evaluated row to its table error.
-  int missed = -1, met = count;
-  std::vector<double> ratios(static_cast<std::size_t>(count), 0.0);
+
+  std::vector<RowMeasurement> measured;
+  // Each row of the table: not evaluated, or met or missed; the fastest row known to meet.
+  enum class Known
+  {
+    not_evaluated,
+    met,
+    missed
+  };
+  std::vector<Known> known(static_cast<std::size_t>(count), Known::not_evaluated);
+  int met = count;
   int kept = -1; // the row whose results the caller's Views hold
   double kept_error = 0;
-  for (int next = first; next >= 0;)
-  {
-    Options o = candidate(next);
+  // Evaluates row `j` of the caller's precision and notes what it measures.
+  auto const evaluateRow = [&](int j) {
+    Options o = candidate(rows[j]);
     o.check_samples = 0;
     Stats const stats = solve(o, phi, g);
-    ++result.evaluations;
     bool const sampled = reference.data() == nullptr;
-    double const measured = k == 0 ? 0.0 : sampled ? sampledError() : referenceDifference();
-    bool const meets = meetsTolerance(measured);
-    // The error estimated: for a faster row than the reference, a bound.
-    double const error = sampled ? measured : measured + reference_error;
-    (meets ? met : missed) = next;
+    double const value = k == 0 ? 0.0 : sampled ? sampledError(g) : referenceDifference();
+    bool const meets = meetsTolerance(value);
+    // The error estimated: for a row measured against the reference, a bound.
+    double const error = sampled ? value : value + reference_error;
+    known[static_cast<std::size_t>(j)] = meets ? Known::met : Known::missed;
+    if (meets)
+      met = std::min(met, j);
     if (meets && sampled && k > 0)
-      becomeReference(measured, next);
+      becomeReference(g, value, rows[j].field_error);
     // The Views keep the fastest row that meets, or while none has, the least error.
     if (meets || kept < 0 || (met == count && error < kept_error))
     {
       Kokkos::parallel_for(
           "kfmm::calibrate::keep_results", policy,
           CopyResults<decltype(phi), CandidateField, Potential, Field>{phi, g, potential, field});
-      kept = next;
+      kept = j;
       kept_error = error;
       result.stats = stats;
     }
-    if (k == 0)
-      break; // no targets to measure: every row's results are empty
-    ratios[next] = measured / rows[next].field_error;
-    next = -1;
-    for (int j = missed + 1; j < met && next < 0; ++j)
-      if (meetsTolerance(predictedRatio(rows, ratios, missed, met, j) * rows[j].field_error))
-        next = j;
-    // Nothing predicted to meet and none met yet: the table's most accurate row, once.
-    if (next < 0 && met == count && missed < count - 1)
-      next = count - 1;
+    result.trials.push_back({rows[j].order, rows[j].theta, false, error, meets});
+    measured.push_back({rows[j].theta, rows[j].field_error, value / rows[j].field_error});
+  };
+
+  // 1. The reference: rows of `candidates` from `start`, each evaluated by `evaluate(j)`,
+  // climbing while none meets to the fastest more accurate row predicted to meet, else the
+  // most accurate, once.
+  auto const climb = [&](tuning::AccuracyRows const &candidates, int start, auto const &evaluate) {
+    for (int j = start; j >= 0 && j < candidates.count;)
+    {
+      evaluate(j);
+      if (reference.data() != nullptr || k == 0)
+        return;
+      int const tried = j;
+      j = -1;
+      for (int i = tried + 1; i < candidates.count && j < 0; ++i)
+        if (meetsTolerance(
+                predictedError(measured, candidates.rows[i].theta, candidates.rows[i].field_error)))
+          j = i;
+      if (j < 0 && tried < candidates.count - 1)
+        j = candidates.count - 1;
+    }
+  };
+  // In double for a float problem whose table serves no row for it.
+  if (double_reference >= 0 && k > 0)
+  {
+    Kokkos::View<double *, Memory> phi_d(
+        Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "kfmm::calibrate::potential_d"), n);
+    ReferenceField g_d(
+        Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "kfmm::calibrate::field_d"), n);
+    climb(double_table, double_reference, [&](int j) {
+      tuning::AccuracyRow const &row = double_table.rows[j];
+      Options o = candidate(row);
+      o.check_samples = 0;
+      solve(o, phi_d, g_d);
+      double const error = sampledError(g_d);
+      bool const meets = meetsTolerance(error);
+      result.trials.push_back({row.order, row.theta, true, error, meets});
+      measured.push_back({row.theta, row.field_error, error / row.field_error});
+      if (meets)
+        becomeReference(g_d, error, row.field_error);
+    });
   }
+  // Else, or where no row of double's met, rows of the caller's precision.
+  if (reference.data() == nullptr)
+    climb(table, safer >= 0 ? safer : count - 1, evaluateRow);
+
+  // 2.-3. Faster rows: the fastest one not evaluated, not at most as accurate as a row that
+  // missed (an order no higher and a theta no smaller), whose predicted error is within
+  // calibration_probe_factor of what meets, until none is.
+  auto const dominated = [&](int j) {
+    for (int m = 0; m < count; ++m)
+      if (known[static_cast<std::size_t>(m)] == Known::missed && rows[j].order <= rows[m].order &&
+          rows[j].theta >= rows[m].theta)
+        return true;
+    return false;
+  };
+  while (reference.data() != nullptr)
+  {
+    int next = -1;
+    double const allowed = tolerance - calibration_margin * reference_error;
+    for (int j = 0; j < met && next < 0; ++j)
+      if (known[static_cast<std::size_t>(j)] == Known::not_evaluated && !dominated(j) &&
+          predictedError(measured, rows[j].theta, rows[j].field_error) <=
+              calibration_probe_factor * allowed)
+        next = j;
+    if (next < 0)
+      break;
+    evaluateRow(next);
+  }
+  // No row of the caller's precision evaluated, or none met: its most accurate row, so that
+  // the Views hold the least error there is.
+  if (kept < 0 ||
+      (met == count && known[static_cast<std::size_t>(count - 1)] == Known::not_evaluated))
+    evaluateRow(count - 1);
+
   space.fence();
-  result.options = candidate(kept);
+  result.evaluations = static_cast<int>(result.trials.size());
+  result.options = candidate(rows[kept]);
   result.field_error = kept_error;
   result.tolerance_missed = met == count;
   result.seconds = timer.seconds();
@@ -401,7 +567,6 @@ Calibration calibrateRows(ExecutionSpace const &space, Sources const &sources,
   }
   return result;
 }
-
 } // namespace detail
 
 /// The order and theta that reach `options.tolerance` on this problem, measured (the file
@@ -434,10 +599,18 @@ Calibration calibrate(ExecutionSpace const &space, Positions const &positions,
                 detail::viewFits<ExecutionSpace, Potential, 1>() &&
                 detail::viewFits<ExecutionSpace, Field, 2>() &&
                 detail::holdsWritableReal<Potential>() && detail::holdsWritableReal<Field>())
+  {
+    detail::InDouble<ExecutionSpace, Positions, Charges, Positions> in_double{space, positions,
+                                                                              charges, positions};
     return detail::calibrateRows(space, positions, charges, positions, potential, field, options,
                                  [&](Options const &o, auto const &phi, auto const &g) {
-                                   return kfmm::evaluate(space, positions, charges, phi, g, o);
+                                   if constexpr (detail::sameValues<decltype(phi), Potential>())
+                                     return kfmm::evaluate(space, positions, charges, phi, g, o);
+                                   else
+                                     return kfmm::evaluate(space, in_double.sources(),
+                                                           in_double.charges(), phi, g, o);
                                  });
+  }
   else
     return {};
 }
@@ -467,11 +640,19 @@ Calibration calibrate(ExecutionSpace const &space, Sources const &sources, Charg
                 detail::viewFits<ExecutionSpace, Potential, 1>() &&
                 detail::viewFits<ExecutionSpace, Field, 2>() &&
                 detail::holdsWritableReal<Potential>() && detail::holdsWritableReal<Field>())
-    return detail::calibrateRows(space, sources, charges, targets, potential, field, options,
-                                 [&](Options const &o, auto const &phi, auto const &g) {
-                                   return kfmm::evaluate(space, sources, charges, targets, phi, g,
-                                                         o);
-                                 });
+  {
+    detail::InDouble<ExecutionSpace, Sources, Charges, Targets> in_double{space, sources, charges,
+                                                                          targets};
+    return detail::calibrateRows(
+        space, sources, charges, targets, potential, field, options,
+        [&](Options const &o, auto const &phi, auto const &g) {
+          if constexpr (detail::sameValues<decltype(phi), Potential>())
+            return kfmm::evaluate(space, sources, charges, targets, phi, g, o);
+          else
+            return kfmm::evaluate(space, in_double.sources(), in_double.charges(),
+                                  in_double.targets(), phi, g, o);
+        });
+  }
   else
     return {};
 }

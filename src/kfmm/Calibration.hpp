@@ -1,0 +1,64 @@
+// SPDX-License-Identifier: BSD-3-Clause
+#ifndef KFMM_CALIBRATION_HPP
+#define KFMM_CALIBRATION_HPP
+
+// What kfmm::calibrate (kfmm/Calibrate.hpp) returns, apart from the solver, for code that
+// reports it.
+
+#include <kfmm/Options.hpp>
+#include <kfmm/Stats.hpp>
+
+#include <cstddef>
+#include <vector>
+
+namespace kfmm
+{
+
+/// One row kfmm::calibrate evaluated.
+struct CalibrationTrial
+{
+  int order = 0;
+  double theta = 0;
+  /// Evaluated in double for a float problem: the reference where float's table serves no row
+  /// for it (kfmm/Calibrate.hpp, step 1).
+  bool in_double = false;
+  /// The relative L2 field error estimated: on the samples before there is a reference row,
+  /// else the difference from the reference's field over every target plus its error.
+  double field_error = 0;
+  /// Whether it met the tolerance by calibration_margin.
+  bool meets = false;
+};
+
+/// What kfmm::calibrate chose and measured.
+struct Calibration
+{
+  /// The caller's options with the chosen row's order and theta and no tolerance: for
+  /// kfmm::Fmm, kfmm::evaluate or kfmm::distributed::DistributedFmm on this problem and on
+  /// problems like it (the next time steps of a simulation).
+  Options options;
+  /// The relative L2 field error estimated for them: for the reference row (kfmm/Calibrate.hpp
+  /// step 1), measured on `samples` targets against the direct sum in double; for a faster
+  /// row, its difference from the reference's field over every target plus that error.
+  double field_error = 0;
+  std::size_t samples = 0;
+  /// Rows evaluated (trials), the chosen one included, and the seconds of the whole calibration (the
+  /// reference's direct sum included).
+  int evaluations = 0;
+  double seconds = 0;
+  /// The row the accuracy table alone chooses for the tolerance (order 0 where it serves
+  /// none).
+  int table_order = 0;
+  double table_theta = 0;
+  /// No row met the tolerance (with Options::allow_missed_tolerance; without it, calibrate
+  /// throws kfmm::ToleranceError): options, results and error are those of the least error
+  /// measured on the samples.
+  bool tolerance_missed = false;
+  /// What the chosen row's evaluation did.
+  Stats stats;
+  /// Every row evaluated, in the order evaluated.
+  std::vector<CalibrationTrial> trials;
+};
+
+} // namespace kfmm
+
+#endif
