@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // kfmm::calibrate: the order and theta measured on the problem reach the tolerance, against
-// the direct sum in double over every target, without overshooting it by more than
+// the direct sum in double over every target and on samples, without overshooting it by more than
 // 10x where a faster row of the table exists and the table serves a reference row; its results are
 // those of an evaluation with the options it returns; separate targets are measured at the targets;
 // inputs it cannot serve are refused, or their miss reported, in the caller's terms. Every
@@ -57,7 +57,8 @@ TEMPLATE_LIST_TEST_CASE("calibrate reaches the tolerance and does not overshoot 
   using Real = typename TestType::real_type;
   using ExecutionSpace = typename TestType::execution_space;
   ExecutionSpace space;
-  auto const distribution = GENERATE(kfmm::Distribution::uniform, kfmm::Distribution::plummer);
+  auto const distribution = GENERATE(kfmm::Distribution::uniform, kfmm::Distribution::plummer,
+                                     kfmm::Distribution::sphere);
   std::vector<double> tolerances{1e-3, 1e-5};
   if (!isFloat<Real>)
     tolerances.insert(tolerances.end(), {1e-8, 1e-11});
@@ -70,6 +71,10 @@ TEMPLATE_LIST_TEST_CASE("calibrate reaches the tolerance and does not overshoot 
     options.tolerance = tolerance;
     auto const c = kfmm::calibrate(space, p.x, p.q, p.phi, p.field, options);
     double const error = kfmm::test::fieldError(space, p.x, p.q, p.x, p.field, 1);
+    // On every 20th particle, as a check on samples measures it: on the sphere's surface a few
+    // close pairs' fields are far above the rest's and set the error over every particle
+    // alone, and samples, which almost never hold one of them, see a larger error.
+    double const sampled_error = kfmm::test::fieldError(space, p.x, p.q, p.x, p.field, 20);
     auto const table = kfmm::detail::accuracyRows<kfmm::tuning::Tuning<ExecutionSpace>, Real>();
     bool const is_fastest = c.options.order == table.rows[0].order &&
                             c.options.theta == table.rows[0].theta;
@@ -83,17 +88,18 @@ TEMPLATE_LIST_TEST_CASE("calibrate reaches the tolerance and does not overshoot 
         (isFloat<Real> &&
          serves(kfmm::detail::accuracyRows<kfmm::tuning::Tuning<ExecutionSpace>, double>()));
     CAPTURE(kfmm::distributionName(distribution), tolerance, c.options.order, c.options.theta,
-            c.field_error, c.evaluations, c.table_order, c.table_theta, error,
+            c.field_error, c.evaluations, c.table_order, c.table_theta, error, sampled_error,
             trialsText(c.trials));
     CHECK_FALSE(c.tolerance_missed);
     CHECK(c.samples == kfmm::default_calibration_samples);
     CHECK(c.field_error <= tolerance);
-    // Met over every particle, not only on the samples.
+    // Met over every particle, not only on the samples, and on other samples.
     CHECK(error <= tolerance);
+    CHECK(sampled_error <= tolerance);
     // Not overshot: within 10x below the tolerance, unless no row is faster, or the table
     // serves no reference row for it (then the table's error of its most accurate row, a
     // large part of the tolerance, is kept from the faster rows).
-    CHECK((error >= tolerance / 10 || is_fastest || !referenced));
+    CHECK((std::max(error, sampled_error) >= tolerance / 10 || is_fastest || !referenced));
     CHECK(c.evaluations == static_cast<int>(c.trials.size()));
     // Where float's table serves no reference row, double's does.
     if (!serves(table) && referenced)
@@ -208,9 +214,9 @@ TEMPLATE_LIST_TEST_CASE("calibrate refuses what it cannot measure and reports a 
     CAPTURE(c.field_error, error, c.evaluations, trialsText(c.trials));
     CHECK(c.tolerance_missed);
     // Measured on every particle, or against a reference in double far more accurate than
-    // the float rows: the estimate bounds the error, and by little.
+    // the float rows, each particle's field counted up to the bulk's (kfmm/Calibrate.hpp): the
+    // estimate bounds the error.
     CHECK(error <= c.field_error * (1 + 1e-6));
-    CHECK(c.field_error <= 1.01 * error);
     CHECK(error > tolerance);
   }
 }

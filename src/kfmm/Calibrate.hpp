@@ -30,6 +30,13 @@
 //      accurate as one that missed, whose prediction is within calibration_probe_factor of
 //      what meets, is evaluated next, until none is.
 //
+// Errors are relative L2 with each target whose |F|^2 is above calibration_bulk_factor times
+// the samples' median weighted down to one of that magnitude (its relative error counted as
+// a bulk target's): on particles on a surface, the few closest pairs' fields are far above
+// the rest and would set the denominator over every target alone (their pairs are computed
+// exactly), so that the error over every target falls with N while a sample of targets,
+// which rarely holds one of them, sees the error against the bulk of the fields.
+//
 // A row meets when its estimated error is within the tolerance with calibration_margin on the
 // parts that are not measured over every target: a reference candidate's sampled error times
 // the margin; a faster row's difference from the reference plus the margin times the
@@ -78,6 +85,9 @@ constexpr double calibration_reference_factor = 10;
 /// factor of what would meet the tolerance: the prediction carries the table's ratios from
 /// row to row, which a problem need not keep.
 constexpr double calibration_probe_factor = 2;
+/// A target whose |F|^2 is above this factor times the median over the sampled targets counts
+/// in an error as one of that magnitude (the file comment).
+constexpr double calibration_bulk_factor = 100;
 /// Targets sampled where Options::check_samples does not say how many.
 constexpr int default_calibration_samples = 512;
 
@@ -101,9 +111,10 @@ struct GatherSampledRows
   }
 };
 
-/// Over every target, the sums of |a - b|^2 and |b|^2 of two fields (v[0], v[1]), each value
-/// first multiplied by `scale`, a power of two near the largest |b| (so that no sum over- or
-/// underflows); or, `maximum`, the largest |b| (v[0]).
+/// Over every target, the sums of w |a - b|^2 and w |b|^2 of two fields (v[0], v[1]), with
+/// w = min(1, cap / |b|^2),
+/// each value first multiplied by `scale`, a power of two near the largest |b| (so that no sum
+/// over- or underflows; `cap` in those units); or, `maximum`, the largest |b| component (v[0]).
 template <class FieldA, class FieldB>
 struct FieldDifferenceSums
 {
@@ -111,9 +122,11 @@ struct FieldDifferenceSums
   FieldB b;
   PowerOfTwo<double> scale;
   bool maximum;
+  double cap = std::numeric_limits<double>::infinity();
 
   KOKKOS_INLINE_FUNCTION void operator()(std::size_t i, solver::SampledSums &sums) const
   {
+    double difference = 0, magnitude = 0;
     for (int d = 0; d < 3; ++d)
     {
       double const x = static_cast<double>(a(i, d)), y = static_cast<double>(b(i, d));
@@ -124,9 +137,13 @@ struct FieldDifferenceSums
         continue;
       }
       double const sx = scale(x), sy = scale(y);
-      sums.v[0] += (sx - sy) * (sx - sy);
-      sums.v[1] += sy * sy;
+      difference += (sx - sy) * (sx - sy);
+      magnitude += sy * sy;
     }
+    // A target above the cap counts as one of its magnitude: its relative error at the cap.
+    double const weight = magnitude > cap ? cap / magnitude : 1.0;
+    sums.v[0] += weight * difference;
+    sums.v[1] += weight * magnitude;
   }
 };
 
@@ -251,6 +268,52 @@ private:
   }
 };
 
+/// sqrt(calibration_bulk_factor) times the median |exact(t, :)| over the k targets of the host
+/// View `exact` (k x 3): the largest field magnitude an error's denominator counts in full.
+template <class Exact>
+double bulkFieldMagnitude(Exact const &exact)
+{
+  std::vector<double> magnitudes(exact.extent(0));
+  for (std::size_t t = 0; t < magnitudes.size(); ++t)
+    magnitudes[t] = std::hypot(exact(t, 0), exact(t, 1), exact(t, 2));
+  if (magnitudes.empty())
+    return 0;
+  auto const middle = magnitudes.begin() + static_cast<std::ptrdiff_t>(magnitudes.size() / 2);
+  std::nth_element(magnitudes.begin(), middle, magnitudes.end());
+  return std::sqrt(calibration_bulk_factor) * *middle;
+}
+
+/// The relative L2 error of `approx` against `exact` (host Views, k x 3), each target with
+/// |exact| above `bulk` weighted as one of magnitude `bulk`; the sums scaled by a power of two near
+/// the largest value, so that none over- or underflows.
+template <class Approx, class Exact>
+double bulkRelativeError(Approx const &approx, Exact const &exact, double bulk)
+{
+  double largest = 0;
+  for (std::size_t t = 0; t < exact.extent(0); ++t)
+    for (int d = 0; d < 3; ++d)
+      largest = std::fmax(largest, std::fmax(std::fabs(approx(t, d)), std::fabs(exact(t, d))));
+  int exponent = 0;
+  if (largest > 0 && std::isfinite(largest))
+    std::frexp(largest, &exponent);
+  double const cap = std::ldexp(bulk, -exponent) * std::ldexp(bulk, -exponent);
+  double difference = 0, magnitude = 0;
+  for (std::size_t t = 0; t < exact.extent(0); ++t)
+  {
+    double target_difference = 0, target = 0;
+    for (int d = 0; d < 3; ++d)
+    {
+      double const a = std::ldexp(approx(t, d), -exponent), e = std::ldexp(exact(t, d), -exponent);
+      target_difference += (a - e) * (a - e);
+      target += e * e;
+    }
+    double const weight = target > cap ? cap / target : 1.0;
+    difference += weight * target_difference;
+    magnitude += weight * target;
+  }
+  return solver::relativeError(difference, magnitude);
+}
+
 /// What one evaluated row says of the problem: its theta, its table error, and the ratio of
 /// what was measured of it (on the samples, or its difference from the reference) to that.
 struct RowMeasurement
@@ -360,6 +423,7 @@ Calibration calibrateRows(ExecutionSpace const &space, Sources const &sources,
   ReferenceField reference;
   double reference_error = 0;
   PowerOfTwo<double> reference_scale;
+  double bulk = 0; // bulkFieldMagnitude of the samples' direct sum
   bool have_exact = false;
   auto const policy = Kokkos::RangePolicy<ExecutionSpace>(space, 0, n);
 
@@ -382,6 +446,8 @@ Calibration calibrateRows(ExecutionSpace const &space, Sources const &sources,
       kfmm::directSum(space, sampled_positions, sources, charges, exact_potential, exact_field,
                       options.softening);
       Kokkos::deep_copy(space, exact, exact_field);
+      space.fence();
+      bulk = bulkFieldMagnitude(exact);
       have_exact = true;
     }
     using Values = std::decay_t<decltype(values)>;
@@ -390,16 +456,17 @@ Calibration calibrateRows(ExecutionSpace const &space, Sources const &sources,
                          GatherSampledRows<Values, Samples>{values, sampled_field, n});
     Kokkos::deep_copy(space, approx, sampled_field);
     space.fence();
-    return relativeL2Error(approx, exact);
+    return bulkRelativeError(approx, exact, bulk);
   };
   // The relative L2 difference of the candidate's field from the reference's over every
-  // target.
+  // target, each target with |reference| above bulk weighted as one of magnitude bulk.
   auto const referenceDifference = [&] {
     solver::SampledSums sums{};
-    Kokkos::parallel_reduce(
-        "kfmm::calibrate::difference", policy,
-        FieldDifferenceSums<CandidateField, ReferenceField>{g, reference, reference_scale, false},
-        solver::SampledReducer(sums, false));
+    double const cap = reference_scale(bulk) * reference_scale(bulk);
+    Kokkos::parallel_reduce("kfmm::calibrate::difference", policy,
+                            FieldDifferenceSums<CandidateField, ReferenceField>{
+                                g, reference, reference_scale, false, cap},
+                            solver::SampledReducer(sums, false));
     return solver::relativeError(sums.v[0], sums.v[1]);
   };
   // `values` (N x 3, in Real or double) becomes the reference, of error `error` on the samples
@@ -557,8 +624,8 @@ Calibration calibrateRows(ExecutionSpace const &space, Sources const &sources,
                              "'tolerance' " +
                              formatNumber(tolerance) +
                              " on this input: the least relative L2 "
-                             "field error measured on " +
-                             formatNumber(k) + " sampled targets, at order " +
+                             "field error estimated (" +
+                             formatNumber(k) + " sampled targets), at order " +
                              formatNumber(rows[kept].order) + " and theta " +
                              formatNumber(rows[kept].theta) + ", is " + error +
                              " (docs/ACCURACY.md, \"Limits\"); set option "

@@ -41,8 +41,8 @@ struct Calibration
   /// row, its difference from the reference's field over every target plus that error.
   double field_error = 0;
   std::size_t samples = 0;
-  /// Rows evaluated (trials), the chosen one included, and the seconds of the whole calibration (the
-  /// reference's direct sum included).
+  /// Rows evaluated (trials), the chosen one included, and the seconds of the whole calibration
+  /// (the reference's direct sum included).
   int evaluations = 0;
   double seconds = 0;
   /// The row the accuracy table alone chooses for the tolerance (order 0 where it serves
