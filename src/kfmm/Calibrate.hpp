@@ -269,7 +269,8 @@ private:
 };
 
 /// sqrt(calibration_bulk_factor) times the median |exact(t, :)| over the k targets of the host
-/// View `exact` (k x 3): the largest field magnitude an error's denominator counts in full.
+/// View `exact` (k x 3): the largest field magnitude an error counts in full (infinity where
+/// the median is 0).
 template <class Exact>
 double bulkFieldMagnitude(Exact const &exact)
 {
@@ -280,7 +281,9 @@ double bulkFieldMagnitude(Exact const &exact)
     return 0;
   auto const middle = magnitudes.begin() + static_cast<std::ptrdiff_t>(magnitudes.size() / 2);
   std::nth_element(magnitudes.begin(), middle, magnitudes.end());
-  return std::sqrt(calibration_bulk_factor) * *middle;
+  // Most fields zero: every target counts in full.
+  return *middle > 0 ? std::sqrt(calibration_bulk_factor) * *middle
+                     : std::numeric_limits<double>::infinity();
 }
 
 /// The relative L2 error of `approx` against `exact` (host Views, k x 3), each target with
