@@ -299,11 +299,11 @@ void printReport(std::FILE *out, Report const &r)
                  r.stats.leaf_size, r.stats.order, precisionName(c.precision));
   if (r.calibration)
   {
-    CalibrationReport const &m = *r.calibration;
+    kfmm::Calibration const &m = *r.calibration;
     std::fprintf(out,
                  "  tolerance     %g: order %d and theta %g measured on the problem, field error "
                  "%.3g on %zu sampled %s%s; %d rows evaluated%s in %.3f s",
-                 c.options.tolerance, m.order, m.theta, m.field_error, m.samples,
+                 c.options.tolerance, m.options.order, m.options.theta, m.field_error, m.samples,
                  r.targets > 0 ? "targets" : "particles",
                  m.tolerance_missed ? " (no row met the tolerance)" : "", m.evaluations,
                  !m.trials.empty() && m.trials.front().in_double ? ", the reference in double" : "",
@@ -606,10 +606,10 @@ std::string jsonReport(Report const &r)
 
   if (r.calibration)
   {
-    CalibrationReport const &m = *r.calibration;
+    kfmm::Calibration const &m = *r.calibration;
     j.beginObject("calibration");
-    j.integer("order", static_cast<std::uint64_t>(m.order));
-    j.number("theta", m.theta);
+    j.integer("order", static_cast<std::uint64_t>(m.options.order));
+    j.number("theta", m.options.theta);
     j.number("field_error", m.field_error);
     j.integer("samples", m.samples);
     j.integer("evaluations", static_cast<std::uint64_t>(m.evaluations));

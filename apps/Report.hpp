@@ -41,23 +41,6 @@ struct CheckResult
   double seconds = 0;
 };
 
-/// What --tolerance's measurement (kfmm::calibrate) chose and measured in the first run.
-struct CalibrationReport
-{
-  int order = 0;
-  double theta = 0;
-  double field_error = 0; ///< on `samples` sampled targets
-  std::size_t samples = 0;
-  int evaluations = 0; ///< rows of the accuracy table evaluated
-  double seconds = 0;  ///< the whole first run: evaluations and reference
-  /// The row the table alone chooses (order 0: the tolerance is below every row's).
-  int table_order = 0;
-  double table_theta = 0;
-  bool tolerance_missed = false; ///< no row met the tolerance
-  /// Every row evaluated, in order (kfmm::CalibrationTrial).
-  std::vector<kfmm::CalibrationTrial> trials;
-};
-
 /// The steps of the local essential trees' build (kfmm::distributed::EssentialTreeSteps), in
 /// the order the reports list them.
 constexpr int essential_tree_step_count = 6;
@@ -123,7 +106,7 @@ struct Report
   double seconds = 0;
   std::optional<CheckResult> check;
   /// With --tolerance measured on the problem (the first run).
-  std::optional<CalibrationReport> calibration;
+  std::optional<kfmm::Calibration> calibration;
   /// Bytes of the program's particle and result Views, and the host's peak resident set
   /// (0 where the platform does not tell).
   std::size_t particle_bytes = 0;

@@ -28,31 +28,21 @@ Stats solve(Space const &space, Options const &given, Particles<Real> const &par
 template <class Real>
 Stats calibrate(Space const &space, Options const &given, Particles<Real> const &particles,
                 Positions const &targets, Results<Real> const &results, Options &chosen,
-                CalibrationReport &calibration)
+                Calibration &calibration)
 {
   // As solve(): the program judges unresolved particles and a missed tolerance itself.
   Options options = given;
   options.allow_unresolved = true;
   options.allow_missed_tolerance = true;
-  Calibration const c = targets.data() == particles.positions.data()
-                            ? kfmm::calibrate(space, particles.positions, particles.charges,
-                                              results.potential, results.field, options)
-                            : kfmm::calibrate(space, particles.positions, particles.charges,
-                                              targets, results.potential, results.field, options);
-  chosen = c.options;
+  calibration = targets.data() == particles.positions.data()
+                    ? kfmm::calibrate(space, particles.positions, particles.charges,
+                                      results.potential, results.field, options)
+                    : kfmm::calibrate(space, particles.positions, particles.charges, targets,
+                                      results.potential, results.field, options);
+  chosen = calibration.options;
   chosen.allow_unresolved = given.allow_unresolved;
   chosen.allow_missed_tolerance = given.allow_missed_tolerance;
-  calibration.order = c.options.order;
-  calibration.theta = c.options.theta;
-  calibration.field_error = c.field_error;
-  calibration.samples = c.samples;
-  calibration.evaluations = c.evaluations;
-  calibration.seconds = c.seconds;
-  calibration.table_order = c.table_order;
-  calibration.table_theta = c.table_theta;
-  calibration.tolerance_missed = c.tolerance_missed;
-  calibration.trials = c.trials;
-  return c.stats;
+  return calibration.stats;
 }
 
 template Stats solve<float>(Space const &, Options const &, Particles<float> const &,
@@ -61,9 +51,9 @@ template Stats solve<double>(Space const &, Options const &, Particles<double> c
                              Positions const &, Results<double> const &);
 template Stats calibrate<float>(Space const &, Options const &, Particles<float> const &,
                                 Positions const &, Results<float> const &, Options &,
-                                CalibrationReport &);
+                                Calibration &);
 template Stats calibrate<double>(Space const &, Options const &, Particles<double> const &,
                                  Positions const &, Results<double> const &, Options &,
-                                 CalibrationReport &);
+                                 Calibration &);
 
 } // namespace kfmm::app

@@ -8,6 +8,7 @@
 #include "Problem.hpp"
 #include "Report.hpp"
 
+#include <kfmm/Calibration.hpp>
 #include <kfmm/Options.hpp>
 #include <kfmm/Stats.hpp>
 
@@ -33,11 +34,11 @@ Stats solve(Space const &space, Options const &options, Particles<Real> const &p
 /// solve() with the order and theta for the options' tolerance measured on the problem
 /// (kfmm::calibrate): the chosen setting's results in `results`, what it chose and measured
 /// in `calibration`, and the options to solve with again in `chosen`. Without a row that
-/// meets the tolerance, the results of the least error measured (CalibrationReport says so).
+/// meets the tolerance, the results of the least error measured (the Calibration says so).
 template <class Real>
 Stats calibrate(Space const &space, Options const &options, Particles<Real> const &particles,
                 Positions const &targets, Results<Real> const &results, Options &chosen,
-                CalibrationReport &calibration);
+                Calibration &calibration);
 
 } // namespace kfmm::app
 

@@ -182,11 +182,8 @@ TEMPLATE_LIST_TEST_CASE("calibrate refuses what it cannot measure and reports a 
     // fields are small differences of large opposite contributions, whose rounding alone is
     // far above that against the net field.
     auto const lattice = kfmm::test::ionicLattice<TestType>(12);
-    std::size_t const n = lattice.x.extent(0);
-    auto const &x = lattice.x;
-    auto const &q = lattice.q;
-    auto const &phi = lattice.phi;
-    auto const &field = lattice.field;
+    auto const &[x, q, phi, field] = lattice;
+    std::size_t const n = x.extent(0);
     kfmm::Options options;
     double const tolerance = 2 * std::numeric_limits<Real>::epsilon();
     options.tolerance = tolerance;

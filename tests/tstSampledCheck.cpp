@@ -151,11 +151,8 @@ TEMPLATE_LIST_TEST_CASE("a tolerance the solver misses throws kfmm::ToleranceErr
   // contributions, and with leaves of 16 the expansions' error, small against those, is some
   // 30 times a tolerance of 1e-3 against the net field.
   auto const lattice = kfmm::test::ionicLattice<TestType>(12);
-  std::size_t const n = lattice.x.extent(0);
-  auto const &x = lattice.x;
-  auto const &q = lattice.q;
-  auto const &phi = lattice.phi;
-  auto const &field = lattice.field;
+  auto const &[x, q, phi, field] = lattice;
+  std::size_t const n = x.extent(0);
   kfmm::Options options;
   options.tolerance = 1e-3;
   options.leaf_size = 16;

@@ -44,7 +44,6 @@
 // fastest row that met is chosen, or where none did, the least error measured, whose results
 // stay in the caller's Views.
 
-#include <kfmm/Accuracy.hpp>
 #include <kfmm/Calibration.hpp>
 #include <kfmm/Exception.hpp>
 #include <kfmm/Fmm.hpp>
@@ -52,6 +51,7 @@
 #include <kfmm/Stats.hpp>
 #include <kfmm/detail/FormatNumber.hpp>
 #include <kfmm/detail/StaticChecks.hpp>
+#include <kfmm/detail/UnitFrame.hpp>
 #include <kfmm/detail/Validation.hpp>
 #include <kfmm/kernels/DirectSum.hpp>
 #include <kfmm/solver/SampledCheck.hpp>
@@ -286,37 +286,6 @@ double bulkFieldMagnitude(Exact const &exact)
                      : std::numeric_limits<double>::infinity();
 }
 
-/// The relative L2 error of `approx` against `exact` (host Views, k x 3), each target with
-/// |exact| above `bulk` weighted as one of magnitude `bulk`; the sums scaled by a power of two near
-/// the largest value, so that none over- or underflows.
-template <class Approx, class Exact>
-double bulkRelativeError(Approx const &approx, Exact const &exact, double bulk)
-{
-  double largest = 0;
-  for (std::size_t t = 0; t < exact.extent(0); ++t)
-    for (int d = 0; d < 3; ++d)
-      largest = std::fmax(largest, std::fmax(std::fabs(approx(t, d)), std::fabs(exact(t, d))));
-  int exponent = 0;
-  if (largest > 0 && std::isfinite(largest))
-    std::frexp(largest, &exponent);
-  double const cap = std::ldexp(bulk, -exponent) * std::ldexp(bulk, -exponent);
-  double difference = 0, magnitude = 0;
-  for (std::size_t t = 0; t < exact.extent(0); ++t)
-  {
-    double target_difference = 0, target = 0;
-    for (int d = 0; d < 3; ++d)
-    {
-      double const a = std::ldexp(approx(t, d), -exponent), e = std::ldexp(exact(t, d), -exponent);
-      target_difference += (a - e) * (a - e);
-      target += e * e;
-    }
-    double const weight = target > cap ? cap / target : 1.0;
-    difference += weight * target_difference;
-    magnitude += weight * target;
-  }
-  return solver::relativeError(difference, magnitude);
-}
-
 /// What one evaluated row says of the problem: its theta, its table error, and the ratio of
 /// what was measured of it (on the samples, or its difference from the reference) to that.
 struct RowMeasurement
@@ -415,7 +384,6 @@ Calibration calibrateRows(ExecutionSpace const &space, Sources const &sources,
   Samples exact_field(
       Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "kfmm::calibrate::exact_field"), k);
   auto const exact = Kokkos::create_mirror_view(exact_field);
-  auto const approx = Kokkos::create_mirror_view(sampled_field);
   Kokkos::View<Real *, Memory> phi(
       Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "kfmm::calibrate::potential"), n);
   using CandidateField = Kokkos::View<Real *[3], Memory>;
@@ -427,8 +395,32 @@ Calibration calibrateRows(ExecutionSpace const &space, Sources const &sources,
   double reference_error = 0;
   PowerOfTwo<double> reference_scale;
   double bulk = 0; // bulkFieldMagnitude of the samples' direct sum
+  PowerOfTwo<double> exact_scale;
   bool have_exact = false;
   auto const policy = Kokkos::RangePolicy<ExecutionSpace>(space, 0, n);
+  // A power of two near the largest component of the first `count` rows of `values`.
+  auto const scaleOf = [&](auto const &values, std::size_t count) {
+    using Values = std::decay_t<decltype(values)>;
+    solver::SampledSums largest{};
+    Kokkos::parallel_reduce("kfmm::calibrate::largest",
+                            Kokkos::RangePolicy<ExecutionSpace>(space, 0, count),
+                            FieldDifferenceSums<Values, Values>{values, values, {}, true},
+                            solver::SampledReducer(largest, true));
+    return PowerOfTwo<double>::of(-solver::scaleExponent(largest.v[0]));
+  };
+  // The relative L2 difference of the field `a` from the field `b` over their first `count`
+  // rows, each row with |b| above bulk weighted as one of magnitude bulk; `scale` is b's.
+  auto const bulkDifference = [&](auto const &a, auto const &b, std::size_t count,
+                                  PowerOfTwo<double> scale) {
+    using A = std::decay_t<decltype(a)>;
+    using B = std::decay_t<decltype(b)>;
+    solver::SampledSums sums{};
+    Kokkos::parallel_reduce(
+        "kfmm::calibrate::difference", Kokkos::RangePolicy<ExecutionSpace>(space, 0, count),
+        FieldDifferenceSums<A, B>{a, b, scale, false, scale(bulk) * scale(bulk)},
+        solver::SampledReducer(sums, false));
+    return solver::relativeError(sums.v[0], sums.v[1]);
+  };
 
   auto const candidate = [&](tuning::AccuracyRow const &row) {
     Options o = options;
@@ -451,27 +443,17 @@ Calibration calibrateRows(ExecutionSpace const &space, Sources const &sources,
       Kokkos::deep_copy(space, exact, exact_field);
       space.fence();
       bulk = bulkFieldMagnitude(exact);
+      exact_scale = scaleOf(exact_field, k);
       have_exact = true;
     }
     using Values = std::decay_t<decltype(values)>;
     Kokkos::parallel_for("kfmm::calibrate::gather_field",
                          Kokkos::RangePolicy<ExecutionSpace>(space, 0, k),
                          GatherSampledRows<Values, Samples>{values, sampled_field, n});
-    Kokkos::deep_copy(space, approx, sampled_field);
-    space.fence();
-    return bulkRelativeError(approx, exact, bulk);
+    return bulkDifference(sampled_field, exact_field, k, exact_scale);
   };
-  // The relative L2 difference of the candidate's field from the reference's over every
-  // target, each target with |reference| above bulk weighted as one of magnitude bulk.
-  auto const referenceDifference = [&] {
-    solver::SampledSums sums{};
-    double const cap = reference_scale(bulk) * reference_scale(bulk);
-    Kokkos::parallel_reduce("kfmm::calibrate::difference", policy,
-                            FieldDifferenceSums<CandidateField, ReferenceField>{
-                                g, reference, reference_scale, false, cap},
-                            solver::SampledReducer(sums, false));
-    return solver::relativeError(sums.v[0], sums.v[1]);
-  };
+  // The candidate's difference from the reference over every target.
+  auto const referenceDifference = [&] { return bulkDifference(g, reference, n, reference_scale); };
   // `values` (N x 3, in Real or double) becomes the reference, of error `error` on the samples
   // at a row of table error `table_error`.
   auto const becomeReference = [&](auto const &values, double error, double table_error) {
@@ -483,12 +465,7 @@ Calibration calibrateRows(ExecutionSpace const &space, Sources const &sources,
     // Samples may miss where a clustered problem's error gathers; the table's error of the
     // row, the worst of three distributions, bounds it there.
     reference_error = std::max(error, table_error);
-    solver::SampledSums largest{};
-    Kokkos::parallel_reduce(
-        "kfmm::calibrate::largest", policy,
-        FieldDifferenceSums<ReferenceField, ReferenceField>{reference, reference, {}, true},
-        solver::SampledReducer(largest, true));
-    reference_scale = PowerOfTwo<double>::of(-solver::scaleExponent(largest.v[0]));
+    reference_scale = scaleOf(reference, n);
   };
   // Whether an error measured meets the tolerance: on the samples while there is no
   // reference, times the margin; else a difference from the reference, plus the margin times
