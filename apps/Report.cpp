@@ -294,18 +294,30 @@ void printReport(std::FILE *out, Report const &r)
     std::fprintf(
         out, "  periodic      box [%g, %g)^3; tin-foil Ewald result, neutralising background\n",
         c.options.periodic.lower[0], c.options.periodic.lower[0] + c.options.periodic.side[0]);
-  if (c.options.leaf_size == 0)
+  if (r.calibration && r.calibration->direct_sum)
+    std::fprintf(out, "  leaf size     %d: one leaf, the direct sum (--tolerance)\n",
+                 r.stats.leaf_size);
+  else if (c.options.leaf_size == 0)
     std::fprintf(out, "  leaf size     %d: the backend's tuned one for order %d in %s\n",
                  r.stats.leaf_size, r.stats.order, precisionName(c.precision));
   if (r.calibration)
   {
     kfmm::Calibration const &m = *r.calibration;
+    bool const direct_tried =
+        std::any_of(m.trials.begin(), m.trials.end(),
+                    [](kfmm::CalibrationTrial const &t) { return t.direct_sum; });
+    int const rows = m.evaluations - (direct_tried ? 1 : 0);
+    std::string const chosen = m.direct_sum
+                                   ? std::string("the direct sum")
+                                   : "order " + std::to_string(m.options.order) + " and theta " +
+                                         detail::formatNumber(m.options.theta);
     std::fprintf(out,
-                 "  tolerance     %g: order %d and theta %g measured on the problem, field error "
-                 "%.3g on %zu sampled %s%s; %d rows evaluated%s in %.3f s",
-                 c.options.tolerance, m.options.order, m.options.theta, m.field_error, m.samples,
+                 "  tolerance     %g: %s measured on the problem, field error %.3g on %zu sampled "
+                 "%s%s; %d row%s%s evaluated%s in %.3f s",
+                 c.options.tolerance, chosen.c_str(), m.field_error, m.samples,
                  r.targets > 0 ? "targets" : "particles",
-                 m.tolerance_missed ? " (no row met the tolerance)" : "", m.evaluations,
+                 m.tolerance_missed ? " (nothing evaluated met the tolerance)" : "", rows,
+                 rows == 1 ? "" : "s", direct_tried ? " and the direct sum" : "",
                  !m.trials.empty() && m.trials.front().in_double ? ", the reference in double" : "",
                  m.seconds);
     if (m.table_order > 0)
@@ -511,7 +523,8 @@ std::string jsonReport(Report const &r)
     j.number("theta", r.stats.theta);
   j.string("acceptance", acceptanceName(c.options.acceptance));
   j.integer("leaf_size", static_cast<std::uint64_t>(r.stats.leaf_size));
-  j.boolean("leaf_size_tuned", c.options.leaf_size == 0);
+  j.boolean("leaf_size_tuned",
+            c.options.leaf_size == 0 && !(r.calibration && r.calibration->direct_sum));
   j.string("m2l", m2lVariantName(c.options.m2l_variant));
   j.string("precision", precisionName(c.precision));
   j.number("softening", c.options.softening);
@@ -624,6 +637,7 @@ std::string jsonReport(Report const &r)
       j.null("table_order");
       j.null("table_theta");
     }
+    j.boolean("direct_sum", m.direct_sum);
     j.boolean("tolerance_missed", m.tolerance_missed);
     j.beginArray("trials");
     for (kfmm::CalibrationTrial const &t : m.trials)
@@ -632,8 +646,10 @@ std::string jsonReport(Report const &r)
       j.integer("order", static_cast<std::uint64_t>(t.order));
       j.number("theta", t.theta);
       j.string("precision", t.in_double ? "double" : precisionName(c.precision));
+      j.boolean("direct_sum", t.direct_sum);
       j.number("field_error", t.field_error);
       j.boolean("meets", t.meets);
+      j.number("seconds", t.seconds);
       j.endObject();
     }
     j.endArray();

@@ -6,6 +6,7 @@ For each precision and tolerance it runs the program with `--tolerance` (the set
 measures on the problem, or with `--choice table` the one the backend's accuracy table alone
 chooses; its field error on sampled targets and its time); then it
 runs every (order, theta) of a grid at the program's tuned leaf size for that order, once,
+and the direct sum (order 1, one leaf of every particle) where N is at most `--direct-max-n`,
 and for each tolerance names the fastest grid setting whose error is at most the tolerance.
 Errors are the program's `--check` (relative L2 field error against the direct sum in double
 on sampled targets); times its `--repeat` median, the build included. It prints one markdown
@@ -47,10 +48,13 @@ def run(program, arguments):
 def summary(report):
     c = report["configuration"]
     return {"order": c["order"], "theta": c["theta"], "leaf_size": c["leaf_size"],
+            "direct": c["leaf_size"] >= max(c["n"], c.get("n_targets") or 0),
             "error": report["errors"]["field"], "seconds": report["timing"]["total_seconds"]}
 
 
 def setting(row):
+    if row["direct"]:
+        return f"direct sum (leaf {row['leaf_size']})"
     return f"order {row['order']}, theta {row['theta']:g}, leaf {row['leaf_size']}"
 
 
@@ -78,6 +82,12 @@ def benchmark(args, precision):
                      + (refused or f"{summary(report)}"))
             if report is not None:
                 grid.append(report)
+    if float(args.n) <= float(args.direct_max_n):
+        report, refused = run(args.program, [*problem, "--order", "1", "--leaf-size",
+                                             str(int(float(args.n)))])
+        progress(args, f"{precision} direct sum: " + (refused or f"{summary(report)}"))
+        if report is not None:
+            grid.append(report)
     return {"precision": precision, "chosen": chosen, "grid": grid}
 
 
@@ -90,7 +100,12 @@ def measurement(report):
     """The first run's measurement of the setting (`--tolerance-choice measured`): the rows
     evaluated and its time; None where the program chose from the table alone."""
     m = report.get("calibration") if report else None
-    return f"{m['evaluations']} rows, {duration(m['seconds'])}" if m else None
+    if not m:
+        return None
+    direct = any(t.get("direct_sum") for t in m["trials"])
+    rows = m["evaluations"] - direct
+    return (f"{rows} row{'' if rows == 1 else 's'}" + (" and the direct sum" if direct else "")
+            + f", {duration(m['seconds'])}")
 
 
 def table(result):
@@ -134,6 +149,8 @@ def main():
     parser.add_argument("--float-orders", default=DEFAULT_ORDERS["float"])
     parser.add_argument("--double-orders", default=DEFAULT_ORDERS["double"])
     parser.add_argument("--thetas", default="0.5,0.6,0.7,0.8")
+    parser.add_argument("--direct-max-n", default="1e5",
+                        help="the largest N whose grid holds the direct sum")
     parser.add_argument("--check", type=int, default=1000, help="sampled targets (--check)")
     parser.add_argument("--repeat", type=int, default=1, help="timed runs after the first")
     parser.add_argument("--out", help="JSON file of every report")

@@ -3,8 +3,9 @@
 // the direct sum in double over every target and on samples, without overshooting it by more than
 // 10x where a faster row of the table exists and the table serves a reference row; its results are
 // those of an evaluation with the options it returns; separate targets are measured at the targets;
-// inputs it cannot serve are refused, or their miss reported, in the caller's terms. Every
-// execution space, float and double.
+// inputs it cannot serve are refused, or their miss reported, in the caller's terms; a
+// tolerance only the direct sum reaches is served by it, and no row is chosen that took longer
+// than a direct sum that met. Every execution space, float and double.
 #include <kfmm/Calibrate.hpp>
 #include <kfmm/Exception.hpp>
 #include <kfmm/Fmm.hpp>
@@ -41,12 +42,33 @@ std::string trialsText(std::vector<kfmm::CalibrationTrial> const &trials)
   std::string text;
   for (auto const &t : trials)
   {
-    char line[96];
-    std::snprintf(line, sizeof line, "order %d theta %g%s: %.3g %s; ", t.order, t.theta,
-                  t.in_double ? " (double)" : "", t.field_error, t.meets ? "meets" : "misses");
+    char line[128];
+    if (t.direct_sum)
+      std::snprintf(line, sizeof line, "direct sum: %.3g %s, %.3g s; ", t.field_error,
+                    t.meets ? "meets" : "misses", t.seconds);
+    else
+      std::snprintf(line, sizeof line, "order %d theta %g%s: %.3g %s, %.3g s; ", t.order, t.theta,
+                    t.in_double ? " (double)" : "", t.field_error, t.meets ? "meets" : "misses",
+                    t.seconds);
     text += line;
   }
   return text;
+}
+
+/// Whether calibrate's choice took no longer than the direct sum where the direct sum was
+/// evaluated and met the tolerance: the direct sum itself, or a row whose evaluation was
+/// faster.
+bool noSlowerThanDirect(kfmm::Calibration const &c)
+{
+  auto const direct = std::find_if(c.trials.begin(), c.trials.end(),
+                                   [](kfmm::CalibrationTrial const &t) { return t.direct_sum; });
+  if (direct == c.trials.end() || !direct->meets || c.direct_sum)
+    return true;
+  for (auto const &t : c.trials)
+    if (!t.direct_sum && !t.in_double && t.meets && t.order == c.options.order &&
+        t.theta == c.options.theta)
+      return t.seconds <= direct->seconds;
+  return false;
 }
 
 } // namespace
@@ -99,7 +121,9 @@ TEMPLATE_LIST_TEST_CASE("calibrate reaches the tolerance and does not overshoot 
     // Not overshot: within 10x below the tolerance, unless no row is faster, or the table
     // serves no reference row for it (then the table's error of its most accurate row, a
     // large part of the tolerance, is kept from the faster rows).
-    CHECK((std::max(error, sampled_error) >= tolerance / 10 || is_fastest || !referenced));
+    CHECK((std::max(error, sampled_error) >= tolerance / 10 || is_fastest || !referenced ||
+           c.direct_sum));
+    CHECK(noSlowerThanDirect(c));
     CHECK(c.evaluations == static_cast<int>(c.trials.size()));
     // Where float's table serves no reference row, double's does.
     if (!serves(table) && referenced)
@@ -150,7 +174,53 @@ TEMPLATE_LIST_TEST_CASE("calibrate at targets that are not the sources measures 
     CHECK(c.samples == nt);
     CHECK(error <= c.field_error * (1 + 1e-6));
     CHECK(error <= tolerance);
+    CHECK(noSlowerThanDirect(c));
   }
+}
+
+TEMPLATE_LIST_TEST_CASE("calibrate serves a small problem at a tight tolerance by the direct sum",
+                        "[fmm][tolerance][calibrate][direct]", kfmm::test::Configs)
+{
+  using Real = typename TestType::real_type;
+  typename TestType::execution_space space;
+  // A few times the rounding: the rows that reach it on 2000 particles are of high order. In
+  // double they take ten times the direct sum's time or more, on every backend; in float
+  // (orders 8-9) about twice, which a loaded host may turn round, so there the test holds
+  // calibrate to its rule, not to the outcome.
+  double const tolerance = 8 * std::numeric_limits<Real>::epsilon();
+  std::size_t const n = 2000;
+  kfmm::test::Particles<TestType> p(n);
+  kfmm::generate(space, kfmm::Distribution::plummer, 3, p.x, p.q);
+  kfmm::Options options;
+  options.tolerance = tolerance;
+  auto const c = kfmm::calibrate(space, p.x, p.q, p.phi, p.field, options);
+  double const error = kfmm::test::fieldError(space, p.x, p.q, p.x, p.field, 1);
+  CAPTURE(tolerance, c.field_error, error, c.evaluations, trialsText(c.trials));
+  CHECK_FALSE(c.tolerance_missed);
+  CHECK(error <= tolerance);
+  auto const direct = std::find_if(c.trials.begin(), c.trials.end(),
+                                   [](kfmm::CalibrationTrial const &t) { return t.direct_sum; });
+  if (!isFloat<Real>)
+  {
+    REQUIRE(direct != c.trials.end());
+    CHECK(c.direct_sum);
+  }
+  // The direct sum is chosen where it met and took less time than the row that met chosen
+  // otherwise (noSlowerThanDirect checks the rows' side).
+  CHECK(noSlowerThanDirect(c));
+  if (!c.direct_sum)
+    return;
+  CHECK(direct->meets);
+  // The options returned are the direct sum's: one leaf, nothing far, every pair near.
+  CHECK(c.options.leaf_size >= static_cast<int>(n));
+  CHECK(c.stats.leaves == 1);
+  CHECK(c.stats.m2l_interactions == 0);
+  CHECK(c.stats.p2p_interactions == n * n);
+  kfmm::test::Particles<TestType> again(n);
+  Kokkos::deep_copy(again.x, p.x);
+  Kokkos::deep_copy(again.q, p.q);
+  kfmm::evaluate(space, again.x, again.q, again.phi, again.field, c.options);
+  CHECK(kfmm::test::sameContents(again.field, p.field));
 }
 
 TEMPLATE_LIST_TEST_CASE("calibrate refuses what it cannot measure and reports a miss",
@@ -203,6 +273,8 @@ TEMPLATE_LIST_TEST_CASE("calibrate refuses what it cannot measure and reports a 
       CHECK(e.samples() == n);
       CHECK_THAT(e.what(), Catch::Matchers::StartsWith(
                                "kfmm::calibrate: no row of the backend's accuracy table reaches"));
+      // On a problem this small the direct sum is tried too; its rounding misses as well.
+      CHECK_THAT(e.what(), Catch::Matchers::ContainsSubstring("nor the direct sum"));
     }
     CHECK(thrown);
     options.allow_missed_tolerance = true;

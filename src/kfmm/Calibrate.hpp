@@ -29,6 +29,14 @@
 //      fastest row not yet evaluated, faster than every row that met and not at most as
 //      accurate as one that missed, whose prediction is within calibration_probe_factor of
 //      what meets, is evaluated next, until none is.
+//   4. The direct sum: the FMM of one leaf that holds every particle, each pair computed by
+//      the near-field kernel, exact to the precision's rounding. Its time is predicted from a
+//      direct sum in the caller's precision at the sampled targets, scaled to every target;
+//      where that is within calibration_probe_factor of the time of the fastest row that met
+//      (or, where none met, of the slowest evaluation), it is evaluated and its error measured
+//      on the samples. It is chosen where it meets the tolerance and took less time than that
+//      row, or where it alone meets it: a tolerance the FMM reaches only more slowly than the
+//      direct sum, as on small problems, is served by the direct sum.
 //
 // Errors are relative L2 with each target whose |F|^2 is above calibration_bulk_factor times
 // the samples' median weighted down to one of that magnitude (its relative error counted as
@@ -40,9 +48,10 @@
 // A row meets when its estimated error is within the tolerance with calibration_margin on the
 // parts that are not measured over every target: a reference candidate's sampled error times
 // the margin; a faster row's difference from the reference plus the margin times the
-// reference's error. Every evaluation removes a row from those left, so the search ends; the
-// fastest row that met is chosen, or where none did, the least error measured, whose results
-// stay in the caller's Views.
+// reference's error; the direct sum's sampled error times the margin. Every evaluation
+// removes a row from those left, so the search ends; the fastest row that met (or the direct
+// sum, step 4) is chosen, or where nothing did, the least error measured, whose results stay
+// in the caller's Views.
 
 #include <kfmm/Calibration.hpp>
 #include <kfmm/Exception.hpp>
@@ -314,6 +323,29 @@ inline double predictedError(std::vector<RowMeasurement> const &measured, double
   return nearest == nullptr ? 0.0 : nearest->ratio * table_error;
 }
 
+/// An evaluation's Stats and its seconds to the end of its kernels.
+struct TimedStats
+{
+  Stats stats;
+  double seconds;
+};
+
+/// The trial of an evaluation `run` of order and theta (in double for a float problem, or the
+/// direct sum) whose error was estimated as `error`.
+inline CalibrationTrial trialOf(int order, double theta, bool in_double, bool direct_sum,
+                                double error, bool meets, TimedStats const &run)
+{
+  CalibrationTrial t;
+  t.order = order;
+  t.theta = theta;
+  t.in_double = in_double;
+  t.direct_sum = direct_sum;
+  t.field_error = error;
+  t.meets = meets;
+  t.seconds = run.seconds;
+  return t;
+}
+
 /// calibrate's search (the file comment) for `targets` (the sources themselves for one set),
 /// the chosen row's results left in `potential` and `field`. `solve(options, phi, g)`
 /// evaluates the problem with `options` into Views phi and g (N and N x 3) of the caller's
@@ -429,6 +461,28 @@ Calibration calibrateRows(ExecutionSpace const &space, Sources const &sources,
     o.theta = row.theta;
     return o;
   };
+  // The direct sum's options (step 4): one leaf of every particle (and of every target), so
+  // that no pair of cells is far; order 1, the cheapest expansions, which no far pair reads.
+  std::size_t const largest_set = std::max<std::size_t>({n, sources.extent(0), 1});
+  bool const direct_fits = largest_set <= static_cast<std::size_t>(std::numeric_limits<int>::max());
+  auto const directCandidate = [&] {
+    Options o = options;
+    o.tolerance = 0;
+    o.order = 1;
+    o.leaf_size = static_cast<int>(largest_set);
+    return o;
+  };
+  // solve(o, phi, g), and its seconds to the end of its kernels.
+  double slowest_seconds = 0;
+  auto const timedSolve = [&](Options const &o, auto const &to_phi, auto const &to_g) {
+    space.fence();
+    Kokkos::Timer clock;
+    TimedStats run{solve(o, to_phi, to_g), 0};
+    space.fence();
+    run.seconds = clock.seconds();
+    slowest_seconds = std::max(slowest_seconds, run.seconds);
+    return run;
+  };
   // The sampled targets' field error of the field `values` against the direct sum.
   auto const sampledError = [&](auto const &values) {
     if (!have_exact)
@@ -486,13 +540,26 @@ Calibration calibrateRows(ExecutionSpace const &space, Sources const &sources,
   };
   std::vector<Known> known(static_cast<std::size_t>(count), Known::not_evaluated);
   int met = count;
-  int kept = -1; // the row whose results the caller's Views hold
+  // The setting whose results the caller's Views hold, its error and its time.
+  bool kept = false;
+  Options kept_options;
   double kept_error = 0;
+  double kept_seconds = 0;
+  auto const keep = [&](Options const &o, TimedStats const &run, double error) {
+    Kokkos::parallel_for(
+        "kfmm::calibrate::keep_results", policy,
+        CopyResults<decltype(phi), CandidateField, Potential, Field>{phi, g, potential, field});
+    kept = true;
+    kept_options = o;
+    kept_error = error;
+    kept_seconds = run.seconds;
+    result.stats = run.stats;
+  };
   // Evaluates row `j` of the caller's precision and notes what it measures.
   auto const evaluateRow = [&](int j) {
     Options o = candidate(rows[j]);
     o.check_samples = 0;
-    Stats const stats = solve(o, phi, g);
+    TimedStats const run = timedSolve(o, phi, g);
     bool const sampled = reference.data() == nullptr;
     double const value = k == 0 ? 0.0 : sampled ? sampledError(g) : referenceDifference();
     bool const meets = meetsTolerance(value);
@@ -504,16 +571,9 @@ Calibration calibrateRows(ExecutionSpace const &space, Sources const &sources,
     if (meets && sampled && k > 0)
       becomeReference(g, value, rows[j].field_error);
     // The Views keep the fastest row that meets, or while none has, the least error.
-    if (meets || kept < 0 || (met == count && error < kept_error))
-    {
-      Kokkos::parallel_for(
-          "kfmm::calibrate::keep_results", policy,
-          CopyResults<decltype(phi), CandidateField, Potential, Field>{phi, g, potential, field});
-      kept = j;
-      kept_error = error;
-      result.stats = stats;
-    }
-    result.trials.push_back({rows[j].order, rows[j].theta, false, error, meets});
+    if (meets || !kept || (met == count && error < kept_error))
+      keep(candidate(rows[j]), run, error);
+    result.trials.push_back(trialOf(rows[j].order, rows[j].theta, false, false, error, meets, run));
     measured.push_back({rows[j].theta, rows[j].field_error, value / rows[j].field_error});
   };
 
@@ -547,10 +607,10 @@ Calibration calibrateRows(ExecutionSpace const &space, Sources const &sources,
       tuning::AccuracyRow const &row = double_table.rows[j];
       Options o = candidate(row);
       o.check_samples = 0;
-      solve(o, phi_d, g_d);
+      TimedStats const run = timedSolve(o, phi_d, g_d);
       double const error = sampledError(g_d);
       bool const meets = meetsTolerance(error);
-      result.trials.push_back({row.order, row.theta, true, error, meets});
+      result.trials.push_back(trialOf(row.order, row.theta, true, false, error, meets, run));
       measured.push_back({row.theta, row.field_error, error / row.field_error});
       if (meets)
         becomeReference(g_d, error, row.field_error);
@@ -585,29 +645,75 @@ Calibration calibrateRows(ExecutionSpace const &space, Sources const &sources,
   }
   // No row of the caller's precision evaluated, or none met: its most accurate row, so that
   // the Views hold the least error there is.
-  if (kept < 0 ||
-      (met == count && known[static_cast<std::size_t>(count - 1)] == Known::not_evaluated))
+  if (!kept || (met == count && known[static_cast<std::size_t>(count - 1)] == Known::not_evaluated))
     evaluateRow(count - 1);
+
+  // 4. The direct sum, where it may be faster than the fastest row that met, or where none
+  // met, than twice the slowest evaluation.
+  double direct_predicted = 0;
+  bool direct_tried = false, direct_met = false;
+  if (k > 0 && direct_fits)
+  {
+    // sampled_positions were gathered by the first evaluation's sampledError.
+    Kokkos::View<Real *, Memory> sample_phi(
+        Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "kfmm::calibrate::direct_potential"),
+        k);
+    Kokkos::View<Real *[3], Memory> sample_field(
+        Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "kfmm::calibrate::direct_field"), k);
+    space.fence();
+    Kokkos::Timer clock;
+    kfmm::directSum(space, sampled_positions, sources, charges, sample_phi, sample_field,
+                    options.softening);
+    space.fence();
+    direct_predicted = clock.seconds() * static_cast<double>(n) / static_cast<double>(k);
+    double const budget = met < count ? kept_seconds : slowest_seconds;
+    if (direct_predicted <= calibration_probe_factor * budget)
+    {
+      Options o = directCandidate();
+      o.check_samples = 0;
+      TimedStats const run = timedSolve(o, phi, g);
+      double const error = sampledError(g);
+      bool const meets = error * calibration_margin <= tolerance;
+      result.trials.push_back(trialOf(o.order, o.theta, false, true, error, meets, run));
+      if ((meets && (met == count || run.seconds < kept_seconds)) ||
+          (met == count && error < kept_error))
+      {
+        keep(directCandidate(), run, error);
+        result.direct_sum = true;
+      }
+      direct_met = meets;
+      direct_tried = true;
+    }
+  }
 
   space.fence();
   result.evaluations = static_cast<int>(result.trials.size());
-  result.options = candidate(rows[kept]);
+  result.options = kept_options;
   result.field_error = kept_error;
-  result.tolerance_missed = met == count;
+  result.tolerance_missed = met == count && !direct_met;
   result.seconds = timer.seconds();
   if (result.tolerance_missed && !options.allow_missed_tolerance)
   {
+    // The least error, and the direct sum where it was not tried.
+    std::string const least = result.direct_sum
+                                  ? std::string("by the direct sum")
+                                  : "at order " + formatNumber(kept_options.order) + " and theta " +
+                                        formatNumber(kept_options.theta);
+    std::string const direct =
+        direct_tried ? std::string(" nor the direct sum")
+        : direct_predicted > 0
+            ? " (the direct sum, option 'leaf_size' " + formatNumber(largest_set) +
+                  ", was not tried: predicted to take " + formatBoundAbove(direct_predicted, 2) +
+                  " s, above twice the slowest evaluation)"
+            : std::string();
     char error[32];
     std::snprintf(error, sizeof error, "%.3g", kept_error);
     throw ToleranceError(where +
                              ": no row of the backend's accuracy table reaches option "
                              "'tolerance' " +
-                             formatNumber(tolerance) +
-                             " on this input: the least relative L2 "
-                             "field error estimated (" +
-                             formatNumber(k) + " sampled targets), at order " +
-                             formatNumber(rows[kept].order) + " and theta " +
-                             formatNumber(rows[kept].theta) + ", is " + error +
+                             formatNumber(tolerance) + direct +
+                             " on this input: the least relative L2 field error estimated (" +
+                             formatNumber(k) + " sampled targets), " + least + ", is " + error +
                              " (docs/ACCURACY.md, \"Limits\"); set option "
                              "'allow_missed_tolerance' to take those results",
                          kept_error, tolerance, k);
@@ -620,12 +726,13 @@ Calibration calibrateRows(ExecutionSpace const &space, Sources const &sources,
 /// comment): evaluates the potential and field of `charges` at `positions` (N x 3) at rows of
 /// the backend's accuracy table, each row's field error measured on Options::check_samples
 /// targets (default_calibration_samples where 0) against the direct sum in double, and
-/// returns the fastest row that meets the tolerance by calibration_margin, whose results it
-/// leaves in `potential` (N) and `field` (N x 3). The Views are those of kfmm::evaluate. It
-/// costs the evaluations (Calibration::evaluations) and the reference, samples x N pairs;
-/// for time steps, calibrate once and evaluate with Calibration::options.
+/// returns the fastest row that meets the tolerance by calibration_margin, or the direct sum
+/// where it meets it in less time, whose results it leaves in `potential` (N) and `field`
+/// (N x 3). The Views are those of kfmm::evaluate. It costs the evaluations
+/// (Calibration::evaluations) and the reference and the direct sum's prediction, each
+/// samples x N pairs; for time steps, calibrate once and evaluate with Calibration::options.
 /// \throws kfmm::Exception on what kfmm::evaluate refuses, a tolerance of 0, or periodic
-/// boundaries; kfmm::ToleranceError where no row meets the tolerance, unless
+/// boundaries; kfmm::ToleranceError where nothing evaluated meets the tolerance, unless
 /// Options::allow_missed_tolerance.
 template <class ExecutionSpace, class Positions, class Charges, class Potential, class Field>
 Calibration calibrate(ExecutionSpace const &space, Positions const &positions,

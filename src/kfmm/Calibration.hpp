@@ -14,7 +14,7 @@
 namespace kfmm
 {
 
-/// One row kfmm::calibrate evaluated.
+/// One setting kfmm::calibrate evaluated: a row of the accuracy table, or the direct sum.
 struct CalibrationTrial
 {
   int order = 0;
@@ -22,17 +22,24 @@ struct CalibrationTrial
   /// Evaluated in double for a float problem: the reference where float's table serves no row
   /// for it (kfmm/Calibrate.hpp, step 1).
   bool in_double = false;
+  /// The direct sum (kfmm/Calibrate.hpp, step 4): one leaf of every particle, each pair by
+  /// the near-field kernel; order and theta are then those its options carry, unused.
+  bool direct_sum = false;
   /// The relative L2 field error estimated: on the samples before there is a reference row,
   /// else the difference from the reference's field over every target plus its error.
   double field_error = 0;
   /// Whether it met the tolerance by calibration_margin.
   bool meets = false;
+  /// The evaluation's seconds, to the end of its kernels (the first one's include what the
+  /// first evaluation of a problem allocates).
+  double seconds = 0;
 };
 
 /// What kfmm::calibrate chose and measured.
 struct Calibration
 {
-  /// The caller's options with the chosen row's order and theta and no tolerance: for
+  /// The caller's options with the chosen row's order and theta and no tolerance (for the
+  /// direct sum, order 1 and a leaf size of every particle, so that no cell pair is far): for
   /// kfmm::Fmm, kfmm::evaluate or kfmm::distributed::DistributedFmm on this problem and on
   /// problems like it (the next time steps of a simulation).
   Options options;
@@ -41,7 +48,7 @@ struct Calibration
   /// row, its difference from the reference's field over every target plus that error.
   double field_error = 0;
   std::size_t samples = 0;
-  /// Rows evaluated (trials), the chosen one included, and the seconds of the whole calibration
+  /// Settings evaluated (trials), the chosen one included, and the seconds of the whole calibration
   /// (the reference's direct sum included).
   int evaluations = 0;
   double seconds = 0;
@@ -49,9 +56,12 @@ struct Calibration
   /// none).
   int table_order = 0;
   double table_theta = 0;
-  /// No row met the tolerance (with Options::allow_missed_tolerance; without it, calibrate
-  /// throws kfmm::ToleranceError): options, results and error are those of the least error
-  /// measured on the samples.
+  /// The direct sum was chosen: it met the tolerance and was faster than every row that met,
+  /// or it alone met it.
+  bool direct_sum = false;
+  /// Nothing evaluated met the tolerance, neither a row nor the direct sum (with
+  /// Options::allow_missed_tolerance; without it, calibrate throws kfmm::ToleranceError):
+  /// options, results and error are those of the least error measured.
   bool tolerance_missed = false;
   /// What the chosen row's evaluation did.
   Stats stats;

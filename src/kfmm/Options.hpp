@@ -96,7 +96,9 @@ struct Options
   Acceptance acceptance = Acceptance::theta;
   /// A cell splits while it holds more than this many particles (and is above level 21);
   /// 0: the fastest measured on the backend for the order and precision (its tuning table,
-  /// docs/TUNING.md; Stats says what was used).
+  /// docs/TUNING.md; Stats says what was used). At least the number of particles (and of
+  /// targets): one leaf, no far pair, every pair by the near-field kernel, the direct sum
+  /// (kfmm::calibrate chooses it where it is faster than the FMM).
   int leaf_size = 0;
   Method method = Method::fmm;
   /// The FMM's M2L variant; automatic takes the backend's tuned choice. The variants agree

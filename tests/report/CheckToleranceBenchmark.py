@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: BSD-3-Clause
 """Test of perf/tolerance_benchmark.py: a small benchmark of this build's program writes every
-report; each tolerance's row names the setting the program chose and, as recomputed here from
-the grid's reports, the fastest grid setting whose error is at most the tolerance (or none); a
+report, the grid's with the direct sum (N is below --direct-max-n); each tolerance's row names
+the setting the program chose and, as recomputed here from the grid's reports, the fastest grid
+setting whose error is at most the tolerance (or none); a
 tolerance the precision does not reach is a row saying the program refused it; --tables-from
 prints the same tables from the file, running nothing."""
 
@@ -16,6 +17,15 @@ import tempfile
 
 def fail(message):
     sys.exit(f"CheckToleranceBenchmark: FAILED: {message}")
+
+
+def setting(configuration):
+    """A setting as the benchmark's tables name it: one leaf of every particle is the direct
+    sum."""
+    if configuration["leaf_size"] >= configuration["n"]:
+        return f"direct sum (leaf {configuration['leaf_size']})"
+    return (f"order {configuration['order']}, theta {configuration['theta']:g}, "
+            f"leaf {configuration['leaf_size']}")
 
 
 def main():
@@ -42,10 +52,13 @@ def main():
     if len(results) != 1 or results[0]["precision"] != "float":
         fail(f"expected one float result, got {[r['precision'] for r in results]}")
     result = results[0]
-    if len(result["grid"]) != 4:
-        fail(f"expected 4 grid reports (orders 2, 5 x thetas 0.5, 0.8), got {len(result['grid'])}")
-    settings = {(r["configuration"]["order"], r["configuration"]["theta"]) for r in result["grid"]}
-    if settings != {(2, 0.5), (2, 0.8), (5, 0.5), (5, 0.8)}:
+    if len(result["grid"]) != 5:
+        fail("expected 5 grid reports (orders 2, 5 x thetas 0.5, 0.8, and the direct sum), got "
+             f"{len(result['grid'])}")
+    settings = {(r["configuration"]["order"], r["configuration"]["theta"],
+                 r["configuration"]["leaf_size"] >= 2000) for r in result["grid"]}
+    if settings != {(2, 0.5, False), (2, 0.8, False), (5, 0.5, False), (5, 0.8, False),
+                    (1, 0.7, True)}:
         fail(f"the grid ran {sorted(settings)}")
 
     rows = [line for line in run.stdout.splitlines() if line.startswith("| ")][2:]
@@ -62,8 +75,7 @@ def main():
                 fail(f"the refused row does not give the program's reason: {row}")
             continue
         chosen = entry["report"]["configuration"]
-        if cells[1] != (f"order {chosen['order']}, theta {chosen['theta']:g}, "
-                        f"leaf {chosen['leaf_size']}"):
+        if cells[1] != setting(chosen):
             fail(f"row {tolerance} names {cells[1]}, the program chose {chosen}")
         meeting = [r for r in result["grid"] if r["errors"]["field"] <= tolerance]
         if not meeting:
@@ -71,7 +83,7 @@ def main():
                 fail(f"row {tolerance} names {cells[4]}, but no grid setting meets it")
             continue
         best = min(meeting, key=lambda r: r["timing"]["total_seconds"])["configuration"]
-        expected = f"order {best['order']}, theta {best['theta']:g}, leaf {best['leaf_size']}"
+        expected = setting(best)
         if cells[4] != expected:
             fail(f"row {tolerance} names {cells[4]} as the fastest meeting it, expected {expected}")
 
