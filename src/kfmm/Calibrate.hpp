@@ -29,10 +29,12 @@
 //      fastest row not yet evaluated, faster than every row that met and not at most as
 //      accurate as one that missed, whose prediction is within calibration_probe_factor of
 //      what meets, is evaluated next, until none is.
-//   4. The direct sum: the FMM of one leaf that holds every particle, each pair computed by
-//      the near-field kernel, exact to the precision's rounding. Its time is predicted from a
-//      direct sum in the caller's precision at the sampled targets, scaled to every target;
-//      where that is within calibration_probe_factor of the time of the fastest row that met
+//   4. The direct sum: the solver with one leaf that holds every particle, which runs the
+//      all-pairs kernel alone (solver::fieldStages), exact to the precision's rounding. Its
+//      time is predicted from a direct sum in the caller's precision at the samples' count of
+//      targets (four times as many, up to all, while that took under an eighth of the budget
+//      below: its fixed costs may make up most of it), scaled to every target; where that is
+//      within calibration_probe_factor of the time of the fastest row that met
 //      (or, where none met, of the slowest evaluation), it is evaluated and its error measured
 //      on the samples. It is chosen where it meets the tolerance and took less time than that
 //      row, or where it alone meets it: a tolerance the FMM reaches only more slowly than the
@@ -652,21 +654,37 @@ Calibration calibrateRows(ExecutionSpace const &space, Sources const &sources,
   // met, than twice the slowest evaluation.
   double direct_predicted = 0;
   bool direct_tried = false, direct_met = false;
-  if (k > 0 && direct_fits)
-  {
-    // sampled_positions were gathered by the first evaluation's sampledError.
-    Kokkos::View<Real *, Memory> sample_phi(
+  // The seconds of a direct sum in Real at the first m targets, to the end of its kernels.
+  auto const timedDirectSum = [&](std::size_t m) {
+    Kokkos::View<Real *, Memory> some_phi(
         Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "kfmm::calibrate::direct_potential"),
-        k);
-    Kokkos::View<Real *[3], Memory> sample_field(
-        Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "kfmm::calibrate::direct_field"), k);
+        m);
+    Kokkos::View<Real *[3], Memory> some_field(
+        Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "kfmm::calibrate::direct_field"), m);
+    auto const some = Kokkos::subview(targets, std::make_pair(std::size_t(0), m), Kokkos::ALL);
     space.fence();
     Kokkos::Timer clock;
-    kfmm::directSum(space, sampled_positions, sources, charges, sample_phi, sample_field,
-                    options.softening);
+    kfmm::directSum(space, some, sources, charges, some_phi, some_field, options.softening);
     space.fence();
-    direct_predicted = clock.seconds() * static_cast<double>(n) / static_cast<double>(k);
+    return clock.seconds();
+  };
+  if (k > 0 && direct_fits)
+  {
     double const budget = met < count ? kept_seconds : slowest_seconds;
+    // Timed at the samples' count of targets, then, while that took under an eighth of the
+    // budget (its checks and launches, which do not grow with the targets, may make up most
+    // of it) and predicts more than the probe allows, at four times as many, up to all.
+    std::size_t m = k;
+    double seconds = timedDirectSum(m);
+    while (m < n &&
+           seconds * static_cast<double>(n) / static_cast<double>(m) >
+               calibration_probe_factor * budget &&
+           seconds < budget / 8)
+    {
+      m = std::min(n, 4 * m);
+      seconds = timedDirectSum(m);
+    }
+    direct_predicted = seconds * static_cast<double>(n) / static_cast<double>(m);
     if (direct_predicted <= calibration_probe_factor * budget)
     {
       Options o = directCandidate();

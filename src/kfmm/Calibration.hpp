@@ -22,8 +22,8 @@ struct CalibrationTrial
   /// Evaluated in double for a float problem: the reference where float's table serves no row
   /// for it (kfmm/Calibrate.hpp, step 1).
   bool in_double = false;
-  /// The direct sum (kfmm/Calibrate.hpp, step 4): one leaf of every particle, each pair by
-  /// the near-field kernel; order and theta are then those its options carry, unused.
+  /// The direct sum (kfmm/Calibrate.hpp, step 4): one leaf of every particle, every pair by
+  /// the all-pairs kernel; order and theta are then those its options carry, unused.
   bool direct_sum = false;
   /// The relative L2 field error estimated: on the samples before there is a reference row,
   /// else the difference from the reference's field over every target plus its error.

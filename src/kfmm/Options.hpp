@@ -97,7 +97,7 @@ struct Options
   /// A cell splits while it holds more than this many particles (and is above level 21);
   /// 0: the fastest measured on the backend for the order and precision (its tuning table,
   /// docs/TUNING.md; Stats says what was used). At least the number of particles (and of
-  /// targets): one leaf, no far pair, every pair by the near-field kernel, the direct sum
+  /// targets): one leaf, no far pair, and the evaluation is the all-pairs direct sum alone
   /// (kfmm::calibrate chooses it where it is faster than the FMM).
   int leaf_size = 0;
   Method method = Method::fmm;

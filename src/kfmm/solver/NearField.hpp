@@ -4,12 +4,14 @@
 
 // The near field: P2P, each target leaf's particles against the particles of the source
 // leaves of its row of the P2P list, in groups of targets cut at the build
-// (kernels/detail/TargetGroups.hpp; seed 001, section 3).
+// (kernels/detail/TargetGroups.hpp; seed 001, section 3); for a tree of one leaf, the
+// all-pairs kernel.
 
 #include <kfmm/detail/ArgumentLaunch.hpp>
 #include <kfmm/detail/TeamPolicies.hpp>
 #include <kfmm/tuning/Tuning.hpp>
 #include <kfmm/detail/ZeroFill.hpp>
+#include <kfmm/kernels/DirectSum.hpp>
 #include <kfmm/kernels/P2P.hpp>
 #include <kfmm/solver/Stage.hpp>
 #include <kfmm/solver/State.hpp>
@@ -51,6 +53,22 @@ void p2p(ExecutionSpace const &space, State<Real, MemorySpace> &state)
              lists.p2p.offsets, lists.p2p.sources, state.p2p_groups.entries, state.p2p_groups.count,
              state.sortedPotential(), state.sortedField(), static_cast<Real>(softening * softening),
              source_tile, !state.separateTargets(), lists.shift});
+}
+
+/// The near field of a tree of one leaf (State::oneLeaf) into the sorted results: every
+/// target against every source by the all-pairs kernel, in slices of the sources that occupy
+/// the execution space (kernels/DirectSum.hpp), where the P2P kernel's groups of one leaf
+/// leave most of a GPU idle. Positions and charges are in units already, and the sums stay
+/// in units, as P2P's.
+template <class ExecutionSpace, class Real, class MemorySpace>
+void directSumStage(ExecutionSpace const &space, State<Real, MemorySpace> &state)
+{
+  runStage(space, state.options, "P2P", state.stats.stage_seconds, [&] {
+    kernels::launchDirectSumInUnits(
+        "kfmm::Fmm::P2P_one_leaf", space, state.target_x, state.x, state.q, state.sortedPotential(),
+        state.sortedField(), detail::UnitFrame{}, detail::PowerOfTwo<double>::of(0),
+        detail::ResultScale<Real>::of(0, 0), state.frame.length(state.options.softening));
+  });
 }
 
 /// The near field into the sorted results, zeroed first: every evaluation runs it before the

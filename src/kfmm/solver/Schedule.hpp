@@ -9,7 +9,8 @@
 // as the trees are built, beside the lists' build (upwardAtBuild).
 // Evaluation: charges -> sorted order -> P2M -> M2M (solver/Upward.hpp)
 //   -> M2L -> L2L (fmm; solver/FarField.hpp, solver/Downward.hpp) beside P2P
-//   (solver/NearField.hpp) -> L2P (fmm) or M2P (treecode) -> caller's order
+//   (solver/NearField.hpp) -> L2P (fmm) or M2P (treecode) -> caller's order; for trees of
+//   one leaf (State::oneLeaf), charges -> sorted order -> the direct sum -> caller's order
 //   (solver/Results.hpp) -> with Options::check_samples, the error on sampled targets
 //   against the direct sum, and the tolerance's contract (solver/SampledCheck.hpp).
 // P2M to L2L run beside P2P on a second instance where the backend allows it
@@ -58,6 +59,9 @@ void sortedUpward(ExecutionSpace const &space, State<Real, MemorySpace> &state,
                   Charges const &charges, typename State<Real, MemorySpace>::Stages &record)
 {
   sortChargesStage(space, state, charges, record);
+  // A tree of one leaf reads no multipole.
+  if (state.oneLeaf())
+    return;
   auto const side = sideInstance(space, state.options);
   side.follow();
   upwardStages(side.space(), state, record);
@@ -119,6 +123,13 @@ void build(ExecutionSpace const &space, State<Real, MemorySpace> &state, std::st
 template <class ExecutionSpace, class Real, class MemorySpace>
 void fieldStages(ExecutionSpace const &space, State<Real, MemorySpace> &state)
 {
+  // A tree of one leaf: nothing is far, and the near field is the direct sum.
+  if (state.oneLeaf())
+  {
+    state.stats.far_field_concurrent = false;
+    directSumStage(space, state);
+    return;
+  }
   auto const side = sideInstance(space, state.options);
   state.stats.far_field_concurrent = side.concurrent();
   side.follow();

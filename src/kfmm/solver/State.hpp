@@ -112,6 +112,14 @@ struct State
   /// Whether an evaluation computes anything: it does unless there are no targets or no
   /// sources, or all particles are at one point.
   bool computes() const { return numTargets() > 0 && size() > 0 && !allAtOnePoint(); }
+  /// Whether every source and every target lies in the one leaf of its tree, without periodic
+  /// images, on one rank: no pair of cells is far, no multipole is read, and an evaluation is
+  /// the direct sum (solver::fieldStages). Only where computes().
+  bool oneLeaf() const
+  {
+    return source_tree.numCells() == 1 && target_tree.numCells() == 1 &&
+           !options.periodic.enabled && !other_ranks_sources;
+  }
   /// Whether the charges' unit is found on the device: where the results' check will read
   /// the device anyway, which then checks the charges too.
   bool chargeUnitOnDevice() const { return computes() && options.check_results; }
