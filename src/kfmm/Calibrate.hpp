@@ -32,13 +32,13 @@
 //   4. The direct sum: the solver with one leaf that holds every particle, which runs the
 //      all-pairs kernel alone (solver::fieldStages), exact to the precision's rounding. Its
 //      time is predicted from a direct sum in the caller's precision at the samples' count of
-//      targets (four times as many, up to all, while that took under an eighth of the budget
-//      below: its fixed costs may make up most of it), scaled to every target; where that is
-//      within calibration_probe_factor of the time of the fastest row that met
-//      (or, where none met, of the slowest evaluation), it is evaluated and its error measured
-//      on the samples. It is chosen where it meets the tolerance and took less time than that
-//      row, or where it alone meets it: a tolerance the FMM reaches only more slowly than the
-//      direct sum, as on small problems, is served by the direct sum.
+//      targets, scaled to every target (or, where that took under half the time below, so
+//      that its fixed costs may make up most of it, along the line through it and a direct
+//      sum at four times as many targets); where that is within calibration_probe_factor of the
+//      time of the fastest row that met (or, where none met, of the slowest evaluation), it is
+//      evaluated and its error measured on the samples. It is chosen where it meets the tolerance
+//      and took less time than that row, or where it alone meets it: a tolerance the FMM reaches
+//      only more slowly than the direct sum, as on small problems, is served by the direct sum.
 //
 // Errors are relative L2 with each target whose |F|^2 is above calibration_bulk_factor times
 // the samples' median weighted down to one of that magnitude (its relative error counted as
@@ -671,20 +671,22 @@ Calibration calibrateRows(ExecutionSpace const &space, Sources const &sources,
   if (k > 0 && direct_fits)
   {
     double const budget = met < count ? kept_seconds : slowest_seconds;
-    // Timed at the samples' count of targets, then, while that took under an eighth of the
-    // budget (its checks and launches, which do not grow with the targets, may make up most
-    // of it) and predicts more than the probe allows, at four times as many, up to all.
-    std::size_t m = k;
-    double seconds = timedDirectSum(m);
-    while (m < n &&
-           seconds * static_cast<double>(n) / static_cast<double>(m) >
-               calibration_probe_factor * budget &&
-           seconds < budget / 8)
+    // Timed at the samples' count of targets and scaled to every target. Where that is more
+    // than the probe allows but took under half the budget, its fixed costs (checks, launches)
+    // may make up most of it: timed again at four times as many targets (up to all), and
+    // extrapolated along the line through the two.
+    std::size_t const first = k;
+    double const first_seconds = timedDirectSum(first);
+    direct_predicted = first_seconds * static_cast<double>(n) / static_cast<double>(first);
+    if (direct_predicted > calibration_probe_factor * budget && first < n &&
+        first_seconds < budget / 2)
     {
-      m = std::min(n, 4 * m);
-      seconds = timedDirectSum(m);
+      std::size_t const second = std::min(n, 4 * first);
+      double const second_seconds = timedDirectSum(second);
+      double const per_target =
+          std::max(0.0, (second_seconds - first_seconds) / static_cast<double>(second - first));
+      direct_predicted = second_seconds + per_target * static_cast<double>(n - second);
     }
-    direct_predicted = seconds * static_cast<double>(n) / static_cast<double>(m);
     if (direct_predicted <= calibration_probe_factor * budget)
     {
       Options o = directCandidate();
