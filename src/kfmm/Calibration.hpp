@@ -31,7 +31,8 @@ struct CalibrationTrial
   /// Whether it met the tolerance by calibration_margin.
   bool meets = false;
   /// The evaluation's seconds, to the end of its kernels (the first one's include what the
-  /// first evaluation of a problem allocates).
+  /// first evaluation of a problem allocates); for the row compared with the direct sum, the
+  /// faster of its two evaluations (kfmm/Calibrate.hpp, step 4).
   double seconds = 0;
 };
 
