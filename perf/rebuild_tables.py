@@ -195,15 +195,17 @@ def tolerance_benchmark_tables():
 
 def measured_tolerance_tables():
     """perf/tolerance_benchmark.py's tables of the measured choice (kfmm::calibrate): the H200's
-    at 1e6 uniform, Plummer and sphere, 1e8 uniform and 1e4 uniform, Plummer and sphere, then
-    the 2-core CPU's at 1e6 uniform and Plummer."""
+    at 1e6 uniform, Plummer and sphere, 1e8 uniform, 1e4 uniform, Plummer and sphere and 1e5
+    uniform, then the 2-core CPU's at 1e6 uniform and Plummer and at 1e4 uniform and
+    Plummer."""
     a = Archive("2026-11-30-tolerance-calibrated")
     tables = []
     for name in ("h200-tolerance-calibrated-uniform-1e6", "h200-tolerance-calibrated-plummer-1e6",
                  "h200-tolerance-calibrated-sphere-1e6", "h200-tolerance-calibrated-uniform-1e8",
                  "h200-tolerance-calibrated-uniform-1e4", "h200-tolerance-calibrated-plummer-1e4",
-                 "h200-tolerance-calibrated-sphere-1e4", "2core-tolerance-calibrated-uniform-1e6",
-                 "2core-tolerance-calibrated-plummer-1e6"):
+                 "h200-tolerance-calibrated-sphere-1e4", "h200-tolerance-calibrated-uniform-1e5",
+                 "2core-tolerance-calibrated-uniform-1e6", "2core-tolerance-calibrated-plummer-1e6",
+                 "2core-tolerance-calibrated-uniform-1e4", "2core-tolerance-calibrated-plummer-1e4"):
         results = a.json(a.names(f"*-{name}.json")[0])["results"]
         tables += [tolerance_benchmark.table(r) for r in results]
     return tables
