@@ -55,13 +55,19 @@ std::string trialsText(std::vector<kfmm::CalibrationTrial> const &trials)
   return text;
 }
 
+/// The direct sum's trial, or the end of the trials where it was not evaluated.
+std::vector<kfmm::CalibrationTrial>::const_iterator directTrial(kfmm::Calibration const &c)
+{
+  return std::find_if(c.trials.begin(), c.trials.end(),
+                      [](kfmm::CalibrationTrial const &t) { return t.direct_sum; });
+}
+
 /// Whether calibrate's choice took no longer than the direct sum where the direct sum was
 /// evaluated and met the tolerance: the direct sum itself, or a row whose evaluation was
 /// faster.
 bool noSlowerThanDirect(kfmm::Calibration const &c)
 {
-  auto const direct = std::find_if(c.trials.begin(), c.trials.end(),
-                                   [](kfmm::CalibrationTrial const &t) { return t.direct_sum; });
+  auto const direct = directTrial(c);
   if (direct == c.trials.end() || !direct->meets || c.direct_sum)
     return true;
   for (auto const &t : c.trials)
@@ -198,8 +204,7 @@ TEMPLATE_LIST_TEST_CASE("calibrate serves a small problem at a tight tolerance b
   CAPTURE(tolerance, c.field_error, error, c.evaluations, trialsText(c.trials));
   CHECK_FALSE(c.tolerance_missed);
   CHECK(error <= tolerance);
-  auto const direct = std::find_if(c.trials.begin(), c.trials.end(),
-                                   [](kfmm::CalibrationTrial const &t) { return t.direct_sum; });
+  auto const direct = directTrial(c);
   if (!isFloat<Real>)
   {
     REQUIRE(direct != c.trials.end());

@@ -334,22 +334,6 @@ struct TimedStats
   double seconds;
 };
 
-/// The trial of an evaluation `run` of order and theta (in double for a float problem, or the
-/// direct sum) whose error was estimated as `error`.
-inline CalibrationTrial trialOf(int order, double theta, bool in_double, bool direct_sum,
-                                double error, bool meets, TimedStats const &run)
-{
-  CalibrationTrial t;
-  t.order = order;
-  t.theta = theta;
-  t.in_double = in_double;
-  t.direct_sum = direct_sum;
-  t.field_error = error;
-  t.meets = meets;
-  t.seconds = run.seconds;
-  return t;
-}
-
 /// calibrate's search (the file comment) for `targets` (the sources themselves for one set),
 /// the chosen row's results left in `potential` and `field`. `solve(options, phi, g)`
 /// evaluates the problem with `options` into Views phi and g (N and N x 3) of the caller's
@@ -577,7 +561,8 @@ Calibration calibrateRows(ExecutionSpace const &space, Sources const &sources,
     // The Views keep the fastest row that meets, or while none has, the least error.
     if (meets || !kept || (met == count && error < kept_error))
       keep(candidate(rows[j]), run, error);
-    result.trials.push_back(trialOf(rows[j].order, rows[j].theta, false, false, error, meets, run));
+    result.trials.push_back(
+        {rows[j].order, rows[j].theta, false, false, error, meets, run.seconds});
     measured.push_back({rows[j].theta, rows[j].field_error, value / rows[j].field_error});
   };
 
@@ -614,7 +599,7 @@ Calibration calibrateRows(ExecutionSpace const &space, Sources const &sources,
       TimedStats const run = timedSolve(o, phi_d, g_d);
       double const error = sampledError(g_d);
       bool const meets = meetsTolerance(error);
-      result.trials.push_back(trialOf(row.order, row.theta, true, false, error, meets, run));
+      result.trials.push_back({row.order, row.theta, true, false, error, meets, run.seconds});
       measured.push_back({row.theta, row.field_error, error / row.field_error});
       if (meets)
         becomeReference(g_d, error, row.field_error);
@@ -652,8 +637,8 @@ Calibration calibrateRows(ExecutionSpace const &space, Sources const &sources,
   if (!kept || (met == count && known[static_cast<std::size_t>(count - 1)] == Known::not_evaluated))
     evaluateRow(count - 1);
 
-  // 4. The direct sum, where it may be faster than the fastest row that met, or where none
-  // met, than twice the slowest evaluation.
+  // 4. The direct sum, where its predicted time is within calibration_probe_factor of the
+  // fastest row that met (of the slowest evaluation where none met).
   double direct_predicted = 0;
   bool direct_tried = false, direct_met = false;
   // The seconds of a direct sum in Real at the first m targets, to the end of its kernels.
@@ -709,7 +694,7 @@ Calibration calibrateRows(ExecutionSpace const &space, Sources const &sources,
       TimedStats const run = timedSolve(o, phi, g);
       double const error = sampledError(g);
       bool const meets = error * calibration_margin <= tolerance;
-      result.trials.push_back(trialOf(o.order, o.theta, false, true, error, meets, run));
+      result.trials.push_back({o.order, o.theta, false, true, error, meets, run.seconds});
       if ((meets && (met == count || run.seconds < kept_seconds)) ||
           (met == count && error < kept_error))
       {
