@@ -61,11 +61,13 @@ void wrapIntoBox(Space const &space, Positions const &x, Periodic const &box)
       });
 }
 
-/// Whether the first run measures the order and theta for --tolerance (kfmm::calibrate),
-/// which needs the free-space direct sum as its reference.
+/// Whether the first run measures the order and theta for --tolerance (kfmm::calibrate). With
+/// --periodic its reference is Ewald's sum, which has no softening: a softened periodic box
+/// takes the table's choice.
 bool measuresTolerance(Configuration const &c)
 {
-  return c.options.tolerance > 0 && c.measure_tolerance && !c.options.periodic.enabled;
+  return c.options.tolerance > 0 && c.measure_tolerance &&
+         !(c.options.periodic.enabled && c.options.softening > 0);
 }
 
 template <class Real>

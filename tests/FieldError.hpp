@@ -3,10 +3,12 @@
 #define KFMM_TESTS_FIELD_ERROR_HPP
 
 // The accuracy tests' measure: the relative L2 error of a solver's field at every stride-th
-// target against kfmm::directSum in double over all sources.
+// target against kfmm::directSum in double over all sources (or, for periodic boundaries,
+// kfmm::periodic::ewaldSum).
 
 #include <kfmm/Accuracy.hpp>
 #include <kfmm/kernels/DirectSum.hpp>
+#include <kfmm/periodic/EwaldSum.hpp>
 
 #include <Kokkos_Core.hpp>
 
@@ -18,11 +20,12 @@ namespace kfmm::test
 {
 
 /// The relative L2 error of `field` (at `targets`) at every `stride`-th target against the
-/// direct sum in double of `charges` at `sources`, with `softening`.
+/// direct sum in double of `charges` at `sources`, with `softening`; with a `period` > 0,
+/// against Ewald's sum in double of the sources' periodic lattice of that period.
 template <class ExecutionSpace, class Sources, class Charges, class Targets, class Field>
 double fieldError(ExecutionSpace const &space, Sources const &sources, Charges const &charges,
                   Targets const &targets, Field const &field, std::size_t stride,
-                  double softening = 0)
+                  double softening = 0, double period = 0)
 {
   using Memory = typename ExecutionSpace::memory_space;
   std::size_t const ns = sources.extent(0), nt = targets.extent(0);
@@ -44,7 +47,10 @@ double fieldError(ExecutionSpace const &space, Sources const &sources, Charges c
       });
   Kokkos::View<double *, Memory> exact_phi("kfmm::test::exact_phi", k);
   Kokkos::View<double *[3], Memory> exact_field("kfmm::test::exact_field", k);
-  kfmm::directSum(space, sampled, sources64, q64, exact_phi, exact_field, softening);
+  if (period > 0)
+    kfmm::periodic::ewaldSum(space, period, sampled, sources64, q64, exact_phi, exact_field);
+  else
+    kfmm::directSum(space, sampled, sources64, q64, exact_phi, exact_field, softening);
   return kfmm::relativeL2Error(onHost(approx), onHost(exact_field));
 }
 

@@ -13,7 +13,8 @@
 //
 //   1. The reference: the row the table chooses for a tolerance calibration_reference_factor
 //      times smaller and, while none meets, more accurate rows, each measured on sampled
-//      targets against the direct sum in double, computed once. The first that meets is the
+//      targets against the direct sum in double, computed once (with periodic boundaries,
+//      Ewald's sum in double: periodic/EwaldSum.hpp). The first that meets is the
 //      reference; its error is taken as the larger of the samples' and the table's, which
 //      bounds it where samples miss the few targets where a clustered problem's error
 //      gathers. Where float's table serves no row for the smaller tolerance, the reference is
@@ -41,6 +42,7 @@
 //      error measured on the samples. It is chosen where it meets the tolerance and took
 //      less time than that row, or where it alone meets it: a tolerance the FMM reaches only
 //      more slowly than the direct sum, as on small problems, is served by the direct sum.
+//      Not with periodic boundaries, whose lattice sum has no such candidate.
 //
 // Errors are relative L2 with each target whose |F|^2 is above calibration_bulk_factor times
 // the samples' median weighted down to one of that magnitude (its relative error counted as
@@ -67,7 +69,9 @@
 #include <kfmm/detail/UnitFrame.hpp>
 #include <kfmm/detail/Validation.hpp>
 #include <kfmm/kernels/DirectSum.hpp>
+#include <kfmm/periodic/EwaldSum.hpp>
 #include <kfmm/solver/SampledCheck.hpp>
+#include <kfmm/tree/Morton.hpp>
 #include <kfmm/tuning/AccuracyTable.hpp>
 #include <kfmm/tuning/Tuning.hpp>
 
@@ -351,12 +355,21 @@ Calibration calibrateRows(ExecutionSpace const &space, Sources const &sources,
   using Memory = typename ExecutionSpace::memory_space;
   Kokkos::Timer timer;
 
-  validate(options, where);
+  // Options::check_samples is the count of calibrate's samples, never a sampled check of its
+  // evaluations (every candidate runs without one), so it is valid with periodic boundaries.
+  Options checked = options;
+  checked.check_samples = 0;
+  validate(checked, where);
+  require(options.check_samples >= 0, where,
+          "option 'check_samples' must be >= 0 (0: " + formatNumber(default_calibration_samples) +
+              "), got " + formatNumber(options.check_samples));
   require(options.tolerance > 0, where,
           "option 'tolerance' must be > 0: calibrate chooses order and theta for it");
-  require(!options.periodic.enabled, where,
-          "option 'periodic' cannot be calibrated: the reference is the free-space direct sum "
-          "(Options::tolerance alone chooses from the accuracy table for periodic boundaries)");
+  bool const periodic = options.periodic.enabled;
+  require(!periodic || options.softening == 0, where,
+          "option 'softening' cannot be calibrated with 'periodic': the reference, Ewald's sum, "
+          "is of the unsoftened kernel (Options::tolerance alone chooses from the accuracy "
+          "table)");
   // No evaluation in Real reaches a relative error below its rounding; above it, a tolerance
   // below every row of the table is tried at its most accurate row.
   double const rounding = std::numeric_limits<Real>::epsilon();
@@ -471,7 +484,8 @@ Calibration calibrateRows(ExecutionSpace const &space, Sources const &sources,
     slowest_seconds = std::max(slowest_seconds, run.seconds);
     return run;
   };
-  // The sampled targets' field error of the field `values` against the direct sum.
+  // The sampled targets' field error of the field `values` against the direct sum (Ewald's
+  // sum).
   auto const sampledError = [&](auto const &values) {
     if (!have_exact)
     {
@@ -480,8 +494,20 @@ Calibration calibrateRows(ExecutionSpace const &space, Sources const &sources,
       Kokkos::parallel_for("kfmm::calibrate::gather_positions",
                            Kokkos::RangePolicy<ExecutionSpace>(space, 0, k),
                            GatherSampledRows<Targets, Samples>{targets, sampled_positions, n});
-      kfmm::directSum(space, sampled_positions, sources, charges, exact_potential, exact_field,
-                      options.softening);
+      if (periodic)
+      {
+        // Ewald's sum adds to its results. The period is the box's side, or that of the
+        // cube the solver puts around the particles.
+        Kokkos::deep_copy(space, exact_potential, 0.0);
+        Kokkos::deep_copy(space, exact_field, 0.0);
+        double const period = options.periodic.ownCube() ? tree::boundingCube(space, sources).side
+                                                         : options.periodic.side[0];
+        periodic::ewaldSum(space, period, sampled_positions, sources, charges, exact_potential,
+                           exact_field);
+      }
+      else
+        kfmm::directSum(space, sampled_positions, sources, charges, exact_potential, exact_field,
+                        options.softening);
       Kokkos::deep_copy(space, exact, exact_field);
       space.fence();
       bulk = bulkFieldMagnitude(exact);
@@ -655,7 +681,7 @@ Calibration calibrateRows(ExecutionSpace const &space, Sources const &sources,
     space.fence();
     return clock.seconds();
   };
-  if (k > 0 && direct_fits)
+  if (k > 0 && direct_fits && !periodic)
   {
     double const budget = met < count ? kept_seconds : slowest_seconds;
     // Timed at the samples' count of targets and scaled to every target. Where that is more
@@ -745,15 +771,17 @@ Calibration calibrateRows(ExecutionSpace const &space, Sources const &sources,
 /// The order and theta that reach `options.tolerance` on this problem, measured (the file
 /// comment): evaluates the potential and field of `charges` at `positions` (N x 3) at rows of
 /// the backend's accuracy table, each row's field error measured on Options::check_samples
-/// targets (default_calibration_samples where 0) against the direct sum in double, and
-/// returns the fastest row that meets the tolerance by calibration_margin, or the direct sum
-/// where it meets it in less time, whose results it leaves in `potential` (N) and `field`
-/// (N x 3). The Views are those of kfmm::evaluate. It costs the evaluations
-/// (Calibration::evaluations) and the reference and the direct sum's prediction, each
-/// samples x N pairs; for time steps, calibrate once and evaluate with Calibration::options.
-/// \throws kfmm::Exception on what kfmm::evaluate refuses, a tolerance of 0, or periodic
-/// boundaries; kfmm::ToleranceError where nothing evaluated meets the tolerance, unless
-/// Options::allow_missed_tolerance.
+/// targets (default_calibration_samples where 0) against the direct sum in double (Ewald's
+/// sum with Options::periodic), and returns the fastest row that meets the tolerance by
+/// calibration_margin, or the direct sum where it meets it in less time, whose results it
+/// leaves in `potential` (N) and `field` (N x 3). The Views are those of kfmm::evaluate. It
+/// costs the evaluations (Calibration::evaluations) and the reference and the direct sum's
+/// prediction, each samples x N pairs (Ewald's sum at the samples, with periodic boundaries,
+/// costs far more: periodic/EwaldSum.hpp); for time steps, calibrate once and evaluate with
+/// Calibration::options.
+/// \throws kfmm::Exception on what kfmm::evaluate refuses, a tolerance of 0, or softening with
+/// periodic boundaries; kfmm::ToleranceError where nothing evaluated meets the tolerance,
+/// unless Options::allow_missed_tolerance.
 template <class ExecutionSpace, class Positions, class Charges, class Potential, class Field>
 Calibration calibrate(ExecutionSpace const &space, Positions const &positions,
                       Charges const &charges, Potential const &potential, Field const &field,

@@ -45,12 +45,13 @@ struct Calibration
   /// problems like it (the next time steps of a simulation).
   Options options;
   /// The relative L2 field error estimated for them: for the reference row (kfmm/Calibrate.hpp
-  /// step 1), measured on `samples` targets against the direct sum in double; for a faster
+  /// step 1), measured on `samples` targets against the direct sum in double (Ewald's sum with
+  /// periodic boundaries); for a faster
   /// row, its difference from the reference's field over every target plus that error.
   double field_error = 0;
   std::size_t samples = 0;
   /// Settings evaluated (trials), the chosen one included, and the seconds of the whole calibration
-  /// (the reference's direct sum included).
+  /// (the reference's direct or Ewald's sum included).
   int evaluations = 0;
   double seconds = 0;
   /// The row the accuracy table alone chooses for the tolerance (order 0 where it serves
