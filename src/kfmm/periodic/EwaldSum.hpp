@@ -26,7 +26,9 @@
 
 #include <Kokkos_Core.hpp>
 
+#include <algorithm>
 #include <cmath>
+#include <cstddef>
 #include <string>
 #include <vector>
 
@@ -40,27 +42,57 @@ namespace detail
 
 /// -ln of the terms' cut: erfc(a r) and e^{-k^2/4a^2} below e^-38 (about 3e-17) are dropped.
 constexpr double ewald_cut = 38;
+/// The work items the sums over the sources are split into (chunks of the sources per target
+/// or wave vector): enough to occupy a GPU when few targets are asked for.
+constexpr std::size_t ewald_work_items = std::size_t(1) << 18;
+/// The fewest sources in a chunk, so that partial sums stay few against the work.
+constexpr std::size_t ewald_least_chunk = 256;
 
-/// One target's real-space sum and self term.
-template <class Targets, class Sources, class Charges, class Potential, class Field>
+/// Sources [begin, end) of chunk `chunk` of `chunks` over n.
+KOKKOS_INLINE_FUNCTION void chunkBounds(std::size_t n, int chunk, int chunks, std::size_t &begin,
+                                        std::size_t &end)
+{
+  begin = n * static_cast<std::size_t>(chunk) / static_cast<std::size_t>(chunks);
+  end = n * (static_cast<std::size_t>(chunk) + 1) / static_cast<std::size_t>(chunks);
+}
+
+/// Work item i = chunk x items + item: one target's (or one wave vector's) sum over one
+/// chunk of the sources, so that the device has items x chunks of them (a few targets over
+/// many sources keep every core busy), consecutive items reading the same source at once.
+/// Each item's partial sums go to partials(i, :); sumChunks adds them up.
+struct ChunkedItem
+{
+  int item;
+  int chunk;
+
+  KOKKOS_INLINE_FUNCTION ChunkedItem(int i, int items) : item(i % items), chunk(i / items) {}
+};
+
+/// One target's real-space sum and self term over one chunk of the sources: partials(i, :)
+/// = (potential, field).
+template <class Targets, class Sources, class Charges, class Partials>
 struct EwaldRealSpace
 {
   Targets targets;
   Sources sources;
   Charges charges;
-  Potential potential;
-  Field field;
+  Partials partials;
+  int chunks;
   double period;
   double alpha;
   double cutoff; ///< real-space terms within this distance
   int reach;     ///< images |n_d| <= reach of the nearest one
 
-  KOKKOS_INLINE_FUNCTION void operator()(int t) const
+  KOKKOS_INLINE_FUNCTION void operator()(int i) const
   {
+    ChunkedItem const at(i, static_cast<int>(targets.extent(0)));
+    int const t = at.item;
+    std::size_t begin, end;
+    chunkBounds(sources.extent(0), at.chunk, chunks, begin, end);
     double const two_over_root_pi = 2 / kfmm::detail::sqrt(pi);
     double phi = 0, g[3] = {0, 0, 0};
     double const cutoff2 = cutoff * cutoff;
-    for (std::size_t j = 0; j < sources.extent(0); ++j)
+    for (std::size_t j = begin; j < end; ++j)
     {
       double const q = static_cast<double>(charges(j));
       double d[3];
@@ -104,44 +136,83 @@ struct EwaldRealSpace
         }
       }
     }
-    potential(t) += phi;
+    partials(i, 0) = phi;
     for (int c = 0; c < 3; ++c)
-      field(t, c) += g[c];
+      partials(i, 1 + c) = g[c];
   }
 };
 
-/// S(k) = sum_j q_j e^{-i k . x_j} per wave vector, and the sum of the charges (vector -1).
-template <class Sources, class Charges, class MemorySpace>
+/// S(k) = sum_j q_j e^{-i k . x_j} of one wave vector over one chunk of the sources:
+/// partials(i, :) = (Re, Im); the item past the last wave vector sums the charges (Re).
+template <class Sources, class Charges, class MemorySpace, class Partials>
 struct StructureFactors
 {
   Kokkos::View<double *[4], Kokkos::LayoutRight, MemorySpace> waves; ///< (k_x, k_y, k_z, weight)
   Sources sources;
   Charges charges;
-  Kokkos::View<double *[2], MemorySpace> factors;
-  Kokkos::View<double, MemorySpace> total_charge;
+  Partials partials;
+  int chunks;
 
-  KOKKOS_INLINE_FUNCTION void operator()(int w) const
+  KOKKOS_INLINE_FUNCTION void operator()(int i) const
   {
-    if (w == static_cast<int>(waves.extent(0)))
+    ChunkedItem const at(i, static_cast<int>(waves.extent(0)) + 1);
+    std::size_t begin, end;
+    chunkBounds(sources.extent(0), at.chunk, chunks, begin, end);
+    double re = 0, im = 0;
+    if (at.item == static_cast<int>(waves.extent(0)))
+    {
+      for (std::size_t j = begin; j < end; ++j)
+        re += static_cast<double>(charges(j));
+    }
+    else
+      for (std::size_t j = begin; j < end; ++j)
+      {
+        double phase = 0;
+        for (int c = 0; c < 3; ++c)
+          phase += waves(at.item, c) * static_cast<double>(sources(j, c));
+        double const q = static_cast<double>(charges(j));
+        re += q * kfmm::detail::cos(phase);
+        im -= q * kfmm::detail::sin(phase);
+      }
+    partials(i, 0) = re;
+    partials(i, 1) = im;
+  }
+};
+
+/// sums(item, c) = the sum over the chunks of partials(chunk x items + item, c).
+template <class Partials, class Sums>
+struct SumChunks
+{
+  Partials partials;
+  Sums sums;
+  int chunks;
+
+  KOKKOS_INLINE_FUNCTION void operator()(int item) const
+  {
+    int const items = static_cast<int>(sums.extent(0));
+    for (std::size_t c = 0; c < sums.extent(1); ++c)
     {
       double sum = 0;
-      for (std::size_t j = 0; j < sources.extent(0); ++j)
-        sum += static_cast<double>(charges(j));
-      total_charge() = sum;
-      return;
+      for (int chunk = 0; chunk < chunks; ++chunk)
+        sum += partials(chunk * items + item, c);
+      sums(item, c) = sum;
     }
-    double re = 0, im = 0;
-    for (std::size_t j = 0; j < sources.extent(0); ++j)
-    {
-      double phase = 0;
-      for (int c = 0; c < 3; ++c)
-        phase += waves(w, c) * static_cast<double>(sources(j, c));
-      double const q = static_cast<double>(charges(j));
-      re += q * kfmm::detail::cos(phase);
-      im -= q * kfmm::detail::sin(phase);
-    }
-    factors(w, 0) = re;
-    factors(w, 1) = im;
+  }
+};
+
+/// potential(t) += sums(t, 0), field(t, :) += sums(t, 1..3).
+template <class Sums, class Potential, class Field>
+struct AddSums
+{
+  Sums sums;
+  Potential potential;
+  Field field;
+
+  KOKKOS_INLINE_FUNCTION void operator()(int t) const
+  {
+    potential(t) += sums(t, 0);
+    for (int c = 0; c < 3; ++c)
+      field(t, c) += sums(t, 1 + c);
   }
 };
 
@@ -150,8 +221,8 @@ template <class Targets, class Potential, class Field, class MemorySpace>
 struct EwaldWaveSpace
 {
   Kokkos::View<double *[4], Kokkos::LayoutRight, MemorySpace> waves;
-  Kokkos::View<double *[2], MemorySpace> factors;
-  Kokkos::View<double, MemorySpace> total_charge;
+  /// S(k) per wave vector (StructureFactors' sums), and past the last the charges' sum.
+  Kokkos::View<double **, MemorySpace> factors;
   Targets targets;
   Potential potential;
   Field field;
@@ -174,7 +245,7 @@ struct EwaldWaveSpace
       for (int c = 0; c < 3; ++c)
         g[c] -= waves(w, 3) * waves(w, c) * im;
     }
-    potential(t) += phi - background * total_charge();
+    potential(t) += phi - background * factors(waves.extent(0), 0);
     for (int c = 0; c < 3; ++c)
       field(t, c) += g[c];
   }
@@ -237,24 +308,55 @@ void ewaldSum(ExecutionSpace const &space, double period, Targets const &targets
       space, waves,
       Kokkos::View<double *[4], Kokkos::LayoutRight, Kokkos::HostSpace, Kokkos::MemoryUnmanaged>(
           host_waves.data(), num_waves));
-  Kokkos::View<double *[2], Memory> factors(
-      Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "kfmm::periodic::ewald_factors"),
-      num_waves);
-  Kokkos::View<double, Memory> total_charge(
-      Kokkos::view_alloc(space, "kfmm::periodic::ewald_total_charge"));
   using Policy = Kokkos::RangePolicy<ExecutionSpace>;
-  Kokkos::parallel_for("kfmm::periodic::ewald_structure_factors", Policy(space, 0, num_waves + 1),
-                       detail::StructureFactors<Sources, Charges, Memory>{waves, sources, charges,
-                                                                          factors, total_charge});
+  using Partials = Kokkos::View<double **, Memory>;
+  std::size_t const ns = sources.extent(0);
   int const nt = static_cast<int>(targets.extent(0));
+  // Each of `items` sums over one of `chunksFor(items)` chunks of the sources: about
+  // ewald_work_items in all, no chunk below ewald_least_chunk sources.
+  auto const chunksFor = [&](std::size_t items) {
+    std::size_t const by_items = detail::ewald_work_items / (items > 0 ? items : 1);
+    std::size_t const by_size = (ns + detail::ewald_least_chunk - 1) / detail::ewald_least_chunk;
+    return static_cast<int>(std::max<std::size_t>(1, std::min(by_items, by_size)));
+  };
+  // The chunks' partial sums of `items` items of `width` values each, summed into `sums`.
+  auto const sumChunks = [&](char const *label, Partials const &partials, Partials const &sums,
+                             int chunks) {
+    Kokkos::parallel_for(label, Policy(space, 0, sums.extent(0)),
+                         detail::SumChunks<Partials, Partials>{partials, sums, chunks});
+  };
+
+  int const wave_chunks = chunksFor(num_waves + 1);
+  Partials wave_partials(Kokkos::view_alloc(space, Kokkos::WithoutInitializing,
+                                            "kfmm::periodic::ewald_factor_partials"),
+                         (num_waves + 1) * static_cast<std::size_t>(wave_chunks), 2);
+  Kokkos::parallel_for("kfmm::periodic::ewald_structure_factors",
+                       Policy(space, 0, wave_partials.extent(0)),
+                       detail::StructureFactors<Sources, Charges, Memory, Partials>{
+                           waves, sources, charges, wave_partials, wave_chunks});
+  Partials factors(
+      Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "kfmm::periodic::ewald_factors"),
+      num_waves + 1, 2);
+  sumChunks("kfmm::periodic::ewald_sum_factors", wave_partials, factors, wave_chunks);
   Kokkos::parallel_for(
       "kfmm::periodic::ewald_wave_space", Policy(space, 0, nt),
       detail::EwaldWaveSpace<Targets, Potential, Field, Memory>{
-          waves, factors, total_charge, targets, potential, field, pi / (alpha * alpha * volume)});
+          waves, factors, targets, potential, field, pi / (alpha * alpha * volume)});
+
+  int const real_chunks = chunksFor(static_cast<std::size_t>(nt));
+  Partials real_partials(
+      Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "kfmm::periodic::ewald_real_partials"),
+      static_cast<std::size_t>(nt) * static_cast<std::size_t>(real_chunks), 4);
   Kokkos::parallel_for(
-      "kfmm::periodic::ewald_real_space", Policy(space, 0, nt),
-      detail::EwaldRealSpace<Targets, Sources, Charges, Potential, Field>{
-          targets, sources, charges, potential, field, period, alpha, cutoff, reach});
+      "kfmm::periodic::ewald_real_space", Policy(space, 0, real_partials.extent(0)),
+      detail::EwaldRealSpace<Targets, Sources, Charges, Partials>{
+          targets, sources, charges, real_partials, real_chunks, period, alpha, cutoff, reach});
+  Partials real_sums(
+      Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "kfmm::periodic::ewald_real_sums"),
+      static_cast<std::size_t>(nt), 4);
+  sumChunks("kfmm::periodic::ewald_sum_real_space", real_partials, real_sums, real_chunks);
+  Kokkos::parallel_for("kfmm::periodic::ewald_add_real_space", Policy(space, 0, nt),
+                       detail::AddSums<Partials, Potential, Field>{real_sums, potential, field});
   space.fence(); // the wave vectors' host copy goes out of scope
 }
 
