@@ -19,6 +19,29 @@
 namespace kfmm::test
 {
 
+/// sampled(t, :) = targets(t x stride, :) and approx(t, :) = field(t x stride, :). A named
+/// functor, not a lambda: fieldError is instantiated alike in several of a test binary's
+/// files, and nvcc's extended lambdas in a function template merged across files can copy
+/// through another file's null helper pointer (.ci/check-library-lambdas.sh).
+template <class Targets, class Field, class Sampled, class Approx>
+struct GatherStrided
+{
+  Targets targets;
+  Field field;
+  Sampled sampled;
+  Approx approx;
+  std::size_t stride;
+
+  KOKKOS_INLINE_FUNCTION void operator()(std::size_t t) const
+  {
+    for (int d = 0; d < 3; ++d)
+    {
+      sampled(t, d) = targets(t * stride, d);
+      approx(t, d) = field(t * stride, d);
+    }
+  }
+};
+
 /// The relative L2 error of `field` (at `targets`) at every `stride`-th target against the
 /// direct sum in double of `charges` at `sources`, with `softening`; with a `period` > 0,
 /// against Ewald's sum in double of the sources' periodic lattice of that period.
@@ -34,17 +57,13 @@ double fieldError(ExecutionSpace const &space, Sources const &sources, Charges c
   Kokkos::View<double *, Memory> q64("kfmm::test::q64", ns);
   Kokkos::deep_copy(space, sources64, sources);
   Kokkos::deep_copy(space, q64, charges);
-  Kokkos::View<double *[3], Memory> sampled("kfmm::test::sampled_targets", k);
-  Kokkos::View<typename Field::non_const_value_type *[3], Memory> approx("kfmm::test::approx", k);
+  using Sampled = Kokkos::View<double *[3], Memory>;
+  using Approx = Kokkos::View<typename Field::non_const_value_type *[3], Memory>;
+  Sampled sampled("kfmm::test::sampled_targets", k);
+  Approx approx("kfmm::test::approx", k);
   Kokkos::parallel_for(
       "kfmm::test::sample_targets", Kokkos::RangePolicy<ExecutionSpace>(space, 0, k),
-      KOKKOS_LAMBDA(std::size_t t) {
-        for (int d = 0; d < 3; ++d)
-        {
-          sampled(t, d) = targets(t * stride, d);
-          approx(t, d) = field(t * stride, d);
-        }
-      });
+      GatherStrided<Targets, Field, Sampled, Approx>{targets, field, sampled, approx, stride});
   Kokkos::View<double *, Memory> exact_phi("kfmm::test::exact_phi", k);
   Kokkos::View<double *[3], Memory> exact_field("kfmm::test::exact_field", k);
   if (period > 0)
