@@ -543,6 +543,38 @@ def periodic():
     return [table(header, rows)]
 
 
+def periodic_calibrated():
+    a = Archive("2026-11-30-periodic-calibrated")
+
+    def setting(report):
+        c = report["configuration"]
+        return (f"{c['order']}, {c['theta']:g}, {c['leaf_size']}; "
+                f"{error((report['errors'] or {}).get('field'))}")
+
+    rows = []
+    for host, problem, name, precision, asked in [
+            ("h200", "uniform", "uniform, net charge", "float", "1e-4"),
+            ("h200", "neutral", "neutral", "float", "1e-4"),
+            ("h200", "plummer", "Plummer", "float", "1e-4"),
+            ("h200", "uniform", "uniform, net charge", "double", "1e-10"),
+            ("h200", "neutral", "neutral", "double", "1e-10"),
+            ("h200", "plummer", "Plummer", "double", "1e-10"),
+            ("2core", "uniform", "uniform, net charge", "float", "1e-4")]:
+        free, boxed, table_choice = (a.json(f"{host}-1e6-{problem}-{precision}-{kind}.json")
+                                     for kind in ("free", "periodic", "periodic-table"))
+        t_free, t_boxed, t_table = (r["timing"]["total_seconds"]
+                                    for r in (free, boxed, table_choice))
+        rows.append([f"1e6 {name}, {precision}, tolerance {asked}", seconds(t_free),
+                     setting(free), seconds(t_boxed), setting(boxed), f"{t_boxed / t_free:.2f}",
+                     seconds(t_table), setting(table_choice), f"{t_table / t_free:.2f}",
+                     seconds(boxed["calibration"]["seconds"])] + provenance(boxed, 1))
+    header = ["problem", "free space, measured", "order, theta, leaf; field error",
+              "periodic, measured", "order, theta, leaf; field error", "ratio",
+              "periodic, the table's choice", "order, theta, leaf; field error", "ratio",
+              "periodic calibration"] + PROVENANCE
+    return [table(header, rows)]
+
+
 def error_by_size():
     a = Archive("2026-11-29-error-by-size")
     rows = []
@@ -606,6 +638,7 @@ SECTIONS = [("One GPU", one_gpu), ("Memory", memory), ("Accuracy", accuracy),
             ("Accuracy", tolerance_benchmark_tables), ("Accuracy", measured_tolerance_tables),
             ("Accuracy", error_by_size),
             ("Several GPUs", several_gpus), ("CPU", cpu), ("Periodic boundaries", periodic),
+            ("Periodic boundaries", periodic_calibrated),
             ("Portability", portability),
             ("Kernels", kernels)]
 
