@@ -365,8 +365,8 @@ Calibration calibrateRows(ExecutionSpace const &space, Sources const &sources,
               "), got " + formatNumber(options.check_samples));
   require(options.tolerance > 0, where,
           "option 'tolerance' must be > 0: calibrate chooses order and theta for it");
-  bool const periodic = options.periodic.enabled;
-  require(!periodic || options.softening == 0, where,
+  bool const is_periodic = options.periodic.enabled;
+  require(!is_periodic || options.softening == 0, where,
           "option 'softening' cannot be calibrated with 'periodic': the reference, Ewald's sum, "
           "is of the unsoftened kernel (Options::tolerance alone chooses from the accuracy "
           "table)");
@@ -494,7 +494,7 @@ Calibration calibrateRows(ExecutionSpace const &space, Sources const &sources,
       Kokkos::parallel_for("kfmm::calibrate::gather_positions",
                            Kokkos::RangePolicy<ExecutionSpace>(space, 0, k),
                            GatherSampledRows<Targets, Samples>{targets, sampled_positions, n});
-      if (periodic)
+      if (is_periodic)
       {
         // Ewald's sum adds to its results. The period is the box's side, or that of the
         // cube the solver puts around the particles.
@@ -681,7 +681,7 @@ Calibration calibrateRows(ExecutionSpace const &space, Sources const &sources,
     space.fence();
     return clock.seconds();
   };
-  if (k > 0 && direct_fits && !periodic)
+  if (k > 0 && direct_fits && !is_periodic)
   {
     double const budget = met < count ? kept_seconds : slowest_seconds;
     // Timed at the samples' count of targets and scaled to every target. Where that is more

@@ -17,9 +17,10 @@
 // is its gradient. Linear in the sources: sums over parts of them add up. Every term above
 // 1e-16 of its sum's scale is kept: real-space images while erfc(a r) > e^-38, wave vectors
 // while e^{-k^2 / 4a^2} > e^-38. There are about 1000 (a L)^-3 real-space images per pair
-// (an erfc and an exp each) and 16 (a L)^3 wave vectors per particle (a sine and a cosine):
-// `alpha_period` = a L balances the two, (a L)^6 = 155 N_t N_s / (N_t + N_s) with the
-// functions' costs measured on a CPU.
+// (an erfc and an exp each) and 16 (a L)^3 wave vectors per particle: a sine and a cosine
+// each at a target, a complex product each at a source (its row's recurrence,
+// StructureFactors), about a fifth of that. `alpha_period` = a L balances the two,
+// (a L)^6 = 155 N_t N_s / (N_t + N_s / 5) with the functions' costs measured on a CPU.
 
 #include <kfmm/detail/Math.hpp>
 #include <kfmm/detail/Validation.hpp>
@@ -47,6 +48,8 @@ constexpr double ewald_cut = 38;
 constexpr std::size_t ewald_work_items = std::size_t(1) << 18;
 /// The fewest sources in a chunk, so that partial sums stay few against the work.
 constexpr std::size_t ewald_least_chunk = 256;
+/// The most wave vectors of a row (StructureFactors), whose sums a work item keeps at once.
+constexpr int ewald_row_length = 32;
 
 /// Sources [begin, end) of chunk `chunk` of `chunks` over n.
 KOKKOS_INLINE_FUNCTION void chunkBounds(std::size_t n, int chunk, int chunks, std::size_t &begin,
@@ -142,40 +145,67 @@ struct EwaldRealSpace
   }
 };
 
-/// S(k) = sum_j q_j e^{-i k . x_j} of one wave vector over one chunk of the sources:
-/// partials(i, :) = (Re, Im); the item past the last wave vector sums the charges (Re).
+/// S(k) = sum_j q_j e^{-i k . x_j} of one row of wave vectors over one chunk of the sources:
+/// a row's wave vectors share k_x and k_y and take consecutive k_z, so that each source's
+/// phases follow from one sine and cosine and one step, e^{-i k_z x_z} advancing by
+/// e^{-i 2 pi z / L}, instead of a sine and cosine each. partials(chunk x (waves + 1) + w, :) =
+/// (Re, Im) of each wave vector w of the row; the item past the last row sums the charges
+/// (Re) into w = waves.
 template <class Sources, class Charges, class MemorySpace, class Partials>
 struct StructureFactors
 {
   Kokkos::View<double *[4], Kokkos::LayoutRight, MemorySpace> waves; ///< (k_x, k_y, k_z, weight)
+  Kokkos::View<int *[2], MemorySpace> rows;                          ///< (first wave, count)
   Sources sources;
   Charges charges;
   Partials partials;
   int chunks;
+  double step; ///< 2 pi / L: k_z from one wave vector of a row to the next
 
   KOKKOS_INLINE_FUNCTION void operator()(int i) const
   {
-    ChunkedItem const at(i, static_cast<int>(waves.extent(0)) + 1);
+    int const num_rows = static_cast<int>(rows.extent(0));
+    int const num_waves = static_cast<int>(waves.extent(0));
+    ChunkedItem const at(i, num_rows + 1);
     std::size_t begin, end;
     chunkBounds(sources.extent(0), at.chunk, chunks, begin, end);
-    double re = 0, im = 0;
-    if (at.item == static_cast<int>(waves.extent(0)))
+    std::size_t const out = static_cast<std::size_t>(at.chunk) * (num_waves + 1);
+    if (at.item == num_rows)
     {
+      double sum = 0;
       for (std::size_t j = begin; j < end; ++j)
-        re += static_cast<double>(charges(j));
+        sum += static_cast<double>(charges(j));
+      partials(out + num_waves, 0) = sum;
+      partials(out + num_waves, 1) = 0;
+      return;
     }
-    else
-      for (std::size_t j = begin; j < end; ++j)
+    int const first = rows(at.item, 0), count = rows(at.item, 1);
+    double re[ewald_row_length], im[ewald_row_length];
+    for (int l = 0; l < count; ++l)
+      re[l] = im[l] = 0;
+    for (std::size_t j = begin; j < end; ++j)
+    {
+      double phase = 0;
+      for (int c = 0; c < 3; ++c)
+        phase += waves(first, c) * static_cast<double>(sources(j, c));
+      double const q = static_cast<double>(charges(j));
+      double const z_step = step * static_cast<double>(sources(j, 2));
+      double const cz = kfmm::detail::cos(z_step), sz = kfmm::detail::sin(z_step);
+      double cs = q * kfmm::detail::cos(phase), sn = q * kfmm::detail::sin(phase);
+      for (int l = 0; l < count; ++l)
       {
-        double phase = 0;
-        for (int c = 0; c < 3; ++c)
-          phase += waves(at.item, c) * static_cast<double>(sources(j, c));
-        double const q = static_cast<double>(charges(j));
-        re += q * kfmm::detail::cos(phase);
-        im -= q * kfmm::detail::sin(phase);
+        re[l] += cs;
+        im[l] -= sn;
+        double const next = cs * cz - sn * sz;
+        sn = sn * cz + cs * sz;
+        cs = next;
       }
-    partials(i, 0) = re;
-    partials(i, 1) = im;
+    }
+    for (int l = 0; l < count; ++l)
+    {
+      partials(out + first + l, 0) = re[l];
+      partials(out + first + l, 1) = im[l];
+    }
   }
 };
 
@@ -258,7 +288,7 @@ struct EwaldWaveSpace
 inline double ewaldSplitting(std::size_t targets, std::size_t sources)
 {
   double const ratio = 155.0 * static_cast<double>(targets) * static_cast<double>(sources) /
-                       (static_cast<double>(targets + sources) + 1);
+                       (static_cast<double>(targets) + static_cast<double>(sources) / 5 + 1);
   return kfmm::detail::min(12.0, kfmm::detail::max(3.0, std::pow(ratio, 1.0 / 6)));
 }
 
@@ -284,16 +314,26 @@ void ewaldSum(ExecutionSpace const &space, double period, Targets const &targets
   double const cutoff = std::sqrt(detail::ewald_cut) / alpha;
   int const reach = static_cast<int>(std::ceil(cutoff / period + 0.5));
   int const m_max = static_cast<int>(std::ceil(std::sqrt(detail::ewald_cut) * a_l / pi));
-  // Half the wave vectors (m > 0 in lexicographic order), each weighted twice for -m.
+  // Half the wave vectors (m > 0 in lexicographic order), each weighted twice for -m, in
+  // rows of consecutive m_z at one (m_x, m_y) (those within the cut are an interval), each
+  // row cut into pieces of at most ewald_row_length.
   std::vector<double> host_waves;
+  std::vector<int> host_rows;
   for (int mx = 0; mx <= m_max; ++mx)
     for (int my = -m_max; my <= m_max; ++my)
-      for (int mz = -m_max; mz <= m_max; ++mz)
+      for (int mz = -m_max, in_row = 0; mz <= m_max; ++mz)
       {
         bool const positive = mx > 0 || (mx == 0 && (my > 0 || (my == 0 && mz > 0)));
         double const m2 = double(mx * mx + my * my + mz * mz);
         if (!positive || pi * pi * m2 / (a_l * a_l) > detail::ewald_cut)
           continue;
+        if (in_row == 0 || in_row == detail::ewald_row_length)
+        {
+          host_rows.insert(host_rows.end(), {static_cast<int>(host_waves.size() / 4), 0});
+          in_row = 0;
+        }
+        ++in_row;
+        ++host_rows.back();
         double const k = 2 * pi / period;
         double const k2 = k * k * m2;
         host_waves.insert(host_waves.end(),
@@ -308,6 +348,13 @@ void ewaldSum(ExecutionSpace const &space, double period, Targets const &targets
       space, waves,
       Kokkos::View<double *[4], Kokkos::LayoutRight, Kokkos::HostSpace, Kokkos::MemoryUnmanaged>(
           host_waves.data(), num_waves));
+  std::size_t const num_rows = host_rows.size() / 2;
+  Kokkos::View<int *[2], Memory> rows(
+      Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "kfmm::periodic::ewald_rows"),
+      num_rows);
+  Kokkos::deep_copy(space, rows,
+                    Kokkos::View<int *[2], Kokkos::HostSpace, Kokkos::MemoryUnmanaged>(
+                        host_rows.data(), num_rows));
   using Policy = Kokkos::RangePolicy<ExecutionSpace>;
   using Partials = Kokkos::View<double **, Memory>;
   std::size_t const ns = sources.extent(0);
@@ -326,14 +373,15 @@ void ewaldSum(ExecutionSpace const &space, double period, Targets const &targets
                          detail::SumChunks<Partials, Partials>{partials, sums, chunks});
   };
 
-  int const wave_chunks = chunksFor(num_waves + 1);
+  int const wave_chunks = chunksFor(num_rows + 1);
   Partials wave_partials(Kokkos::view_alloc(space, Kokkos::WithoutInitializing,
                                             "kfmm::periodic::ewald_factor_partials"),
                          (num_waves + 1) * static_cast<std::size_t>(wave_chunks), 2);
-  Kokkos::parallel_for("kfmm::periodic::ewald_structure_factors",
-                       Policy(space, 0, wave_partials.extent(0)),
-                       detail::StructureFactors<Sources, Charges, Memory, Partials>{
-                           waves, sources, charges, wave_partials, wave_chunks});
+  Kokkos::parallel_for(
+      "kfmm::periodic::ewald_structure_factors",
+      Policy(space, 0, (num_rows + 1) * static_cast<std::size_t>(wave_chunks)),
+      detail::StructureFactors<Sources, Charges, Memory, Partials>{
+          waves, rows, sources, charges, wave_partials, wave_chunks, 2 * pi / period});
   Partials factors(
       Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "kfmm::periodic::ewald_factors"),
       num_waves + 1, 2);
