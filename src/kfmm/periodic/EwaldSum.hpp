@@ -155,7 +155,7 @@ template <class Sources, class Charges, class MemorySpace, class Partials>
 struct StructureFactors
 {
   Kokkos::View<double *[4], Kokkos::LayoutRight, MemorySpace> waves; ///< (k_x, k_y, k_z, weight)
-  Kokkos::View<int *[2], MemorySpace> rows;                          ///< (first wave, count)
+  Kokkos::View<int *[2], Kokkos::LayoutRight, MemorySpace> rows;     ///< (first wave, count)
   Sources sources;
   Charges charges;
   Partials partials;
@@ -349,12 +349,14 @@ void ewaldSum(ExecutionSpace const &space, double period, Targets const &targets
       Kokkos::View<double *[4], Kokkos::LayoutRight, Kokkos::HostSpace, Kokkos::MemoryUnmanaged>(
           host_waves.data(), num_waves));
   std::size_t const num_rows = host_rows.size() / 2;
-  Kokkos::View<int *[2], Memory> rows(
+  // Both in the host vector's layout, which a copy between memory spaces needs.
+  Kokkos::View<int *[2], Kokkos::LayoutRight, Memory> rows(
       Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "kfmm::periodic::ewald_rows"),
       num_rows);
-  Kokkos::deep_copy(space, rows,
-                    Kokkos::View<int *[2], Kokkos::HostSpace, Kokkos::MemoryUnmanaged>(
-                        host_rows.data(), num_rows));
+  Kokkos::deep_copy(
+      space, rows,
+      Kokkos::View<int *[2], Kokkos::LayoutRight, Kokkos::HostSpace, Kokkos::MemoryUnmanaged>(
+          host_rows.data(), num_rows));
   using Policy = Kokkos::RangePolicy<ExecutionSpace>;
   using Partials = Kokkos::View<double **, Memory>;
   std::size_t const ns = sources.extent(0);
