@@ -79,6 +79,19 @@ bool noSlowerThanDirect(kfmm::Calibration const &c)
   return false;
 }
 
+/// The particles of `p` evaluated anew with `options`, to compare with what calibrate left.
+template <class Space, class Config>
+kfmm::test::Particles<Config> evaluatedAgain(Space const &space,
+                                             kfmm::test::Particles<Config> const &p,
+                                             kfmm::Options const &options)
+{
+  kfmm::test::Particles<Config> again(p.x.extent(0));
+  Kokkos::deep_copy(again.x, p.x);
+  Kokkos::deep_copy(again.q, p.q);
+  kfmm::evaluate(space, again.x, again.q, again.phi, again.field, options);
+  return again;
+}
+
 } // namespace
 
 TEMPLATE_LIST_TEST_CASE("calibrate reaches the tolerance and does not overshoot it",
@@ -141,10 +154,7 @@ TEMPLATE_LIST_TEST_CASE("calibrate reaches the tolerance and does not overshoot 
     CHECK(c.stats.theta == c.options.theta);
 
     // The results left are those of the options returned.
-    kfmm::test::Particles<TestType> again(n);
-    Kokkos::deep_copy(again.x, p.x);
-    Kokkos::deep_copy(again.q, p.q);
-    kfmm::evaluate(space, again.x, again.q, again.phi, again.field, c.options);
+    auto const again = evaluatedAgain(space, p, c.options);
     CHECK(kfmm::test::sameContents(again.field, p.field));
     CHECK(kfmm::test::sameContents(again.phi, p.phi));
   }
@@ -223,10 +233,7 @@ TEMPLATE_LIST_TEST_CASE("calibrate serves a small problem at a tight tolerance b
   CHECK(c.stats.leaves == 1);
   CHECK(c.stats.m2l_interactions == 0);
   CHECK(c.stats.p2p_interactions == n * n);
-  kfmm::test::Particles<TestType> again(n);
-  Kokkos::deep_copy(again.x, p.x);
-  Kokkos::deep_copy(again.q, p.q);
-  kfmm::evaluate(space, again.x, again.q, again.phi, again.field, c.options);
+  auto const again = evaluatedAgain(space, p, c.options);
   CHECK(kfmm::test::sameContents(again.field, p.field));
 }
 
@@ -286,10 +293,7 @@ TEMPLATE_LIST_TEST_CASE("calibrate measures periodic boundaries against Ewald's 
     CHECK(c.options.periodic.enabled);
 
     // The results left are those of the options returned.
-    kfmm::test::Particles<TestType> again(n);
-    Kokkos::deep_copy(again.x, p.x);
-    Kokkos::deep_copy(again.q, p.q);
-    kfmm::evaluate(space, again.x, again.q, again.phi, again.field, c.options);
+    auto const again = evaluatedAgain(space, p, c.options);
     CHECK(kfmm::test::sameContents(again.field, p.field));
     CHECK(kfmm::test::sameContents(again.phi, p.phi));
   }

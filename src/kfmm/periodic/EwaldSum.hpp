@@ -230,19 +230,26 @@ struct SumChunks
   }
 };
 
-/// potential(t) += sums(t, 0), field(t, :) += sums(t, 1..3).
-template <class Sums, class Potential, class Field>
-struct AddSums
+/// potential(t) += the sum over the chunks of partials(chunk x targets + t, 0), and field(t, :)
+/// of partials(..., 1..3): the real-space sums of EwaldRealSpace.
+template <class Partials, class Potential, class Field>
+struct AddChunkSums
 {
-  Sums sums;
+  Partials partials;
   Potential potential;
   Field field;
+  int targets;
+  int chunks;
 
   KOKKOS_INLINE_FUNCTION void operator()(int t) const
   {
-    potential(t) += sums(t, 0);
-    for (int c = 0; c < 3; ++c)
-      field(t, c) += sums(t, 1 + c);
+    for (int chunk = 0; chunk < chunks; ++chunk)
+    {
+      int const i = chunk * targets + t;
+      potential(t) += partials(i, 0);
+      for (int c = 0; c < 3; ++c)
+        field(t, c) += partials(i, 1 + c);
+    }
   }
 };
 
@@ -280,6 +287,20 @@ struct EwaldWaveSpace
       field(t, c) += g[c];
   }
 };
+
+/// A host table of `Width` values per row on the device, labelled `label`: both in the
+/// vector's layout, which a copy between memory spaces needs.
+template <int Width, class T, class ExecutionSpace>
+Kokkos::View<T *[Width], Kokkos::LayoutRight, typename ExecutionSpace::memory_space>
+tableOnDevice(ExecutionSpace const &space, std::vector<T> const &host, std::string const &label) {
+  std::size_t const rows = host.size() / Width;
+  Kokkos::View<T *[Width], Kokkos::LayoutRight, typename ExecutionSpace::memory_space> table(
+      Kokkos::view_alloc(space, Kokkos::WithoutInitializing, label), rows);
+  Kokkos::deep_copy(space, table,
+                    Kokkos::View<T const *[Width], Kokkos::LayoutRight, Kokkos::HostSpace,
+                                 Kokkos::MemoryUnmanaged>(host.data(), rows));
+  return table;
+}
 
 } // namespace detail
 
@@ -340,23 +361,9 @@ void ewaldSum(ExecutionSpace const &space, double period, Targets const &targets
                           {k * mx, k * my, k * mz,
                            2 * 4 * pi / volume * std::exp(-k2 / (4 * alpha * alpha)) / k2});
       }
-  std::size_t const num_waves = host_waves.size() / 4;
-  Kokkos::View<double *[4], Kokkos::LayoutRight, Memory> waves(
-      Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "kfmm::periodic::ewald_waves"),
-      num_waves);
-  Kokkos::deep_copy(
-      space, waves,
-      Kokkos::View<double *[4], Kokkos::LayoutRight, Kokkos::HostSpace, Kokkos::MemoryUnmanaged>(
-          host_waves.data(), num_waves));
-  std::size_t const num_rows = host_rows.size() / 2;
-  // Both in the host vector's layout, which a copy between memory spaces needs.
-  Kokkos::View<int *[2], Kokkos::LayoutRight, Memory> rows(
-      Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "kfmm::periodic::ewald_rows"),
-      num_rows);
-  Kokkos::deep_copy(
-      space, rows,
-      Kokkos::View<int *[2], Kokkos::LayoutRight, Kokkos::HostSpace, Kokkos::MemoryUnmanaged>(
-          host_rows.data(), num_rows));
+  auto const waves = detail::tableOnDevice<4>(space, host_waves, "kfmm::periodic::ewald_waves");
+  auto const rows = detail::tableOnDevice<2>(space, host_rows, "kfmm::periodic::ewald_rows");
+  std::size_t const num_waves = waves.extent(0), num_rows = rows.extent(0);
   using Policy = Kokkos::RangePolicy<ExecutionSpace>;
   using Partials = Kokkos::View<double **, Memory>;
   std::size_t const ns = sources.extent(0);
@@ -368,13 +375,6 @@ void ewaldSum(ExecutionSpace const &space, double period, Targets const &targets
     std::size_t const by_size = (ns + detail::ewald_least_chunk - 1) / detail::ewald_least_chunk;
     return static_cast<int>(std::max<std::size_t>(1, std::min(by_items, by_size)));
   };
-  // The chunks' partial sums of `items` items of `width` values each, summed into `sums`.
-  auto const sumChunks = [&](char const *label, Partials const &partials, Partials const &sums,
-                             int chunks) {
-    Kokkos::parallel_for(label, Policy(space, 0, sums.extent(0)),
-                         detail::SumChunks<Partials, Partials>{partials, sums, chunks});
-  };
-
   int const wave_chunks = chunksFor(num_rows + 1);
   Partials wave_partials(Kokkos::view_alloc(space, Kokkos::WithoutInitializing,
                                             "kfmm::periodic::ewald_factor_partials"),
@@ -387,7 +387,8 @@ void ewaldSum(ExecutionSpace const &space, double period, Targets const &targets
   Partials factors(
       Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "kfmm::periodic::ewald_factors"),
       num_waves + 1, 2);
-  sumChunks("kfmm::periodic::ewald_sum_factors", wave_partials, factors, wave_chunks);
+  Kokkos::parallel_for("kfmm::periodic::ewald_sum_factors", Policy(space, 0, factors.extent(0)),
+                       detail::SumChunks<Partials, Partials>{wave_partials, factors, wave_chunks});
   Kokkos::parallel_for(
       "kfmm::periodic::ewald_wave_space", Policy(space, 0, nt),
       detail::EwaldWaveSpace<Targets, Potential, Field, Memory>{
@@ -401,12 +402,9 @@ void ewaldSum(ExecutionSpace const &space, double period, Targets const &targets
       "kfmm::periodic::ewald_real_space", Policy(space, 0, real_partials.extent(0)),
       detail::EwaldRealSpace<Targets, Sources, Charges, Partials>{
           targets, sources, charges, real_partials, real_chunks, period, alpha, cutoff, reach});
-  Partials real_sums(
-      Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "kfmm::periodic::ewald_real_sums"),
-      static_cast<std::size_t>(nt), 4);
-  sumChunks("kfmm::periodic::ewald_sum_real_space", real_partials, real_sums, real_chunks);
   Kokkos::parallel_for("kfmm::periodic::ewald_add_real_space", Policy(space, 0, nt),
-                       detail::AddSums<Partials, Potential, Field>{real_sums, potential, field});
+                       detail::AddChunkSums<Partials, Potential, Field>{real_partials, potential,
+                                                                        field, nt, real_chunks});
   space.fence(); // the wave vectors' host copy goes out of scope
 }
 
