@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // Interaction lists: for every target particle the near and far lists cover every particle
 // exactly once (fmm and treecode), the acceptance test holds for every far pair, a sparse
-// leaf never expands a pair whose larger cell it is, the lists are deterministic, and bad
-// theta is rejected.
+// leaf never expands a pair whose larger cell it is, the lists are deterministic, periodic
+// lists cover every particle of every near image once, and bad theta is rejected.
 #include <kfmm/Options.hpp>
 #include <kfmm/io/Generators.hpp>
 #include <kfmm/tree/InteractionLists.hpp>
@@ -191,6 +191,92 @@ void checkLists(Tree const &tree, Lists const &lists)
   CHECK(missing_self == -1); // first leaf row without itself
   CHECK(bad_far == -1);      // first leaf row with an M2P source failing the test or sparse
   CHECK(bad_cover == -1);    // first leaf row whose particles do not see all once
+  CHECK(lists.near_pairs == near_pairs);
+}
+
+/// Periodic lists (fmm, one tree whose cube is the period): for every target leaf and every
+/// near image n (|n_d| <= PeriodicImage::reach), the particle ranges of its P2P sources and of
+/// its ancestors' M2L sources in image n tile [0, N) exactly, so that every target particle
+/// meets every particle of every near image once; every far pair passes the theta test at its
+/// translated distance and every near pair of two different cells fails it; near sources are
+/// leaves; and the lists' count of near pairs is that of their P2P rows.
+template <class Tree, class Lists>
+void checkPeriodicLists(Tree const &tree, Lists const &lists)
+{
+  using kfmm::tree::PeriodicImage;
+  int const n = static_cast<int>(tree.numParticles());
+  int const num_cells = tree.numCells();
+  int const num_leaves = tree.numLeaves();
+  auto const begin = toHost(tree.particle_begin);
+  auto const end = toHost(tree.particle_end);
+  auto const parent = toHost(tree.parent);
+  auto const child_count = toHost(tree.child_count);
+  auto const centre = toHost(tree.centre);
+  auto const radius = toHost(tree.radius);
+  auto const leaves = toHost(tree.leaves);
+  auto const [m2l_offsets, m2l] = hostList(lists.m2l, num_cells);
+  auto const [p2p_offsets, p2p] = hostList(lists.p2p, num_leaves);
+  REQUIRE(lists.shift.period == tree.cube.side);
+  int const images = 2 * PeriodicImage::reach + 1;
+  auto const image = [&](int s) {
+    return ((PeriodicImage::offset(s, 0) + PeriodicImage::reach) * images +
+            PeriodicImage::offset(s, 1) + PeriodicImage::reach) *
+               images +
+           PeriodicImage::offset(s, 2) + PeriodicImage::reach;
+  };
+  auto const accepted = [&](int t, int s, double slack) {
+    int const c = PeriodicImage::cellOf(s);
+    double d2 = 0;
+    for (int k = 0; k < 3; ++k)
+    {
+      double const dk = centre(t, k) - centre(c, k) - lists.shift(s, k);
+      d2 += dk * dk;
+    }
+    return radius(t) + radius(c) < lists.theta * std::sqrt(d2) * (1 + slack);
+  };
+  int bad_m2l = -1;
+  for (int c = 0; c < num_cells && bad_m2l < 0; ++c)
+    for (auto e = m2l_offsets(c); e < m2l_offsets(c + 1); ++e)
+      if (!accepted(c, m2l(e), 1e-12))
+        bad_m2l = c;
+  CHECK(bad_m2l == -1); // first cell with an M2L pair failing the test
+
+  int bad_near = -1, bad_cover = -1;
+  std::uint64_t near_pairs = 0;
+  std::vector<std::vector<std::pair<int, int>>> ranges(images * images * images);
+  for (int j = 0; j < num_leaves; ++j)
+  {
+    int const leaf = leaves(j);
+    for (auto &r : ranges)
+      r.clear();
+    for (auto e = p2p_offsets(j); e < p2p_offsets(j + 1); ++e)
+    {
+      int const s = p2p(e);
+      int const c = PeriodicImage::cellOf(s);
+      if (child_count(c) != 0 || (s != leaf && accepted(leaf, s, -1e-12)))
+        bad_near = bad_near < 0 ? j : bad_near;
+      ranges[image(s)].emplace_back(begin(c), end(c));
+      near_pairs += std::uint64_t(end(leaf) - begin(leaf)) * std::uint64_t(end(c) - begin(c));
+    }
+    for (int c = leaf; c >= 0; c = parent(c))
+      for (auto e = m2l_offsets(c); e < m2l_offsets(c + 1); ++e)
+      {
+        int const s = m2l(e);
+        ranges[image(s)].emplace_back(begin(PeriodicImage::cellOf(s)),
+                                      end(PeriodicImage::cellOf(s)));
+      }
+    for (auto &r : ranges)
+    {
+      std::sort(r.begin(), r.end());
+      int next = 0;
+      for (auto const &range : r)
+        next = range.first == next ? range.second : -1;
+      if (next != n)
+        bad_cover = bad_cover < 0 ? j : bad_cover;
+    }
+  }
+  CHECK(bad_near == -1);  // first leaf row with a near source that is not a leaf or is far
+  CHECK(bad_cover == -1); // first leaf row missing a particle of an image, or meeting it twice
   CHECK(lists.near_pairs == near_pairs);
 }
 
@@ -423,6 +509,29 @@ TEMPLATE_LIST_TEST_CASE("interaction lists do not depend on the traversal's firs
     CHECK(expected.rounds == grown.rounds);
     checkLists(tree, grown);
   }
+}
+
+TEMPLATE_LIST_TEST_CASE("periodic interaction lists cover every particle of every near image once",
+                        "[tree][lists][periodic]", kfmm::test::Configs)
+{
+  // The traversal of mutual pairs with images: a pair (a, b + n) also gives (b, a - n).
+  typename TestType::execution_space space;
+  auto const distribution = GENERATE(kfmm::Distribution::uniform, kfmm::Distribution::plummer);
+  double const theta = GENERATE(0.5, 0.8);
+  CAPTURE(kfmm::distributionName(distribution), theta);
+  auto const x = generated<TestType>(distribution, 2000, 3);
+  auto const tree = kfmm::tree::buildOctree(space, x, 8);
+  auto &memory = kfmm::detail::Workspace<typename TestType::memory_space>::direct();
+  auto const lists = kfmm::tree::detail::buildInteractionListsIn(
+      space, memory, tree, tree, theta, Method::fmm, kfmm::Acceptance::theta, 0, false, {}, 1,
+      static_cast<kfmm::tree::detail::NoFarEntriesHook *>(nullptr), true);
+  checkPeriodicLists(tree, lists);
+  // Capacities a thousandth of the expected ones: the same lists after the traversal's retry.
+  auto const grown = kfmm::tree::detail::buildInteractionListsIn(
+      space, memory, tree, tree, theta, Method::fmm, kfmm::Acceptance::theta, 0, false, {}, 1e-3,
+      static_cast<kfmm::tree::detail::NoFarEntriesHook *>(nullptr), true);
+  CHECK(sameList(lists.m2l, grown.m2l));
+  CHECK(sameList(lists.p2p, grown.p2p));
 }
 
 TEMPLATE_LIST_TEST_CASE("interaction lists reject theta outside (0, 1]",

@@ -48,8 +48,15 @@
 //   - m2p: rows are target leaves, i.e. positions in leaves (treecode; empty rows in fmm);
 //   - p2p: rows are target leaves, sources are source leaf cells (with one tree a leaf's own
 //     cell is in its row).
-// With periodic boundaries (fmm, one tree) the traversal starts from the root paired with
-// each of its near images, and a source is a cell of one of them (tree/PeriodicImage.hpp).
+// With periodic boundaries (fmm, one tree) a source is a cell of one of the root's near
+// images (tree/PeriodicImage.hpp), and pairs are mutual too: (a, b + n) stands for
+// (b, a - n) as well, since the test and the splitting rule see only the cells and their
+// distance. The traversal starts from the self pair (root, root) and the root paired with
+// half of its images, those whose n is positive in lexicographic order; their opposites come
+// as the other directions. A cell and its own image (A, A + n) split into all child pairs
+// (A_i, A_j + n), as a self pair does: of two equal cells neither comes first, and splitting
+// one side would expand the mirror pairs (A, A_i - n) into the larger cell, which measured
+// a larger field error (docs/PERIODIC.md).
 // Row r's sources are sources(offsets(r)) .. sources(offsets(r + 1) - 1). The pairs are
 // grouped by target with the stable radix sort (tree::sortPairs), so within a row the
 // sources keep the traversal's order and the lists are identical from run to run.
@@ -206,8 +213,10 @@ KOKKOS_INLINE_FUNCTION bool thetaAccepts(double rt, double rs, double d, double 
 /// (A, A) splits into the pairs (A_i, A_j) with i <= j only, and an accepted or near pair of
 /// two different cells emits both directions. This halves the frontiers. Otherwise pairs
 /// are directed (target, source). With periodic boundaries a pair's source is a cell of one
-/// of the near images (tree/PeriodicImage.hpp), whose centre is translated by `shift`, and
-/// pairs are directed.
+/// of the near images (tree/PeriodicImage.hpp), whose centre is translated by `shift`; the
+/// pair (a, b + n) stands for (b, a - n) too (PeriodicImage::opposite), and a cell paired
+/// with its own image (a, a + n) is no self pair (its two directions are two entries) but
+/// splits both sides like one, into all child pairs (a_i, a_j + n).
 template <class MemorySpace>
 struct PairRule
 {
@@ -223,7 +232,7 @@ struct PairRule
   bool one_tree;    ///< the targets are the sources: (A, A) is a self pair
   ImageShift shift; ///< periodic boundaries: the period (0: none)
 
-  KOKKOS_FUNCTION bool mutual() const { return one_tree && !treecode && shift.period == 0; }
+  KOKKOS_FUNCTION bool mutual() const { return one_tree && !treecode; }
 
   /// Acceptance::classic: the gap between the boxes, in the axis where it is widest, is at
   /// least the larger box's side. Box faces lie on the grid of the finer box, so the gap is
@@ -311,6 +320,8 @@ struct PairRule
       return far_pair;
     if (nt == 0 && ns == 0)
       return near_pair;
+    if (one_tree && PeriodicImage::cellOf(s) == t) // a cell and its own image
+      return split_both;
     if (nt > 0 && (ns == 0 || targetIsLarger(t, s)))
       return split_target;
     return split_source;
@@ -324,7 +335,7 @@ struct PairRule
     {
     case split_target: return nt;
     case split_source: return source.child_count(PeriodicImage::cellOf(s));
-    case split_both: return mutual() ? nt * (nt + 1) / 2 : nt * nt;
+    case split_both: return mutual() && t == s ? nt * (nt + 1) / 2 : nt * nt;
     default: return 0;
     }
   }
@@ -609,13 +620,15 @@ private:
       // fmm: cell rows; treecode: leaf rows. Mutual pairs: both directions.
       store(far.rows, far.sources, far_at, rule.treecode ? leaf_row(t) : t, s);
       if (mutual)
-        store(far.rows, far.sources, far_at, s, t);
+        store(far.rows, far.sources, far_at, PeriodicImage::cellOf(s),
+              PeriodicImage::opposite(s, t));
       break;
     case near_pair:
     case near_self:
       store(near.rows, near.sources, near_at, leaf_row(t), s);
       if (mutual && t != s)
-        store(near.rows, near.sources, near_at, leaf_row(s), t);
+        store(near.rows, near.sources, near_at, leaf_row(PeriodicImage::cellOf(s)),
+              PeriodicImage::opposite(s, t));
       break;
     case split_target:
       for (int k = target.first_child(t); k < target.first_child(t) + target.child_count(t); ++k)
@@ -628,13 +641,14 @@ private:
         store(next.targets, next.sources, child_at, t, PeriodicImage::sameImage(s, k));
       break;
     }
-    default: // split_both: a self pair of one tree; mutual pairs need only b >= a
+    default: // split_both: a self pair of one tree, whose mutual pairs need only b >= a, or a
+             // cell and its own image, all pairs
     {
       int const first = target.first_child(t);
       int const end = first + target.child_count(t);
       for (int a = first; a < end; ++a)
-        for (int b = mutual ? a : first; b < end; ++b)
-          store(next.targets, next.sources, child_at, a, b);
+        for (int b = mutual && t == s ? a : first; b < end; ++b)
+          store(next.targets, next.sources, child_at, a, PeriodicImage::sameImage(s, b));
       break;
     }
     }
@@ -656,7 +670,10 @@ private:
 };
 
 /// The first frontier: the pair (root, root), the root being cell 0; with periodic
-/// boundaries the root and each of the root's near images (PeriodicImage::reach).
+/// boundaries also the root and each of its near images (PeriodicImage::reach) whose n is
+/// positive in lexicographic order, which stand for the opposite images too (mutual pairs).
+/// Like every frontier it is written only within its capacity and counted whole, so that a
+/// traversal whose first frontier overflowed runs again with more room.
 template <class MemorySpace>
 struct FirstPair
 {
@@ -672,8 +689,14 @@ struct FirstPair
       for (int ny = -reach; ny <= reach; ++ny)
         for (int nz = -reach; nz <= reach; ++nz)
         {
-          frontier.targets(pairs) = 0;
-          frontier.sources(pairs) = PeriodicImage::pack(0, nx, ny, nz);
+          bool const positive = nx > 0 || (nx == 0 && (ny > 0 || (ny == 0 && nz >= 0)));
+          if (!positive)
+            continue;
+          if (static_cast<std::size_t>(pairs) < frontier.targets.extent(0))
+          {
+            frontier.targets(pairs) = 0;
+            frontier.sources(pairs) = PeriodicImage::pack(0, nx, ny, nz);
+          }
           ++pairs;
         }
     counters(0) = static_cast<TraversalCounters::Count>(pairs);

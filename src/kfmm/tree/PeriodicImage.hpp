@@ -52,6 +52,13 @@ struct PeriodicImage
     return static_cast<int>(static_cast<std::uint32_t>(cell) | code << cell_bits);
   }
 
+  /// The source index of `cell` in the image opposite to that of `source` (translated by
+  /// -n): with `source` a pair's source and `cell` its target, the pair's other direction.
+  KOKKOS_INLINE_FUNCTION static int opposite(int source, int cell)
+  {
+    return pack(cell, -offset(source, 0), -offset(source, 1), -offset(source, 2));
+  }
+
   /// The source index of `cell` in the image of `source`.
   KOKKOS_INLINE_FUNCTION static int sameImage(int source, int cell)
   {
