@@ -962,8 +962,11 @@ buildInteractionListsIn(ExecutionSpace const &space, kfmm::detail::Workspace<Mem
   bool const empty = num_cells == 0 || sources.numCells() == 0;
   // The test of unequal cells splits more pairs: up to about 1.5 times the near and far
   // entries on clustered particles (docs/ACCURACY.md), so its first capacities are that much
-  // larger, and the common cases still traverse once.
-  detail::ExpectedSizes const expected(theta, capacity_factor * (equal_ratios ? 1.5 : 1.0));
+  // larger, and the common cases still traverse once. So are a periodic box's: it has no
+  // surface, every cell has the lists of an interior cell, and the expected sizes, measured
+  // in free space, fall short of them at the tuned leaf sizes (docs/TUNING.md).
+  detail::ExpectedSizes const expected(theta, capacity_factor * (equal_ratios ? 1.5 : 1.0) *
+                                                  (periodic ? 1.5 : 1.0));
   // Directed pairs (treecode, two trees) are not halved by symmetry: twice the frontier.
   std::size_t frontier_capacity =
       expected.of((rule.mutual() ? 1 : 2) * expected.frontier_per_cell, num_cells);
