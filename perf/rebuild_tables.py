@@ -575,6 +575,51 @@ def periodic_calibrated():
     return [table(header, rows)]
 
 
+def periodic_mutual():
+    """The traversal of mutual pairs with images against the directed one (same settings)."""
+    a = Archive("2026-11-30-periodic-mutual")
+
+    def median(reports, value):
+        return statistics.median(value(r) for r in reports)
+
+    def lists(r):
+        return r["timing"]["stage_seconds"]["lists"]
+
+    def total(r):
+        return r["timing"]["total_seconds"]
+
+    def row(problem, free, directed, mutual):
+        t_free, t_directed, t_mutual = (median(rs, total) for rs in (free, directed, mutual))
+        c = mutual[0]["configuration"]
+        return ([problem, f"{c['order']}, {c['theta']:g}, {c['leaf_size']}", seconds(t_free),
+                 seconds(t_directed), seconds(t_mutual), f"{t_directed / t_free:.2f}",
+                 f"{t_mutual / t_free:.2f}",
+                 f"{seconds(median(directed, lists))} to {seconds(median(mutual, lists))}",
+                 error((mutual[0]["errors"] or {}).get("field"))]
+                + provenance(mutual[0], len(mutual)))
+
+    rows = []
+    for case, problem in [("u-f-table", "1e6 uniform, net charge, float"),
+                          ("u-f-meas", "1e6 uniform, net charge, float, measured settings"),
+                          ("n-f-table", "1e6 neutral, float"),
+                          ("n-f-meas", "1e6 neutral, float, measured settings"),
+                          ("p-f-table", "1e6 Plummer, float"),
+                          ("n-d-table", "1e6 neutral, double"),
+                          ("n-d-meas", "1e6 neutral, double, measured settings")]:
+        rows.append(row(problem, a.reports(f"{case}-free-*.json"),
+                        a.reports(f"{case}-per-head-*.json"), a.reports(f"{case}-per-new-*.json")))
+    rows.append(row("1e8 uniform, net charge, float", a.reports("u1e8-free.json"),
+                    a.reports("u1e8-per-head.json"), a.reports("u1e8-per-new.json")))
+    for precision, problem in [("f", "1e6 uniform, net charge, float"),
+                               ("d", "1e6 uniform, net charge, double")]:
+        rows.append(row(problem, a.reports(f"{precision}-free*.json"),
+                        a.reports(f"{precision}-head*.json"), a.reports(f"{precision}-new*.json")))
+    header = ["problem", "order, theta, leaf", "free space", "periodic, directed",
+              "periodic, mutual", "ratio, directed", "ratio, mutual", "lists", "field error"
+              ] + PROVENANCE
+    return [table(header, rows)]
+
+
 def error_by_size():
     a = Archive("2026-11-29-error-by-size")
     rows = []
@@ -638,7 +683,7 @@ SECTIONS = [("One GPU", one_gpu), ("Memory", memory), ("Accuracy", accuracy),
             ("Accuracy", tolerance_benchmark_tables), ("Accuracy", measured_tolerance_tables),
             ("Accuracy", error_by_size),
             ("Several GPUs", several_gpus), ("CPU", cpu), ("Periodic boundaries", periodic),
-            ("Periodic boundaries", periodic_calibrated),
+            ("Periodic boundaries", periodic_calibrated), ("Periodic boundaries", periodic_mutual),
             ("Portability", portability),
             ("Kernels", kernels)]
 

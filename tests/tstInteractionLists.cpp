@@ -514,22 +514,27 @@ TEMPLATE_LIST_TEST_CASE("interaction lists do not depend on the traversal's firs
 TEMPLATE_LIST_TEST_CASE("periodic interaction lists cover every particle of every near image once",
                         "[tree][lists][periodic]", kfmm::test::Configs)
 {
-  // The traversal of mutual pairs with images: a pair (a, b + n) also gives (b, a - n).
+  // Both ways of pairing cells with images (tree::ImagePairs): mutual pairs, where (a, b + n)
+  // also gives (b, a - n), and directed ones.
+  using kfmm::tree::ImagePairs;
   typename TestType::execution_space space;
   auto const distribution = GENERATE(kfmm::Distribution::uniform, kfmm::Distribution::plummer);
   double const theta = GENERATE(0.5, 0.8);
-  CAPTURE(kfmm::distributionName(distribution), theta);
+  auto const image_pairs = GENERATE(ImagePairs::mutual, ImagePairs::directed);
+  CAPTURE(kfmm::distributionName(distribution), theta, image_pairs == ImagePairs::mutual);
   auto const x = generated<TestType>(distribution, 2000, 3);
   auto const tree = kfmm::tree::buildOctree(space, x, 8);
   auto &memory = kfmm::detail::Workspace<typename TestType::memory_space>::direct();
-  auto const lists = kfmm::tree::detail::buildInteractionListsIn(
-      space, memory, tree, tree, theta, Method::fmm, kfmm::Acceptance::theta, 0, false, {}, 1,
-      static_cast<kfmm::tree::detail::NoFarEntriesHook *>(nullptr), true);
+  auto const build = [&](double capacity_factor) {
+    return kfmm::tree::detail::buildInteractionListsIn(
+        space, memory, tree, tree, theta, Method::fmm, kfmm::Acceptance::theta, 0, false, {},
+        capacity_factor, static_cast<kfmm::tree::detail::NoFarEntriesHook *>(nullptr), true,
+        image_pairs);
+  };
+  auto const lists = build(1);
   checkPeriodicLists(tree, lists);
   // Capacities a thousandth of the expected ones: the same lists after the traversal's retry.
-  auto const grown = kfmm::tree::detail::buildInteractionListsIn(
-      space, memory, tree, tree, theta, Method::fmm, kfmm::Acceptance::theta, 0, false, {}, 1e-3,
-      static_cast<kfmm::tree::detail::NoFarEntriesHook *>(nullptr), true);
+  auto const grown = build(1e-3);
   CHECK(sameList(lists.m2l, grown.m2l));
   CHECK(sameList(lists.p2p, grown.p2p));
 }

@@ -224,7 +224,7 @@ void buildOnTrees(ExecutionSpace const &space, detail::SideInstance<ExecutionSpa
     state.lists = tree::detail::buildInteractionListsIn(
         space, memory, state.target_tree, state.source_tree, options.theta, options.method,
         options.acceptance, separation, targets && !state.other_ranks_sources, sparse, 1, counted,
-        options.periodic.enabled);
+        options.periodic.enabled, tuning::Tuning<ExecutionSpace>::lists_image_pairs);
   });
   if (options.periodic.enabled && fmm)
     state.lattice = periodic::farLattice<ExecutionSpace, MemorySpace>(

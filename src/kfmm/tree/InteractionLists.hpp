@@ -49,14 +49,16 @@
 //   - p2p: rows are target leaves, sources are source leaf cells (with one tree a leaf's own
 //     cell is in its row).
 // With periodic boundaries (fmm, one tree) a source is a cell of one of the root's near
-// images (tree/PeriodicImage.hpp), and pairs are mutual too: (a, b + n) stands for
-// (b, a - n) as well, since the test and the splitting rule see only the cells and their
-// distance. The traversal starts from the self pair (root, root) and the root paired with
-// half of its images, those whose n is positive in lexicographic order; their opposites come
-// as the other directions. A cell and its own image (A, A + n) split into all child pairs
-// (A_i, A_j + n), as a self pair does: of two equal cells neither comes first, and splitting
-// one side would expand the mirror pairs (A, A_i - n) into the larger cell, which measured
-// a larger field error (docs/PERIODIC.md).
+// images (tree/PeriodicImage.hpp). With ImagePairs::mutual pairs are mutual too: (a, b + n)
+// stands for (b, a - n) as well, since the test and the splitting rule see only the cells and
+// their distance. The traversal starts from the self pair (root, root) and the root paired
+// with half of its images, those whose n is positive in lexicographic order; their opposites
+// come as the other directions. A cell and its own image (A, A + n) split into all child
+// pairs (A_i, A_j + n), as a self pair does: of two equal cells neither comes first, and
+// splitting one side would expand the mirror pairs (A, A_i - n) into the larger cell, which
+// measured a larger field error (docs/PERIODIC.md). With ImagePairs::directed the traversal
+// starts from the root paired with each of its images and pairs are directed. The backend's
+// tuning chooses (Tuning::lists_image_pairs).
 // Row r's sources are sources(offsets(r)) .. sources(offsets(r + 1) - 1). The pairs are
 // grouped by target with the stable radix sort (tree::sortPairs), so within a row the
 // sources keep the traversal's order and the lists are identical from run to run.
@@ -213,10 +215,11 @@ KOKKOS_INLINE_FUNCTION bool thetaAccepts(double rt, double rs, double d, double 
 /// (A, A) splits into the pairs (A_i, A_j) with i <= j only, and an accepted or near pair of
 /// two different cells emits both directions. This halves the frontiers. Otherwise pairs
 /// are directed (target, source). With periodic boundaries a pair's source is a cell of one
-/// of the near images (tree/PeriodicImage.hpp), whose centre is translated by `shift`; the
-/// pair (a, b + n) stands for (b, a - n) too (PeriodicImage::opposite), and a cell paired
-/// with its own image (a, a + n) is no self pair (its two directions are two entries) but
-/// splits both sides like one, into all child pairs (a_i, a_j + n).
+/// of the near images (tree/PeriodicImage.hpp), whose centre is translated by `shift`; with
+/// `mutual_images` the pair (a, b + n) stands for (b, a - n) too (PeriodicImage::opposite),
+/// and a cell paired with its own image (a, a + n) is no self pair (its two directions are
+/// two entries) but splits both sides like one, into all child pairs (a_i, a_j + n);
+/// otherwise pairs with images are directed.
 template <class MemorySpace>
 struct PairRule
 {
@@ -229,10 +232,14 @@ struct PairRule
   double root_side;    ///< side of the level-0 cell (classic rule)
   bool classic;
   bool treecode;
-  bool one_tree;    ///< the targets are the sources: (A, A) is a self pair
-  ImageShift shift; ///< periodic boundaries: the period (0: none)
+  bool one_tree;      ///< the targets are the sources: (A, A) is a self pair
+  ImageShift shift;   ///< periodic boundaries: the period (0: none)
+  bool mutual_images; ///< periodic boundaries: ImagePairs::mutual
 
-  KOKKOS_FUNCTION bool mutual() const { return one_tree && !treecode; }
+  KOKKOS_FUNCTION bool mutual() const
+  {
+    return one_tree && !treecode && (shift.period == 0 || mutual_images);
+  }
 
   /// Acceptance::classic: the gap between the boxes, in the axis where it is widest, is at
   /// least the larger box's side. Box faces lie on the grid of the finer box, so the gap is
@@ -320,7 +327,7 @@ struct PairRule
       return far_pair;
     if (nt == 0 && ns == 0)
       return near_pair;
-    if (one_tree && PeriodicImage::cellOf(s) == t) // a cell and its own image
+    if (mutual() && PeriodicImage::cellOf(s) == t) // a cell and its own image
       return split_both;
     if (nt > 0 && (ns == 0 || targetIsLarger(t, s)))
       return split_target;
@@ -670,8 +677,9 @@ private:
 };
 
 /// The first frontier: the pair (root, root), the root being cell 0; with periodic
-/// boundaries also the root and each of its near images (PeriodicImage::reach) whose n is
-/// positive in lexicographic order, which stand for the opposite images too (mutual pairs).
+/// boundaries also the root and each of its near images (PeriodicImage::reach), or with
+/// mutual pairs those whose n is positive in lexicographic order, which stand for the
+/// opposite images too.
 /// Like every frontier it is written only within its capacity and counted whole, so that a
 /// traversal whose first frontier overflowed runs again with more room.
 template <class MemorySpace>
@@ -680,6 +688,7 @@ struct FirstPair
   Frontier<MemorySpace> frontier;
   Kokkos::View<TraversalCounters::Count *, MemorySpace> counters;
   bool periodic;
+  bool mutual;
 
   KOKKOS_FUNCTION void operator()(int) const
   {
@@ -690,7 +699,7 @@ struct FirstPair
         for (int nz = -reach; nz <= reach; ++nz)
         {
           bool const positive = nx > 0 || (nx == 0 && (ny > 0 || (ny == 0 && nz >= 0)));
-          if (!positive)
+          if (mutual && !positive)
             continue;
           if (static_cast<std::size_t>(pairs) < frontier.targets.extent(0))
           {
@@ -875,14 +884,15 @@ struct NoFarEntriesHook
 /// traversal's first capacities are ExpectedSizes(theta, capacity_factor). `far_entries_hook`,
 /// if any, works on the far entries before the traversal's read (NoFarEntriesHook). With
 /// `periodic`, the tree's cube is the period and the sources are the tree's cells and their
-/// near images (tree/PeriodicImage.hpp): fmm lists of one tree only.
+/// near images (tree/PeriodicImage.hpp), paired as `image_pairs` says: fmm lists of one tree
+/// only.
 template <class ExecutionSpace, class MemorySpace, class FarEntriesHook = NoFarEntriesHook>
-InteractionLists<MemorySpace>
-buildInteractionListsIn(ExecutionSpace const &space, kfmm::detail::Workspace<MemorySpace> &memory,
-                        Octree<MemorySpace> const &targets, Octree<MemorySpace> const &sources,
-                        double theta, ListKind method, Acceptance acceptance, double separation,
-                        bool equal_ratios, SparseLeaves sparse, double capacity_factor = 1,
-                        FarEntriesHook *far_entries_hook = nullptr, bool periodic = false)
+InteractionLists<MemorySpace> buildInteractionListsIn(
+    ExecutionSpace const &space, kfmm::detail::Workspace<MemorySpace> &memory,
+    Octree<MemorySpace> const &targets, Octree<MemorySpace> const &sources, double theta,
+    ListKind method, Acceptance acceptance, double separation, bool equal_ratios,
+    SparseLeaves sparse, double capacity_factor = 1, FarEntriesHook *far_entries_hook = nullptr,
+    bool periodic = false, ImagePairs image_pairs = ImagePairs::mutual)
 {
   kfmm::detail::ScopedRegion region("kfmm::lists::build");
   std::string const where = "kfmm::tree::buildInteractionLists";
@@ -938,7 +948,8 @@ buildInteractionListsIn(ExecutionSpace const &space, kfmm::detail::Workspace<Mem
                                            acceptance == Acceptance::classic,
                                            treecode,
                                            one_tree,
-                                           ImageShift{periodic ? targets.cube.side : 0.0}};
+                                           ImageShift{periodic ? targets.cube.side : 0.0},
+                                           image_pairs == ImagePairs::mutual};
 
   // The traversal: rounds 0 .. last_round, a fixed number, each one kernel that reads its
   // frontier's size on the device. Each round splits one side of every pair it does not
@@ -967,7 +978,8 @@ buildInteractionListsIn(ExecutionSpace const &space, kfmm::detail::Workspace<Mem
   // in free space, fall short of them at the tuned leaf sizes (docs/TUNING.md).
   detail::ExpectedSizes const expected(theta, capacity_factor * (equal_ratios ? 1.5 : 1.0) *
                                                   (periodic ? 1.5 : 1.0));
-  // Directed pairs (treecode, two trees) are not halved by symmetry: twice the frontier.
+  // Directed pairs (treecode, two trees, directed images) are not halved by symmetry: twice
+  // the frontier.
   std::size_t frontier_capacity =
       expected.of((rule.mutual() ? 1 : 2) * expected.frontier_per_cell, num_cells);
   std::size_t far_capacity = treecode ? expected.of(expected.m2p_per_leaf, num_leaves)
@@ -1002,8 +1014,9 @@ buildInteractionListsIn(ExecutionSpace const &space, kfmm::detail::Workspace<Mem
     memory.reserve(space, status, 3 * tiles, "kfmm::lists::tile_status");
     Kokkos::deep_copy(space, status, 0);
     Kokkos::deep_copy(space, counters, 0);
-    Kokkos::parallel_for("kfmm::lists::first_pair", Policy(space, 0, 1),
-                         detail::FirstPair<MemorySpace>{frontiers[0], counters, periodic});
+    Kokkos::parallel_for(
+        "kfmm::lists::first_pair", Policy(space, 0, 1),
+        detail::FirstPair<MemorySpace>{frontiers[0], counters, periodic, rule.mutual()});
     for (int round = 0; round <= slots.last_round; ++round)
     {
       Kokkos::parallel_for(

@@ -19,6 +19,15 @@ enum class ListKind
 
 /// Which pairs of cells interact through their expansions (the multipole acceptance
 /// criterion of the interaction lists).
+/// How the traversal of a periodic box pairs cells with the near images' cells
+/// (tree/InteractionLists.hpp): one decision per pair and its mirror, or per direction.
+enum class ImagePairs
+{
+  mutual,  ///< (a, b + n) stands for (b, a - n) too: half the pairs, a cell and its own image
+           ///< split on both sides
+  directed ///< (a, b + n) and (b, a - n) traversed apart, as between two trees
+};
+
 enum class Acceptance
 {
   theta,  ///< (R_t + R_s) < theta |c_t - c_s|, with R the radius of a ball about the cell's

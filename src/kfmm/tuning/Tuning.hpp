@@ -11,6 +11,7 @@
 
 #include <kfmm/tuning/AccuracyTable.hpp>
 #include <kfmm/tuning/HostLeafSizes.hpp>
+#include <kfmm/tree/ListRules.hpp>
 
 #include <Kokkos_Core.hpp>
 
@@ -104,6 +105,10 @@ struct Tuning : HostLeafSizes
   static constexpr int lists_lookback_window = 4;
   /// The traversal rounds' Kokkos::LaunchBounds (a register cap on GPUs): none here.
   using ListsLaunchBounds = Kokkos::LaunchBounds<>;
+  /// How a periodic box's traversal pairs cells with the near images' (tree::ImagePairs):
+  /// mutual pairs halve the traversal's work, which is the periodic lists' cost here
+  /// (docs/TUNING.md, "The lists' traversal").
+  static constexpr tree::ImagePairs lists_image_pairs = tree::ImagePairs::mutual;
   /// The grouped M2L kernel's Kokkos::LaunchBounds (a register cap on GPUs) for teams whose
   /// scratch takes at most m2l_capped_scratch_bytes; larger teams launch without: none here.
   using M2LGroupedLaunchBounds = Kokkos::LaunchBounds<>;

@@ -6,6 +6,7 @@
 // where a team is a thread block and each thread owns one target.
 
 #include <kfmm/backend/CudaLeafSizes.hpp>
+#include <kfmm/tree/ListRules.hpp>
 
 #include <Kokkos_Core.hpp>
 
@@ -91,6 +92,10 @@ struct Tuning<Kokkos::Cuda> : CudaLeafSizes
   // from constant memory; launched with its functor as a kernel argument it took 83, and
   // two fit (kfmm/detail/ArgumentLaunch.hpp).
   using ListsLaunchBounds = Kokkos::LaunchBounds<lists_team_size, 3>;
+  // A periodic box's pairs with the near images directed: mutual pairs save a little of the
+  // lists' traversal but lengthen the coarse cells' M2L rows, which one team each sums, past
+  // the M2L's span at 1e6 (docs/TUNING.md, "The lists' traversal").
+  static constexpr tree::ImagePairs lists_image_pairs = tree::ImagePairs::directed;
   // At most 64 registers per thread, so that 8 blocks of 128 threads fit on a multiprocessor,
   // when 8 blocks' scratch fits too (8 x 24 KiB of the 228 KiB of an H100 or H200; GPUs with
   // less shared memory per multiprocessor need their own threshold): uncapped, the compiler
