@@ -302,6 +302,40 @@ TEMPLATE_LIST_TEST_CASE("grouped, rotation and per-pair M2L agree to rounding", 
     CAPTURE(order);
     CHECK(fmm.stats().m2l_variant == expected);
   }
+
+  // Above m2l_grouped_max_order, a long M2L list keeps the grouped M2L up to
+  // m2l_grouped_long_list_max_order (its translations outweigh its class matrices' build), a
+  // short one takes the order's choice, and beyond that order the list's length does not
+  // count.
+  auto const by_order = [&](int order) {
+    return kfmm::detail::automaticM2LVariant<Tune, Real>(order);
+  };
+  double const long_list = Tune::m2l_grouped_long_list_entries;
+  for (int order = Tune::m2l_grouped_max_order + 1; order <= Tune::m2l_grouped_long_list_max_order;
+       ++order)
+  {
+    CAPTURE(order);
+    CHECK(kfmm::detail::automaticM2LVariant<Tune, Real>(order, long_list) ==
+          kfmm::M2LVariant::grouped);
+    CHECK(kfmm::detail::automaticM2LVariant<Tune, Real>(order, 0.5 * long_list) == by_order(order));
+  }
+  int const beyond = Tune::m2l_grouped_long_list_max_order + 1;
+  CHECK(kfmm::detail::automaticM2LVariant<Tune, Real>(beyond, 1e12) == by_order(beyond));
+  // The solver asks with its own list: 2e5 uniform particles in leaves of about 30 at theta
+  // 0.7 make a list above the length (built, not evaluated).
+  if (Tune::m2l_grouped_long_list_max_order > Tune::m2l_grouped_max_order)
+  {
+    std::size_t const many = 200000;
+    Particles<TestType> u(many);
+    kfmm::generate(space, kfmm::Distribution::uniform, 3, u.x, u.q);
+    options.order = Tune::m2l_grouped_max_order + 1;
+    options.theta = 0.7;
+    options.leaf_size = 32;
+    options.m2l_variant = kfmm::M2LVariant::automatic;
+    kfmm::Fmm<Real, Memory> fmm(space, u.x, options);
+    REQUIRE(static_cast<double>(fmm.stats().m2l_interactions) >= long_list);
+    CHECK(fmm.stats().m2l_variant == std::string("grouped"));
+  }
 }
 
 TEMPLATE_LIST_TEST_CASE("a tree built once evaluates like fresh solvers", "[fmm][reuse]",

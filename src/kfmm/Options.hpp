@@ -243,12 +243,18 @@ constexpr int rotationM2LMinOrder()
                                           : Tuning::m2l_rotation_min_order_double;
 }
 
-/// The backend's measured choice of M2L variant at order p in precision Real (its tuning
-/// data `Tuning`): the rotation M2L from order rotationM2LMinOrder, below it the grouped M2L
-/// up to order m2l_grouped_max_order, the per-pair M2L between them.
+/// The backend's measured choice of M2L variant at order p in precision Real for an M2L list
+/// of `entries` entries (its tuning data `Tuning`): the rotation M2L from order
+/// rotationM2LMinOrder, below it the grouped M2L up to order m2l_grouped_max_order, the
+/// per-pair M2L between them; but the grouped M2L up to order m2l_grouped_long_list_max_order
+/// for a list of at least m2l_grouped_long_list_entries entries, whose translations outweigh
+/// the build of its class matrices.
 template <class Tuning, class Real>
-constexpr M2LVariant automaticM2LVariant(int p)
+constexpr M2LVariant automaticM2LVariant(int p, double entries = 0)
 {
+  if (p > Tuning::m2l_grouped_max_order && p <= Tuning::m2l_grouped_long_list_max_order &&
+      entries >= Tuning::m2l_grouped_long_list_entries)
+    return M2LVariant::grouped;
   return p >= rotationM2LMinOrder<Tuning, Real>() ? M2LVariant::rotation
          : p <= Tuning::m2l_grouped_max_order     ? M2LVariant::grouped
                                                   : M2LVariant::per_pair;

@@ -56,13 +56,14 @@ struct Plan
   M2LRotations<Real, MemorySpace> rotations;  ///< rotation only
 };
 
-/// The M2L variant to prepare: as asked, or the backend's choice for the order.
+/// The M2L variant to prepare: as asked, or the backend's choice for the order and an M2L
+/// list of `entries` entries (0: before the lists, by the order alone).
 template <class ExecutionSpace, class Real>
-M2LVariant chooseVariant(Options const &options)
+M2LVariant chooseVariant(Options const &options, double entries = 0)
 {
   if (options.m2l_variant != M2LVariant::automatic)
     return options.m2l_variant;
-  return detail::automaticM2LVariant<tuning::Tuning<ExecutionSpace>, Real>(options.order);
+  return detail::automaticM2LVariant<tuning::Tuning<ExecutionSpace>, Real>(options.order, entries);
 }
 
 /// Whether the grouped M2L's kernel fits the backend's team scratch at the order: where it

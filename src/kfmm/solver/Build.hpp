@@ -203,13 +203,12 @@ void buildOnTrees(ExecutionSpace const &space, detail::SideInstance<ExecutionSpa
   auto &record = state.build_stages;
   // Where the backend's tuning says so, the grouped M2L's classes are counted on the
   // traversal's far entries, so that their number comes back in the lists' read
-  // (farfield::M2LClassCount).
-  M2LVariant const variant = fmm ? farfield::chooseVariant<ExecutionSpace, Real>(options)
-                                 : M2LVariant::automatic;
-  bool const grouped = variant == M2LVariant::grouped &&
-                       farfield::groupedFits<ExecutionSpace, Real>(options, where);
+  // (farfield::M2LClassCount): where the order alone chooses the grouped M2L.
+  bool const grouped_by_order =
+      fmm && farfield::chooseVariant<ExecutionSpace, Real>(options) == M2LVariant::grouped &&
+      farfield::groupedFits<ExecutionSpace, Real>(options, where);
   std::optional<farfield::M2LClassCount<MemorySpace>> classes;
-  if (grouped && tuning::Tuning<ExecutionSpace>::m2l_classes_in_lists_read)
+  if (grouped_by_order && tuning::Tuning<ExecutionSpace>::m2l_classes_in_lists_read)
     classes.emplace(space, memory, state.target_tree, state.source_tree,
                     farfield::minClassEntries<ExecutionSpace>(order));
   auto *const counted = classes ? &*classes : nullptr;
@@ -229,6 +228,12 @@ void buildOnTrees(ExecutionSpace const &space, detail::SideInstance<ExecutionSpa
   if (options.periodic.enabled && fmm)
     state.lattice = periodic::farLattice<ExecutionSpace, MemorySpace>(
         space, state.source_tree.cube.side, order);
+  // The automatic choice knows the M2L list's length now (automaticM2LVariant).
+  M2LVariant const variant = fmm ? farfield::chooseVariant<ExecutionSpace, Real>(
+                                       options, static_cast<double>(state.lists.m2l.size))
+                                 : M2LVariant::automatic;
+  bool const grouped = variant == M2LVariant::grouped &&
+                       farfield::groupedFits<ExecutionSpace, Real>(options, where);
   // The particles' sorted keys served the trees' builds only: 8 bytes per particle less.
   memory.give(state.source_tree.keys);
   memory.give(state.target_tree.keys);

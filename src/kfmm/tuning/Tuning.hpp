@@ -152,6 +152,13 @@ struct Tuning : HostLeafSizes
   static constexpr int m2l_grouped_max_order = 14;
   static constexpr int m2l_rotation_min_order_float = 15;
   static constexpr int m2l_rotation_min_order_double = 15;
+  /// Above m2l_grouped_max_order, up to m2l_grouped_long_list_max_order, the grouped M2L is
+  /// still the automatic choice for an M2L list of at least m2l_grouped_long_list_entries
+  /// entries: its translations cost less than the rotation's there too, but the build of its
+  /// class matrices, once per evaluation and class, outweighs that on short lists
+  /// (docs/TUNING.md, "The M2L variant by order").
+  static constexpr int m2l_grouped_long_list_max_order = 18;
+  static constexpr double m2l_grouped_long_list_entries = 5e5;
   /// M2M and L2L as matrix products (kernels/ShiftMatrices.hpp) up to this order; above,
   /// each child's shift is built on the fly (m2mTeam, l2lTeam).
   static constexpr int shift_matrix_max_order = 24;

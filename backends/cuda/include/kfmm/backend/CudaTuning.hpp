@@ -130,6 +130,10 @@ struct Tuning<Kokkos::Cuda> : CudaLeafSizes
   // (docs/TUNING.md, "The M2L variant by order").
   static constexpr int m2l_rotation_min_order_float = 9;
   static constexpr int m2l_rotation_min_order_double = 8;
+  // The order alone chooses: the rotation M2L won from order 9 on lists of 1e6 particles
+  // already (docs/TUNING.md).
+  static constexpr int m2l_grouped_long_list_max_order = m2l_grouped_max_order;
+  static constexpr double m2l_grouped_long_list_entries = 0;
   // M2M and L2L as matrix products at every order: the pair is faster than built on the fly
   // at every order measured (docs/TUNING.md).
   static constexpr int shift_matrix_max_order = 24;
