@@ -59,6 +59,40 @@ auto hostList(List const &list, int rows)
   return std::make_pair(offsets, sources);
 }
 
+/// Host copies of a tree's arrays that the checks read.
+template <class Tree>
+struct HostTree
+{
+  explicit HostTree(Tree const &tree)
+      : n(static_cast<int>(tree.numParticles())), num_cells(tree.numCells()),
+        num_leaves(tree.numLeaves()), begin(toHost(tree.particle_begin)),
+        end(toHost(tree.particle_end)), parent(toHost(tree.parent)),
+        child_count(toHost(tree.child_count)), centre(toHost(tree.centre)),
+        radius(toHost(tree.radius)), level(toHost(tree.level)), leaves(toHost(tree.leaves))
+  {
+  }
+
+  int n, num_cells, num_leaves;
+  decltype(toHost(std::declval<Tree>().particle_begin)) begin, end;
+  decltype(toHost(std::declval<Tree>().parent)) parent;
+  decltype(toHost(std::declval<Tree>().child_count)) child_count;
+  decltype(toHost(std::declval<Tree>().centre)) centre;
+  decltype(toHost(std::declval<Tree>().radius)) radius;
+  decltype(toHost(std::declval<Tree>().level)) level;
+  decltype(toHost(std::declval<Tree>().leaves)) leaves;
+};
+
+/// Whether `ranges` of cells' particles, nested or disjoint, cover [0, n) each particle
+/// exactly once: sorted, they follow one another from 0 to n. Sorts them.
+inline bool coverOnce(std::vector<std::pair<int, int>> &ranges, int n)
+{
+  std::sort(ranges.begin(), ranges.end());
+  int next = 0;
+  for (auto const &r : ranges)
+    next = r.first == next ? r.second : -1;
+  return next == n;
+}
+
 /// For every target leaf (hence every target particle): the particle ranges of its P2P
 /// sources and of its far-field cells (M2L of the leaf and its ancestors in fmm mode, M2P of
 /// the leaf in treecode mode) tile [0, N) exactly: every particle once. Also: the acceptance
@@ -71,19 +105,10 @@ auto hostList(List const &list, int rows)
 template <class Tree, class Lists>
 void checkLists(Tree const &tree, Lists const &lists)
 {
-  int const n = static_cast<int>(tree.numParticles());
-  int const num_cells = tree.numCells();
-  int const num_leaves = tree.numLeaves();
-  auto const begin = toHost(tree.particle_begin);
-  auto const end = toHost(tree.particle_end);
-  auto const parent = toHost(tree.parent);
-  auto const child_count = toHost(tree.child_count);
-  auto const centre = toHost(tree.centre);
-  auto const radius = toHost(tree.radius);
-  auto const leaves = toHost(tree.leaves);
-  auto const [m2l_offsets, m2l] = hostList(lists.m2l, num_cells);
-  auto const [m2p_offsets, m2p] = hostList(lists.m2p, num_leaves);
-  auto const [p2p_offsets, p2p] = hostList(lists.p2p, num_leaves);
+  HostTree<Tree> const h(tree);
+  auto const [m2l_offsets, m2l] = hostList(lists.m2l, h.num_cells);
+  auto const [m2p_offsets, m2p] = hostList(lists.m2p, h.num_leaves);
+  auto const [p2p_offsets, p2p] = hostList(lists.p2p, h.num_leaves);
   bool const treecode = lists.method == Method::treecode;
   if (treecode)
     CHECK(lists.m2l.size == 0);
@@ -97,45 +122,44 @@ void checkLists(Tree const &tree, Lists const &lists)
   // the larger side; the slack is a quarter of the finer side.
   double const theta = lists.theta;
   bool const classic = lists.acceptance == kfmm::Acceptance::classic;
-  auto const level = toHost(tree.level);
   auto const accepted = [&](int t, int s, double slack) {
-    double const dx = centre(t, 0) - centre(s, 0);
-    double const dy = centre(t, 1) - centre(s, 1);
-    double const dz = centre(t, 2) - centre(s, 2);
+    double const dx = h.centre(t, 0) - h.centre(s, 0);
+    double const dy = h.centre(t, 1) - h.centre(s, 1);
+    double const dz = h.centre(t, 2) - h.centre(s, 2);
     if (classic)
     {
-      double const ht = std::ldexp(tree.cube.side, -level(t));
-      double const hs = std::ldexp(tree.cube.side, -level(s));
+      double const ht = std::ldexp(tree.cube.side, -h.level(t));
+      double const hs = std::ldexp(tree.cube.side, -h.level(s));
       double const gap = std::max({std::abs(dx), std::abs(dy), std::abs(dz)}) - (ht + hs) / 2;
       return gap >= std::max(ht, hs) - (slack > 0 ? 0.25 : -0.25) * std::min(ht, hs) &&
-             std::sqrt(dx * dx + dy * dy + dz * dz) * (1 + slack) - radius(t) - radius(s) >=
+             std::sqrt(dx * dx + dy * dy + dz * dz) * (1 + slack) - h.radius(t) - h.radius(s) >=
                  lists.separation;
     }
     // The theta rule (tree::detail::thetaAccepts), the particles at least the lists'
     // separation apart.
     double const d = std::sqrt(dx * dx + dy * dy + dz * dz) * (1 + slack);
     double const ratio = theta / (2 - theta);
-    bool const ratios = !lists.equal_ratios || (radius(s) < ratio * (d - radius(t)) &&
-                                                radius(t) < ratio * (d - radius(s)));
-    return radius(t) + radius(s) < theta * d && ratios &&
-           d - radius(t) - radius(s) >= lists.separation;
+    bool const ratios = !lists.equal_ratios || (h.radius(s) < ratio * (d - h.radius(t)) &&
+                                                h.radius(t) < ratio * (d - h.radius(s)));
+    return h.radius(t) + h.radius(s) < theta * d && ratios &&
+           d - h.radius(t) - h.radius(s) >= lists.separation;
   };
   // A sparse leaf (tree::detail::PairRule::sparseLeafPair): a leaf of at most
   // lists.sparse.leaf particles. `larger` is the cell the traversal splits first (the
   // larger radius, or the coarser box of the classic rule), where the two differ;
   // `direct`, whether a pair is within the rule's particle pairs.
   auto const sparse = [&](int c) {
-    return child_count(c) == 0 && end(c) - begin(c) <= lists.sparse.leaf;
+    return h.child_count(c) == 0 && h.end(c) - h.begin(c) <= lists.sparse.leaf;
   };
   auto const direct = [&](int a, int b) {
-    return double(end(a) - begin(a)) * double(end(b) - begin(b)) <= lists.sparse.pairs;
+    return double(h.end(a) - h.begin(a)) * double(h.end(b) - h.begin(b)) <= lists.sparse.pairs;
   };
   auto const larger = [&](int a, int b) {
-    return classic ? level(a) < level(b) : radius(a) > radius(b);
+    return classic ? h.level(a) < h.level(b) : h.radius(a) > h.radius(b);
   };
   // Plain loops that remember the first failure: one assertion per property, not per entry.
   int bad_m2l = -1, sparse_m2l = -1;
-  for (int c = 0; c < num_cells && bad_m2l < 0; ++c)
+  for (int c = 0; c < h.num_cells && bad_m2l < 0; ++c)
     for (auto e = m2l_offsets(c); e < m2l_offsets(c + 1); ++e)
     {
       int const s = m2l(e);
@@ -150,9 +174,9 @@ void checkLists(Tree const &tree, Lists const &lists)
   int bad_near = -1, missing_self = -1, bad_far = -1, bad_cover = -1;
   std::uint64_t near_pairs = 0;
   std::vector<std::pair<int, int>> ranges;
-  for (int j = 0; j < num_leaves; ++j)
+  for (int j = 0; j < h.num_leaves; ++j)
   {
-    int const leaf = leaves(j);
+    int const leaf = h.leaves(j);
     ranges.clear();
     bool self = false;
     for (auto e = p2p_offsets(j); e < p2p_offsets(j + 1); ++e)
@@ -160,11 +184,12 @@ void checkLists(Tree const &tree, Lists const &lists)
       int const s = p2p(e);
       // An accepted pair of leaves is near only for a sparse leaf, which splits no further.
       bool const sparse_pair = direct(leaf, s) && (sparse(s) || (!treecode && sparse(leaf)));
-      if (child_count(s) != 0 || (s != leaf && !sparse_pair && accepted(leaf, s, -1e-12)))
+      if (h.child_count(s) != 0 || (s != leaf && !sparse_pair && accepted(leaf, s, -1e-12)))
         bad_near = bad_near < 0 ? j : bad_near;
       self = self || s == leaf;
-      ranges.emplace_back(begin(s), end(s));
-      near_pairs += std::uint64_t(end(leaf) - begin(leaf)) * std::uint64_t(end(s) - begin(s));
+      ranges.emplace_back(h.begin(s), h.end(s));
+      near_pairs +=
+          std::uint64_t(h.end(leaf) - h.begin(leaf)) * std::uint64_t(h.end(s) - h.begin(s));
     }
     if (!self)
       missing_self = missing_self < 0 ? j : missing_self;
@@ -173,18 +198,12 @@ void checkLists(Tree const &tree, Lists const &lists)
       int const s = m2p(e);
       if (!accepted(leaf, s, 1e-12) || (direct(leaf, s) && sparse(s) && larger(s, leaf)))
         bad_far = bad_far < 0 ? j : bad_far;
-      ranges.emplace_back(begin(m2p(e)), end(m2p(e)));
+      ranges.emplace_back(h.begin(m2p(e)), h.end(m2p(e)));
     }
-    for (int c = leaf; c >= 0; c = parent(c))
+    for (int c = leaf; c >= 0; c = h.parent(c))
       for (auto e = m2l_offsets(c); e < m2l_offsets(c + 1); ++e)
-        ranges.emplace_back(begin(m2l(e)), end(m2l(e)));
-    // Cells' ranges are nested or disjoint, so sorted ranges that follow one another
-    // from 0 to N cover each particle exactly once.
-    std::sort(ranges.begin(), ranges.end());
-    int next = 0;
-    for (auto const &r : ranges)
-      next = r.first == next ? r.second : -1;
-    if (next != n)
+        ranges.emplace_back(h.begin(m2l(e)), h.end(m2l(e)));
+    if (!coverOnce(ranges, h.n))
       bad_cover = bad_cover < 0 ? j : bad_cover;
   }
   CHECK(bad_near == -1);     // first leaf row with a near source that is not a leaf or is far
@@ -204,18 +223,9 @@ template <class Tree, class Lists>
 void checkPeriodicLists(Tree const &tree, Lists const &lists)
 {
   using kfmm::tree::PeriodicImage;
-  int const n = static_cast<int>(tree.numParticles());
-  int const num_cells = tree.numCells();
-  int const num_leaves = tree.numLeaves();
-  auto const begin = toHost(tree.particle_begin);
-  auto const end = toHost(tree.particle_end);
-  auto const parent = toHost(tree.parent);
-  auto const child_count = toHost(tree.child_count);
-  auto const centre = toHost(tree.centre);
-  auto const radius = toHost(tree.radius);
-  auto const leaves = toHost(tree.leaves);
-  auto const [m2l_offsets, m2l] = hostList(lists.m2l, num_cells);
-  auto const [p2p_offsets, p2p] = hostList(lists.p2p, num_leaves);
+  HostTree<Tree> const h(tree);
+  auto const [m2l_offsets, m2l] = hostList(lists.m2l, h.num_cells);
+  auto const [p2p_offsets, p2p] = hostList(lists.p2p, h.num_leaves);
   REQUIRE(lists.shift.period == tree.cube.side);
   int const images = 2 * PeriodicImage::reach + 1;
   auto const image = [&](int s) {
@@ -229,13 +239,13 @@ void checkPeriodicLists(Tree const &tree, Lists const &lists)
     double d2 = 0;
     for (int k = 0; k < 3; ++k)
     {
-      double const dk = centre(t, k) - centre(c, k) - lists.shift(s, k);
+      double const dk = h.centre(t, k) - h.centre(c, k) - lists.shift(s, k);
       d2 += dk * dk;
     }
-    return radius(t) + radius(c) < lists.theta * std::sqrt(d2) * (1 + slack);
+    return h.radius(t) + h.radius(c) < lists.theta * std::sqrt(d2) * (1 + slack);
   };
   int bad_m2l = -1;
-  for (int c = 0; c < num_cells && bad_m2l < 0; ++c)
+  for (int c = 0; c < h.num_cells && bad_m2l < 0; ++c)
     for (auto e = m2l_offsets(c); e < m2l_offsets(c + 1); ++e)
       if (!accepted(c, m2l(e), 1e-12))
         bad_m2l = c;
@@ -244,36 +254,31 @@ void checkPeriodicLists(Tree const &tree, Lists const &lists)
   int bad_near = -1, bad_cover = -1;
   std::uint64_t near_pairs = 0;
   std::vector<std::vector<std::pair<int, int>>> ranges(images * images * images);
-  for (int j = 0; j < num_leaves; ++j)
+  for (int j = 0; j < h.num_leaves; ++j)
   {
-    int const leaf = leaves(j);
+    int const leaf = h.leaves(j);
     for (auto &r : ranges)
       r.clear();
     for (auto e = p2p_offsets(j); e < p2p_offsets(j + 1); ++e)
     {
       int const s = p2p(e);
       int const c = PeriodicImage::cellOf(s);
-      if (child_count(c) != 0 || (s != leaf && accepted(leaf, s, -1e-12)))
+      if (h.child_count(c) != 0 || (s != leaf && accepted(leaf, s, -1e-12)))
         bad_near = bad_near < 0 ? j : bad_near;
-      ranges[image(s)].emplace_back(begin(c), end(c));
-      near_pairs += std::uint64_t(end(leaf) - begin(leaf)) * std::uint64_t(end(c) - begin(c));
+      ranges[image(s)].emplace_back(h.begin(c), h.end(c));
+      near_pairs +=
+          std::uint64_t(h.end(leaf) - h.begin(leaf)) * std::uint64_t(h.end(c) - h.begin(c));
     }
-    for (int c = leaf; c >= 0; c = parent(c))
+    for (int c = leaf; c >= 0; c = h.parent(c))
       for (auto e = m2l_offsets(c); e < m2l_offsets(c + 1); ++e)
       {
         int const s = m2l(e);
-        ranges[image(s)].emplace_back(begin(PeriodicImage::cellOf(s)),
-                                      end(PeriodicImage::cellOf(s)));
+        ranges[image(s)].emplace_back(h.begin(PeriodicImage::cellOf(s)),
+                                      h.end(PeriodicImage::cellOf(s)));
       }
     for (auto &r : ranges)
-    {
-      std::sort(r.begin(), r.end());
-      int next = 0;
-      for (auto const &range : r)
-        next = range.first == next ? range.second : -1;
-      if (next != n)
+      if (!coverOnce(r, h.n))
         bad_cover = bad_cover < 0 ? j : bad_cover;
-    }
   }
   CHECK(bad_near == -1);  // first leaf row with a near source that is not a leaf or is far
   CHECK(bad_cover == -1); // first leaf row missing a particle of an image, or meeting it twice
