@@ -2,7 +2,9 @@
 // A Kokkos Tools library that shows where the host's time goes in a run of kfmm: per
 // profiling region (nested regions are named by their path), the wall time spent inside it
 // and the device allocations, releases, deep copies and kernel launches made in it but not
-// in a region nested in it. Printed to standard error when Kokkos finalises.
+// in a region nested in it; then, per kernel name, the host time from its launch to the launch's
+// return (on the host spaces its run time, on a GPU the launch's). Printed to standard error
+// when Kokkos finalises.
 //
 //   KOKKOS_PROFILE_LIBRARY=build/<preset>/perf/libkfmm_region_census.so kfmm ...
 //
@@ -33,8 +35,18 @@ struct RegionCensus
   long kernels = 0;
 };
 
+struct KernelCensus
+{
+  double seconds = 0;
+  long calls = 0;
+};
+
 std::vector<std::pair<std::string, Clock::time_point>> open_regions;
 std::map<std::string, RegionCensus> census;
+std::map<std::string, KernelCensus> kernel_census;
+/// The kernels launched and not returned, by the id handed to Kokkos (nested launches
+/// happen where a kernel's functor launches one on the host).
+std::vector<std::pair<std::string, Clock::time_point>> open_kernels;
 
 /// The innermost open region's path, "outer > inner"; "(outside regions)" when none is open.
 std::string currentPath()
@@ -46,6 +58,23 @@ std::string currentPath()
 }
 
 RegionCensus &current() { return census[currentPath()]; }
+
+void beginKernel(char const *name, std::uint64_t *id)
+{
+  *id = open_kernels.size();
+  open_kernels.emplace_back(name, Clock::now());
+  ++current().kernels;
+}
+
+void endKernel(std::uint64_t id)
+{
+  if (id >= open_kernels.size())
+    return;
+  KernelCensus &k = kernel_census[open_kernels[id].first];
+  k.seconds += std::chrono::duration<double>(Clock::now() - open_kernels[id].second).count();
+  ++k.calls;
+  open_kernels.resize(id);
+}
 
 } // namespace
 
@@ -77,6 +106,9 @@ extern "C"
     for (auto const &[path, c] : census)
       std::fprintf(stderr, "%-100s %10.3f %6ld %7ld %8ld %6ld %7ld\n", path.c_str(),
                    c.seconds * 1e3, c.calls, c.allocations, c.releases, c.copies, c.kernels);
+    std::fprintf(stderr, "\n%-100s %10s %6s\n", "kernel", "ms", "calls");
+    for (auto const &[name, k] : kernel_census)
+      std::fprintf(stderr, "%-100s %10.3f %6ld\n", name.c_str(), k.seconds * 1e3, k.calls);
   }
 
   void kokkosp_push_profile_region(char const *name)
@@ -114,27 +146,24 @@ extern "C"
 
   void kokkosp_end_deep_copy() {}
 
-  void kokkosp_begin_parallel_for(char const *, std::uint32_t, std::uint64_t *id)
+  void kokkosp_begin_parallel_for(char const *name, std::uint32_t, std::uint64_t *id)
   {
-    *id = 0;
-    ++current().kernels;
+    beginKernel(name, id);
   }
 
-  void kokkosp_end_parallel_for(std::uint64_t) {}
+  void kokkosp_end_parallel_for(std::uint64_t id) { endKernel(id); }
 
-  void kokkosp_begin_parallel_scan(char const *, std::uint32_t, std::uint64_t *id)
+  void kokkosp_begin_parallel_scan(char const *name, std::uint32_t, std::uint64_t *id)
   {
-    *id = 0;
-    ++current().kernels;
+    beginKernel(name, id);
   }
 
-  void kokkosp_end_parallel_scan(std::uint64_t) {}
+  void kokkosp_end_parallel_scan(std::uint64_t id) { endKernel(id); }
 
-  void kokkosp_begin_parallel_reduce(char const *, std::uint32_t, std::uint64_t *id)
+  void kokkosp_begin_parallel_reduce(char const *name, std::uint32_t, std::uint64_t *id)
   {
-    *id = 0;
-    ++current().kernels;
+    beginKernel(name, id);
   }
 
-  void kokkosp_end_parallel_reduce(std::uint64_t) {}
+  void kokkosp_end_parallel_reduce(std::uint64_t id) { endKernel(id); }
 }
