@@ -470,23 +470,38 @@ def cpu():
                          else "-"] + provenance(reports[0], len(reports)))
     out.append(table(["1e6 uniform, <= 1e-4", "time", "M2L, M2M, L2L, P2P", "field error",
                       "double over float"] + PROVENANCE, rows))
-    # thread scaling on the GPU machine's 16 host cores
-    a = Archive("2026-11-29-threads-16core")
+    # thread scaling on the GPU machine's 16 host cores, two starts of the machine (a, b)
+    a = Archive("2026-12-01-threads-16core")
     rows = []
-    for precision, order, theta, leaf in [("double", 6, 0.7, 64), ("float", 6, 0.7, 64),
-                                          ("double", 10, 0.7, 128)]:
-        reports = {t: a.json(f"cpu16-{precision}-o{order}-threads{t}.json") for t in (1, 2, 4, 8, 16)}
+    for start, precision, order, theta, leaf in [("a", "double", 6, 0.7, 64),
+                                                 ("b", "double", 6, 0.7, 64),
+                                                 ("b", "float", 6, 0.7, 64),
+                                                 ("b", "double", 10, 0.7, 128)]:
+        reports = {t: a.json(f"{start}-cpu16-{precision}-o{order}-threads{t}.json")
+                   for t in (1, 2, 4, 8, 16)}
         times = {t: r["timing"]["total_seconds"] for t, r in reports.items()}
         one, all16 = reports[1], reports[16]
         stages = ", ".join(
             f"{s} {efficiency(one['timing']['stage_seconds'][s] / all16['timing']['stage_seconds'][s] / 16)}"
             for s in ("M2L", "P2P", "lists", "M2L matrices"))
-        rows.append([f"1e6 uniform {precision}, order {order}, theta {theta:g}, leaf {leaf}"]
+        rows.append([start, f"1e6 uniform {precision}, order {order}, theta {theta:g}, leaf {leaf}"]
                     + [seconds(times[t]) for t in (1, 2, 4, 8, 16)]
                     + [efficiency(times[1] / times[16] / 16), stages,
                        error(all16["errors"]["field"])] + provenance(all16, 1))
-    out.append(table(["case", "1 thread", "2", "4", "8", "16", "efficiency at 16",
+    out.append(table(["start", "case", "1 thread", "2", "4", "8", "16", "efficiency at 16",
                       "stages' efficiency at 16", "field error"] + PROVENANCE, rows))
+    # the host's own ceiling in the same starts: per-thread rates with every thread busy
+    rows = []
+    for start, prefix in [("a", "a-host-threads"), ("a", "a-host-again-threads"),
+                          ("b", "b-host-threads")]:
+        reports = {t: a.json(f"{prefix}{t}.json") for t in (1, 2, 4, 8, 16)}
+        for loop, unit in [("fma", "Gflop/s"), ("triad", "GB/s")]:
+            rates = {t: r[loop]["per_thread"] for t, r in reports.items()}
+            rows.append([start, f"{loop}, {unit} per thread"]
+                        + [f"{rates[t]:.1f}" for t in (1, 2, 4, 8, 16)]
+                        + [f"{rates[16] / rates[1]:.2f}"] + provenance(reports[16], 1))
+    out.append(table(["start", "loop", "1 thread", "2", "4", "8", "16", "16 over 1"]
+                     + PROVENANCE, rows))
     # the benchmark at three sizes, two distributions and four accuracies, 16 host cores
     a = Archive("2026-11-29-cpu-benchmark-16core")
     rows = []
