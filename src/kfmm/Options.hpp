@@ -145,15 +145,17 @@ struct Options
   /// this many targets against the direct sum in double over all sources, on the device
   /// (Stats::sampled_field_error; solver/SampledCheck.hpp): targets evenly strided in the
   /// caller's order (all of them where there are no more), at a cost of check_samples x N
-  /// pairs. The reference takes the softening, and the positions as the solver holds them
-  /// (exactly the caller's for positions given in the solver's precision). With a tolerance,
-  /// a field error above it throws kfmm::ToleranceError. 0: no check.
+  /// pairs (with periodic boundaries, Ewald's sum: those pairs' nearest images and wave
+  /// vectors, docs/PERIODIC.md). The reference takes the softening, and the positions as the solver
+  /// holds them (exactly the caller's for positions given in the solver's precision). With a
+  /// tolerance, a field error above it throws kfmm::ToleranceError. 0: no check.
   int check_samples = 0;
   /// With check_samples and a tolerance, take results whose measured field error is above the
   /// tolerance instead of throwing kfmm::ToleranceError (Stats::tolerance_missed says so).
   bool allow_missed_tolerance = false;
   /// Periodic boundaries (Periodic); the FMM of one set of particles only (no separate
-  /// targets, no treecode), on one rank, without the sampled check.
+  /// targets, no treecode), on one rank. The sampled check then compares with Ewald's sum
+  /// in double (periodic/EwaldSum.hpp), without softening.
   Periodic periodic;
 };
 
@@ -198,9 +200,9 @@ inline void validate(Options const &o, std::string const &where)
     require(o.method == Method::fmm, where,
             "option 'periodic' needs method fmm: the treecode has no local expansions for the "
             "far lattice");
-    require(o.check_samples == 0, where,
-            "option 'check_samples' must be 0 with 'periodic': the sampled check's reference is "
-            "the free-space direct sum");
+    require(o.check_samples == 0 || o.softening == 0, where,
+            "option 'check_samples' with 'periodic' needs 'softening' 0: the sampled check's "
+            "reference, Ewald's sum, is unsoftened");
   }
   Options const defaults;
   require(o.tolerance == 0 || (o.order == defaults.order && o.theta == defaults.theta &&

@@ -58,7 +58,8 @@ struct Stats
   bool precision_limited = false;
   /// The targets the last evaluation's sampled check measured its errors on
   /// (Options::check_samples; 0: no check), and the relative L2 errors of the potential and
-  /// the field there against the direct sum in double (NaN where a result was NaN).
+  /// the field there against the direct sum in double (Ewald's sum with periodic boundaries;
+  /// NaN where a result was NaN).
   std::size_t sampled_targets = 0;
   double sampled_potential_error = 0;
   double sampled_field_error = 0;

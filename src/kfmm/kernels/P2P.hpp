@@ -31,9 +31,10 @@ namespace kfmm::kernels
 /// every split-th source of a tile, and add their sums by shuffles at the end. The results
 /// are ADDED to `potential` and `field` (sorted order), which the far field has already
 /// written or will add to: each target belongs to exactly one group, so no atomics are
-/// needed.
+/// needed. `Shift` translates the sources of the near images (tree::ImageShift) or, in free
+/// space, nothing (tree::NoImageShift).
 template <class ExecutionSpace, class Real, int GroupLanes, int TargetsPerThread, class Positions,
-          class Charges, class Offsets, class Sources, class Potential, class Field>
+          class Charges, class Offsets, class Sources, class Potential, class Field, class Shift>
 struct P2PKernel
 {
   using TeamMember = typename Kokkos::TeamPolicy<ExecutionSpace>::member_type;
@@ -72,7 +73,7 @@ struct P2PKernel
   /// Periodic boundaries: a source leaf of the list is a cell of a near image, its particles
   /// translated by the image's shift (tree/PeriodicImage.hpp); only its untranslated self is
   /// the targets' own leaf.
-  tree::ImageShift shift;
+  Shift shift;
 
   /// Scratch of a team of `team_size` threads: two tiles per group, so that a warp stages
   /// one while its slower lanes may still read the other.
@@ -145,9 +146,15 @@ struct P2PKernel
       int const source = sources(s);
       int const source_leaf = tree::PeriodicImage::cellOf(source);
       bool const own_leaf = targets_are_sources && source == leaf;
-      Real const sx = static_cast<Real>(shift(source, 0));
-      Real const sy = static_cast<Real>(shift(source, 1));
-      Real const sz = static_cast<Real>(shift(source, 2));
+      // Free space's kernel adds nothing: the sources' translation cost the near field
+      // registers and instructions per staged source (docs/TUNING.md, "The near field").
+      Real sx = 0, sy = 0, sz = 0;
+      if constexpr (Shift::translates)
+      {
+        sx = static_cast<Real>(shift(source, 0));
+        sy = static_cast<Real>(shift(source, 1));
+        sz = static_cast<Real>(shift(source, 2));
+      }
       int const source_end = source_cells.particle_end(source_leaf);
       for (int start = source_cells.particle_begin(source_leaf); start < source_end;)
       {
@@ -163,7 +170,10 @@ struct P2PKernel
         for (int i = lane; i < take; i += GroupLanes)
         {
           int const j = start + i;
-          tile[i] = Block::stage(x(j, 0) + sx, x(j, 1) + sy, x(j, 2) + sz, q(j));
+          if constexpr (Shift::translates)
+            tile[i] = Block::stage(x(j, 0) + sx, x(j, 1) + sy, x(j, 2) + sz, q(j));
+          else
+            tile[i] = Block::stage(x(j, 0), x(j, 1), x(j, 2), q(j));
         }
         filled += take;
         start += take;

@@ -23,9 +23,10 @@
 namespace kfmm::solver
 {
 
-/// P2P into the sorted results.
-template <class ExecutionSpace, class Real, class MemorySpace>
-void p2p(ExecutionSpace const &space, State<Real, MemorySpace> &state)
+/// P2P into the sorted results, its sources translated by `shift` (tree::ImageShift with
+/// periodic boundaries, else tree::NoImageShift).
+template <class ExecutionSpace, class Real, class MemorySpace, class Shift>
+void p2p(ExecutionSpace const &space, State<Real, MemorySpace> &state, Shift const &shift)
 {
   using Tune = tuning::Tuning<ExecutionSpace>;
   using S = State<Real, MemorySpace>;
@@ -35,7 +36,7 @@ void p2p(ExecutionSpace const &space, State<Real, MemorySpace> &state)
       kernels::P2PKernel<ExecutionSpace, Real, Tune::p2p_group_lanes, Tune::p2p_targets_per_thread,
                          typename S::Positions, decltype(state.q), decltype(lists.p2p.offsets),
                          decltype(lists.p2p.sources), typename S::SortedPotential,
-                         typename S::SortedField>;
+                         typename S::SortedField, Shift>;
   // The groups were cut for this space's kernel when the solver was built.
   if (state.p2p_groups.targets != Kernel::group_targets)
     throw std::logic_error("kfmm::Fmm: the near field's target groups were made for another "
@@ -52,7 +53,7 @@ void p2p(ExecutionSpace const &space, State<Real, MemorySpace> &state)
       Kernel{state.targetCells(), state.sourceCells(), state.target_x, state.x, state.q,
              lists.p2p.offsets, lists.p2p.sources, state.p2p_groups.entries, state.p2p_groups.count,
              state.sortedPotential(), state.sortedField(), static_cast<Real>(softening * softening),
-             source_tile, !state.separateTargets(), lists.shift});
+             source_tile, !state.separateTargets(), shift});
 }
 
 /// The near field of a tree of one leaf (State::oneLeaf) into the sorted results: every
@@ -78,7 +79,10 @@ void nearFieldStage(ExecutionSpace const &space, State<Real, MemorySpace> &state
 {
   runStage(space, state.options, "P2P", state.stats.stage_seconds, [&] {
     detail::zeroFill(space, "kfmm::Fmm::clear_results", state.results);
-    p2p(space, state);
+    if (state.options.periodic.enabled)
+      p2p(space, state, state.lists.shift);
+    else
+      p2p(space, state, tree::NoImageShift{});
   });
 }
 

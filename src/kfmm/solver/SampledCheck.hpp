@@ -4,14 +4,16 @@
 
 // The sampled check (Options::check_samples): after an evaluation, the relative L2 errors of
 // the returned potential and field on K targets, evenly strided in the caller's order, against
-// the direct sum in double over all sources, and with Options::tolerance the contract that a
-// field error above it throws kfmm::ToleranceError (the program's --check and exit status 5
-// for the API). Everything runs on the device, K x N pairs:
+// the direct sum in double over all sources (Ewald's sum with periodic boundaries), and with
+// Options::tolerance the contract that a field error above it throws kfmm::ToleranceError (the
+// program's --check and exit status 5 for the API). Everything runs on the device, K x N
+// pairs (and Ewald's wave vectors, periodic/EwaldSum.hpp):
 //
 //   1. the samples' positions, gathered from the sorted targets (already in the solver's units);
-//   2. the direct sum in double at them (kernels/DirectSum.hpp's kernel), over the sorted
-//      sources with the caller's charges read through the sort's permutation, in the charge
-//      unit of the evaluation, so that the reference is in the units the solver computed in;
+//   2. the direct sum in double at them (kernels/DirectSum.hpp's kernel), or Ewald's sum with
+//      the trees' cube, the period, as its period, over the sorted sources with the caller's
+//      charges read through the sort's permutation, in the charge unit of the evaluation, so
+//      that the reference is in the units the solver computed in;
 //   3. the largest magnitude of the potentials and of the fields, the returned ones taken into
 //      the same units (exact: the units are powers of two);
 //   4. the sums of squares of the differences and of the reference, each value first divided
@@ -26,6 +28,7 @@
 #include <kfmm/detail/FormatNumber.hpp>
 #include <kfmm/detail/UnitFrame.hpp>
 #include <kfmm/kernels/DirectSum.hpp>
+#include <kfmm/periodic/EwaldSum.hpp>
 #include <kfmm/solver/Stage.hpp>
 #include <kfmm/solver/State.hpp>
 
@@ -67,16 +70,19 @@ struct GatherSamples
 };
 
 /// The caller's charges in the sources' sorted order, as the direct sum's kernel reads its
-/// charges (charges(j) for sorted source j), in double: the sort's gather without its array.
+/// charges (charges(j) for sorted source j), in double and times `scale` (the direct sum
+/// scales them itself; Ewald's sum is given them in the evaluation's charge unit): the sort's
+/// gather without its array.
 template <class Permutation, class Charges>
 struct PermutedCharges
 {
   Permutation permutation;
   Charges charges;
+  detail::PowerOfTwo<double> scale = {};
 
   KOKKOS_INLINE_FUNCTION double operator()(int j) const
   {
-    return static_cast<double>(charges(permutation(j)));
+    return scale(static_cast<double>(charges(permutation(j))));
   }
 };
 
@@ -241,11 +247,23 @@ void measureSampledError(ExecutionSpace const &space, State<Real, MemorySpace> &
   // Positions in units already (the identity frame), charges into the evaluation's unit, and
   // the sums left in units.
   using SortedCharges = PermutedCharges<decltype(state.source_tree.permutation), Charges>;
-  kernels::launchDirectSumInUnits(
-      "kfmm::Fmm::sampled_check::direct_sum", space, samples, state.x,
-      SortedCharges{state.source_tree.permutation, charges}, exact_potential, exact_field,
-      detail::UnitFrame{}, detail::PowerOfTwo<double>::of(-charge_exponent),
-      detail::ResultScale<double>::of(0, 0), state.frame.length(state.options.softening));
+  if (state.options.periodic.enabled)
+  {
+    // Ewald's sum adds to its results; its period is the trees' cube, in units (the
+    // options refuse a softening here: Ewald's sum is unsoftened).
+    Kokkos::deep_copy(space, exact_potential, 0.0);
+    Kokkos::deep_copy(space, exact_field, 0.0);
+    periodic::ewaldSum(space, state.source_tree.cube.side, samples, state.x,
+                       SortedCharges{state.source_tree.permutation, charges,
+                                     detail::PowerOfTwo<double>::of(-charge_exponent)},
+                       exact_potential, exact_field);
+  }
+  else
+    kernels::launchDirectSumInUnits(
+        "kfmm::Fmm::sampled_check::direct_sum", space, samples, state.x,
+        SortedCharges{state.source_tree.permutation, charges}, exact_potential, exact_field,
+        detail::UnitFrame{}, detail::PowerOfTwo<double>::of(-charge_exponent),
+        detail::ResultScale<double>::of(0, 0), state.frame.length(state.options.softening));
 
   using Sums = SampledErrorSums<Potential, Field, decltype(exact_potential), decltype(exact_field)>;
   Sums sums{potential,
@@ -289,9 +307,10 @@ void requireTolerance(State<Real, MemorySpace> &state, std::string const &where)
   std::snprintf(error, sizeof error, "%.3g", stats.sampled_field_error);
   throw ToleranceError(
       where + ": the relative L2 field error measured on " +
-          detail::formatNumber(stats.sampled_targets) +
-          " sampled targets against the direct sum in double (option 'check_samples') is " + error +
-          ", above option 'tolerance' " + detail::formatNumber(tolerance) +
+          detail::formatNumber(stats.sampled_targets) + " sampled targets against " +
+          (state.options.periodic.enabled ? "Ewald's sum" : "the direct sum") +
+          " in double (option 'check_samples') is " + error + ", above option 'tolerance' " +
+          detail::formatNumber(tolerance) +
           ": the solver does not reach the tolerance on this input (docs/ACCURACY.md, "
           "\"Limits\"); a smaller tolerance may, or set option 'allow_missed_tolerance' to "
           "take such results",

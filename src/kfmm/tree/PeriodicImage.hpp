@@ -71,12 +71,26 @@ struct PeriodicImage
 /// periodic boundaries, where every image is n = 0).
 struct ImageShift
 {
+  static constexpr bool translates = true;
   double period = 0;
 
   KOKKOS_INLINE_FUNCTION double operator()(int source, int d) const
   {
+    // The central image (every entry in free space) without the image's decoding, whose
+    // divisions the near field and the traversal would otherwise pay per source.
+    if (static_cast<std::uint32_t>(source) >> PeriodicImage::cell_bits == 0)
+      return 0;
     return period * static_cast<double>(PeriodicImage::offset(source, d));
   }
+};
+
+/// The translation of free space's list entries: none, and known to be none where a kernel
+/// is compiled (the near field's staging then adds nothing, and holds no translation).
+struct NoImageShift
+{
+  static constexpr bool translates = false;
+
+  KOKKOS_INLINE_FUNCTION constexpr double operator()(int, int) const { return 0; }
 };
 
 } // namespace kfmm::tree
