@@ -523,6 +523,44 @@ def cpu():
     return out
 
 
+def gpu_ab():
+    """The GPU's speed across the CPU issue's work: the code before it (9f04aaa) against the
+    current one, alternated in one start of the H200 (medians of the rounds' reports, each
+    the median of 5 warm runs); then, from an earlier start, the near field's time before
+    free space's P2P kernel lost the periodic translation (5a61c8d)."""
+    a = Archive("2026-12-01-gpu-ab")
+
+    def case(r):
+        c = r["configuration"]
+        n = f"{c['n']:.0e}".replace("e+0", "e")
+        return (f"{n} {c['distribution']} {c['precision']}, order {c['order']}, "
+                f"theta {c['theta']:g}, leaf {c['leaf_size']}")
+
+    def stage(reports, name):
+        return statistics.median(r["timing"]["stage_seconds"][name] for r in reports)
+
+    rows = []
+    for key in ("u6f", "p6f", "u7f", "u24d", "e8u", "e8p"):
+        before, now = a.reports(f"{key}-base-r*.json"), a.reports(f"{key}-head-r*.json")
+        t0, t1 = median_total(before), median_total(now)
+        rows.append([case(now[0]), seconds(t0), seconds(t1), f"{t1 / t0:.3f}",
+                     f"{seconds(stage(before, 'P2P'))}, {seconds(stage(now, 'P2P'))}",
+                     f"{seconds(stage(before, 'lists'))}, {seconds(stage(now, 'lists'))}",
+                     error(now[0]["errors"]["field"])] + provenance(now[0], len(now)))
+    out = [table(["case", "9f04aaa", "now", "now over 9f04aaa", "P2P, 9f04aaa and now",
+                  "lists, 9f04aaa and now", "field error"] + PROVENANCE, rows)]
+    rows = []
+    for key in ("u6f", "p6f", "u24d", "e8u", "e8p"):
+        before = a.reports(f"earlier-{key}-base-r*.json")
+        prev = a.reports(f"earlier-{key}-prev-r*.json")
+        rows.append([case(prev[0]), seconds(stage(before, "P2P")), seconds(stage(prev, "P2P")),
+                     f"{stage(prev, 'P2P') / stage(before, 'P2P'):.3f}"]
+                    + provenance(prev[0], len(prev)))
+    out.append(table(["case", "P2P, 9f04aaa", "P2P, 5a61c8d", "5a61c8d over 9f04aaa"]
+                     + PROVENANCE, rows))
+    return out
+
+
 def cpu_amd():
     """The CPU issue's accuracies on the 2-core CPU of the peer's kind (AMD EPYC), 1e6 uniform
     particles in double: the Intel Xeon's fastest settings, and the fastest candidate measured
@@ -724,7 +762,7 @@ def kernels():
 SECTIONS = [("One GPU", one_gpu), ("Memory", memory), ("Accuracy", accuracy),
             ("Accuracy", tolerance_benchmark_tables), ("Accuracy", measured_tolerance_tables),
             ("Accuracy", error_by_size),
-            ("Several GPUs", several_gpus), ("CPU", cpu), ("CPU", cpu_amd), ("Periodic boundaries", periodic),
+            ("Several GPUs", several_gpus), ("CPU", cpu), ("CPU", cpu_amd), ("CPU", gpu_ab), ("Periodic boundaries", periodic),
             ("Periodic boundaries", periodic_calibrated), ("Periodic boundaries", periodic_mutual),
             ("Portability", portability),
             ("Kernels", kernels)]
