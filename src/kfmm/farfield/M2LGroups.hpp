@@ -463,6 +463,62 @@ blockEntries(Kokkos::View<std::int64_t *, MemorySpace> const &offsets, int block
   return {offsets(first), offsets(last)};
 }
 
+/// Block league rank, for Tuning::m2l_entries_sorted_per_block: its entries' sort keys and
+/// sources into sorted_keys and sorted_sources in the order of their class slots, by a stable
+/// counting sort (one pass counts, one places; `num_slots` counters in team scratch). A
+/// block's entries come in the list's order of rows, which each slot keeps, so the keys
+/// (block, slot, row, image) come out sorted but for the image bits of one row's entries of
+/// one slot, which keep the list's order: the same chunks and rows as the whole list's radix
+/// sort.
+template <class ExecutionSpace, class MemorySpace, class Key>
+struct SortBlockEntries
+{
+  using Team = typename Kokkos::TeamPolicy<ExecutionSpace>::member_type;
+
+  Kokkos::View<std::int64_t *, MemorySpace> offsets;
+  Kokkos::View<Key *, MemorySpace> keys;
+  Kokkos::View<std::uint32_t *, MemorySpace> sources;
+  Kokkos::View<Key *, MemorySpace> sorted_keys;
+  Kokkos::View<std::uint32_t *, MemorySpace> sorted_sources;
+  EntryKeyLayout layout;
+  int block_rows;
+  int num_rows;
+  int num_slots;
+
+  static std::size_t scratchBytes(int slots) { return sizeof(std::int64_t) * slots; }
+
+  KOKKOS_INLINE_FUNCTION int slotOf(std::int64_t e) const
+  {
+    return static_cast<int>(layout.chunkOf(keys(e)) & layout.slotMask());
+  }
+
+  KOKKOS_INLINE_FUNCTION void operator()(Team const &team) const
+  {
+    auto *const next =
+        static_cast<std::int64_t *>(team.team_scratch(0).get_shmem(scratchBytes(num_slots)));
+    auto const range = blockEntries(offsets, team.league_rank(), block_rows, num_rows);
+    Kokkos::single(Kokkos::PerTeam(team), [&]() {
+      for (int slot = 0; slot < num_slots; ++slot)
+        next[slot] = 0;
+      for (auto e = range.first; e < range.second; ++e)
+        ++next[slotOf(e)];
+      std::int64_t place = range.first;
+      for (int slot = 0; slot < num_slots; ++slot)
+      {
+        std::int64_t const count = next[slot];
+        next[slot] = place;
+        place += count;
+      }
+      for (auto e = range.first; e < range.second; ++e)
+      {
+        std::int64_t const to = next[slotOf(e)]++;
+        sorted_keys(to) = keys(e);
+        sorted_sources(to) = sources(e);
+      }
+    });
+  }
+};
+
 /// Block league rank, after the sort: its entries' rows (the low bits of their keys), its
 /// number of chunks (runs of one class) into chunk_counts(b), and its entries translated on
 /// their own added to chunk_counts(num_blocks + 1).
@@ -589,7 +645,8 @@ void sortIntoChunks(ExecutionSpace const &space, kfmm::detail::Workspace<MemoryS
 
   Kokkos::View<Key *, MemorySpace> sort_keys;
   memory.take(space, sort_keys, prefix + "sort_keys", size);
-  // The sources, sorted in place as the sort's values (cell numbers are not negative).
+  // The sources, the sort's values (cell numbers are not negative): sorted in place by the
+  // radix sort, into a new array by the blocks' counting sorts.
   memory.take(space, groups.sources, prefix + "sources", size);
   Kokkos::View<std::uint32_t *, MemorySpace> const sources(
       reinterpret_cast<std::uint32_t *>(groups.sources.data()), size);
@@ -597,7 +654,27 @@ void sortIntoChunks(ExecutionSpace const &space, kfmm::detail::Workspace<MemoryS
       "kfmm::m2l_groups::sort_keys", TeamPolicy(space, num_rows, Kokkos::AUTO),
       EntrySortKeys<ExecutionSpace, MemorySpace, Key>{
           m2l.offsets, m2l.sources, entry_keys, key_index, sort_keys, sources, layout, block_rows});
-  if (size > 0)
+  if constexpr (kfmm::tuning::Tuning<ExecutionSpace>::m2l_entries_sorted_per_block)
+  {
+    Kokkos::View<Key *, MemorySpace> sorted_keys;
+    memory.take(space, sorted_keys, prefix + "sorted_keys", size);
+    Kokkos::View<int *, MemorySpace> sorted_sources;
+    memory.take(space, sorted_sources, prefix + "sorted_sources", size);
+    using Sort = SortBlockEntries<ExecutionSpace, MemorySpace, Key>;
+    int const num_slots = groups.num_classes + 1;
+    Kokkos::parallel_for("kfmm::m2l_groups::sort_per_block",
+                         TeamPolicy(space, num_blocks, 1)
+                             .set_scratch_size(0, Kokkos::PerTeam(Sort::scratchBytes(num_slots))),
+                         Sort{m2l.offsets, sort_keys, sources, sorted_keys,
+                              Kokkos::View<std::uint32_t *, MemorySpace>(
+                                  reinterpret_cast<std::uint32_t *>(sorted_sources.data()), size),
+                              layout, block_rows, num_rows, num_slots});
+    memory.give(sort_keys);
+    memory.give(groups.sources);
+    sort_keys = sorted_keys;
+    groups.sources = sorted_sources;
+  }
+  else if (size > 0)
     tree::detail::sortPairs(space, sort_keys, sources, layout.keyBits(), memory);
 
   // Chunks per block, scanned into block_chunks, whose last entry is the number of chunks;

@@ -94,6 +94,11 @@ struct Tuning : HostLeafSizes
   /// Threads per team of the grouping's per-block kernels (farfield/M2LGroups.hpp), a power of
   /// two (Kokkos' team scan on CUDA requires one).
   static constexpr int m2l_grouping_team_size = 1;
+  /// Whether the grouping sorts each block's entries by class on its own (a counting sort,
+  /// one team per block: one pass to count and one to place, in the cache) instead of
+  /// sorting the whole list by the radix sort, whose passes over memory scaled with the
+  /// threads no better than the host's bandwidth (docs/TUNING.md, "The M2L's grouping").
+  static constexpr bool m2l_entries_sorted_per_block = true;
 
   /// The lists' traversal (tree/InteractionLists.hpp): threads per team, a power of two
   /// (Kokkos' team scan on CUDA requires one), the frontier pairs each thread of a tile

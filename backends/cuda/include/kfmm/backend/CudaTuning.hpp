@@ -84,6 +84,8 @@ struct Tuning<Kokkos::Cuda> : CudaLeafSizes
   // occupancy gained outweighs the spills.
   using M2LLaunchBounds = Kokkos::LaunchBounds<512, 2>;
   static constexpr int m2l_grouping_team_size = 128;
+  // The whole list by the radix sort: a block's counting sort would be one thread's.
+  static constexpr bool m2l_entries_sorted_per_block = false;
   // The lists' traversal: a block of 256 threads places a tile of 256 frontier pairs.
   static constexpr int lists_team_size = 256;
   static constexpr int lists_items_per_thread = 1;
