@@ -523,6 +523,32 @@ def cpu():
     return out
 
 
+def grouping_sort():
+    """The M2L grouping's sort on the host, the whole list's radix sort (5a61c8d) against each
+    block's counting sort (2a3ad98): on the 2-core CPU (medians of 3 reports, alternated) and
+    on the 16 host cores of the GPU machine (one report of 3 warm runs each, alternated)."""
+    a = Archive("2026-12-01-grouping-sort")
+    rows = []
+
+    def row(label, old, new):
+        t0, t1 = median_total(old), median_total(new)
+        m0 = statistics.median(r["timing"]["stage_seconds"]["M2L matrices"] for r in old)
+        m1 = statistics.median(r["timing"]["stage_seconds"]["M2L matrices"] for r in new)
+        rows.append([label, seconds(t0), seconds(t1), f"{t1 / t0:.2f}", seconds(m0), seconds(m1),
+                     error(new[0]["errors"]["field"])] + provenance(new[0], len(new)))
+
+    row("1e6 uniform double, order 6, theta 0.7, leaf 64, 2 threads",
+        a.reports("2core-d6-old-r*.json"), a.reports("2core-d6-new-r*.json"))
+    for precision in ("double", "float"):
+        for threads in (1, 16):
+            row(f"1e6 uniform {precision}, order 6, theta 0.7, leaf 64, {threads} "
+                f"thread{'s' if threads > 1 else ''}",
+                [a.json(f"16core-old-{precision}-o6-threads{threads}.json")],
+                [a.json(f"16core-new-{precision}-o6-threads{threads}.json")])
+    return [table(["case", "radix sort", "per block", "per block over radix", "M2L matrices, radix",
+                   "M2L matrices, per block", "field error"] + PROVENANCE, rows)]
+
+
 def gpu_ab():
     """The GPU's speed across the CPU issue's work: the code before it (9f04aaa) against the
     current one, alternated in one start of the H200 (medians of the rounds' reports, each
@@ -762,7 +788,7 @@ def kernels():
 SECTIONS = [("One GPU", one_gpu), ("Memory", memory), ("Accuracy", accuracy),
             ("Accuracy", tolerance_benchmark_tables), ("Accuracy", measured_tolerance_tables),
             ("Accuracy", error_by_size),
-            ("Several GPUs", several_gpus), ("CPU", cpu), ("CPU", cpu_amd), ("CPU", gpu_ab), ("Periodic boundaries", periodic),
+            ("Several GPUs", several_gpus), ("CPU", cpu), ("CPU", grouping_sort), ("CPU", cpu_amd), ("CPU", gpu_ab), ("Periodic boundaries", periodic),
             ("Periodic boundaries", periodic_calibrated), ("Periodic boundaries", periodic_mutual),
             ("Portability", portability),
             ("Kernels", kernels)]
