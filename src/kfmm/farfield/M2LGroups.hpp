@@ -485,7 +485,10 @@ struct SortBlockEntries
   int num_rows;
   int num_slots;
 
-  static std::size_t scratchBytes(int slots) { return sizeof(std::int64_t) * slots; }
+  KOKKOS_INLINE_FUNCTION static std::size_t scratchBytes(int slots)
+  {
+    return sizeof(std::int64_t) * static_cast<std::size_t>(slots);
+  }
 
   KOKKOS_INLINE_FUNCTION int slotOf(std::int64_t e) const
   {
