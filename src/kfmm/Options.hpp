@@ -85,7 +85,9 @@ struct Options
   /// accuracy table (docs/ACCURACY.md): the fastest pair whose measured error, with a margin,
   /// is within it on any distribution. Leave order, theta and acceptance at their defaults
   /// then; Stats says what was chosen. kfmm::calibrate (kfmm/Calibrate.hpp) measures the
-  /// fastest pair that meets it on the caller's own problem.
+  /// fastest pair that meets it on the caller's own problem. A periodic box with a net charge
+  /// over nearly uniform particles can miss the table's choice (docs/PERIODIC.md): calibrate,
+  /// or check it (check_samples).
   double tolerance = 0;
   /// Expansion order p: degrees 0..p of the spherical-harmonic expansions (1..max_order).
   int order = 6;
