@@ -681,6 +681,25 @@ def periodic_calibrated():
     return [table(header, rows)]
 
 
+def periodic_check():
+    """The sampled check of a periodic box (Ewald's sum at 1000 strided particles) on the
+    table's choice of a tolerance, 1e6 particles with a net charge on the H200."""
+    a = Archive("2026-12-01-periodic-check")
+    rows = []
+    for name in ("u-float-1e-4", "u-float-1e-5", "p-float-1e-4", "u-double-1e-10"):
+        r = a.json(f"{name}.json")
+        c, t, check = r["configuration"], r["timing"], r["sampled_check"]
+        checked = t["stage_seconds"]["sampled check"]
+        rows.append([f"1e6 {c['distribution']} {c['precision']}", f"{c['tolerance']:g}",
+                     f"{c['order']}, {c['theta']:g}, {c['leaf_size']}", error(check["field"]),
+                     "missed: exit status 5" if check["tolerance_missed"] else "met",
+                     seconds(t["total_seconds"] - checked), seconds(checked)]
+                    + provenance(r, 1))
+    return [table(["particles, with a net charge", "tolerance", "the table's order, theta, leaf",
+                   "field error on 1000 samples", "outcome", "solve", "sampled check"]
+                  + PROVENANCE, rows)]
+
+
 def periodic_mutual():
     """The traversal of mutual pairs with images against the directed one (same settings)."""
     a = Archive("2026-11-30-periodic-mutual")
@@ -790,6 +809,7 @@ SECTIONS = [("One GPU", one_gpu), ("Memory", memory), ("Accuracy", accuracy),
             ("Accuracy", error_by_size),
             ("Several GPUs", several_gpus), ("CPU", cpu), ("CPU", grouping_sort), ("CPU", cpu_amd), ("CPU", gpu_ab), ("Periodic boundaries", periodic),
             ("Periodic boundaries", periodic_calibrated), ("Periodic boundaries", periodic_mutual),
+            ("Periodic boundaries", periodic_check),
             ("Portability", portability),
             ("Kernels", kernels)]
 
