@@ -490,10 +490,8 @@ struct SortBlockEntries
     return sizeof(std::int64_t) * static_cast<std::size_t>(slots);
   }
 
-  KOKKOS_INLINE_FUNCTION int slotOf(std::int64_t e) const
-  {
-    return static_cast<int>(layout.chunkOf(keys(e)) & layout.slotMask());
-  }
+  /// Entry e's class slot: its class plus one, 0 for the pairs translated on their own.
+  KOKKOS_INLINE_FUNCTION int slotOf(std::int64_t e) const { return layout.classOf(keys(e)) + 1; }
 
   KOKKOS_INLINE_FUNCTION void operator()(Team const &team) const
   {
