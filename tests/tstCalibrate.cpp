@@ -5,13 +5,15 @@
 // those of an evaluation with the options it returns; separate targets are measured at the targets;
 // inputs it cannot serve are refused, or their miss reported, in the caller's terms; a
 // tolerance only the direct sum reaches is served by it, and no row is chosen that took longer
-// than a direct sum that met; periodic boundaries are measured against Ewald's sum. Every
-// execution space, float and double.
+// than a direct sum that met; rows of other backends' fronts are tried and kept only where they
+// meet in less time; periodic boundaries are measured against Ewald's sum. Every execution
+// space, float and double.
 #include <kfmm/Calibrate.hpp>
 #include <kfmm/Exception.hpp>
 #include <kfmm/Fmm.hpp>
 #include <kfmm/io/Generators.hpp>
 #include <kfmm/tree/Morton.hpp>
+#include <kfmm/tuning/AccuracyFronts.hpp>
 #include <kfmm/tuning/Tuning.hpp>
 
 #include <Kokkos_Core.hpp>
@@ -233,6 +235,70 @@ TEMPLATE_LIST_TEST_CASE("calibrate serves a small problem at a tight tolerance b
   CHECK(c.stats.leaves == 1);
   CHECK(c.stats.m2l_interactions == 0);
   CHECK(c.stats.p2p_interactions == n * n);
+  auto const again = evaluatedAgain(space, p, c.options);
+  CHECK(kfmm::test::sameContents(again.field, p.field));
+}
+
+TEMPLATE_LIST_TEST_CASE("calibrate tries rows of other backends' fronts and keeps one only where "
+                        "it meets in less time",
+                        "[fmm][tolerance][calibrate][fronts]", kfmm::test::Configs)
+{
+  using Real = typename TestType::real_type;
+  using ExecutionSpace = typename TestType::execution_space;
+  ExecutionSpace space;
+  // Tolerances whose rows meet on 2e4 uniform particles with errors far below the table's: the
+  // other fronts' rows (the GPU's wider thetas, the host's lower orders) are predicted to
+  // meet there on every backend.
+  double const tolerance = isFloat<Real> ? 1e-3 : 1e-4;
+  std::size_t const n = 20000;
+  kfmm::test::Particles<TestType> p(n);
+  kfmm::generate(space, kfmm::Distribution::uniform, 5, p.x, p.q);
+  kfmm::Options options;
+  options.tolerance = tolerance;
+  auto const c = kfmm::calibrate(space, p.x, p.q, p.phi, p.field, options);
+  double const error = kfmm::test::fieldError(space, p.x, p.q, p.x, p.field, 1);
+  CAPTURE(tolerance, c.options.order, c.options.theta, c.field_error, error, trialsText(c.trials));
+  auto const own = kfmm::detail::accuracyRows<kfmm::tuning::Tuning<ExecutionSpace>, Real>();
+  auto const inRows = [](kfmm::tuning::AccuracyRows const &rows, int order, double theta) {
+    for (int j = 0; j < rows.count; ++j)
+      if (rows.rows[j].order == order && rows.rows[j].theta == theta)
+        return true;
+    return false;
+  };
+  auto const onOtherFront = [&](int order, double theta) {
+    bool found = false;
+    for (auto const &front : kfmm::tuning::everyFront<Real>())
+      found = found || inRows(front, order, theta);
+    return found && !inRows(own, order, theta);
+  };
+  CHECK_FALSE(c.tolerance_missed);
+  CHECK(error <= tolerance);
+  auto const chosen =
+      std::find_if(c.trials.begin(), c.trials.end(), [&](kfmm::CalibrationTrial const &t) {
+        return !t.in_double && !t.direct_sum && t.meets && t.order == c.options.order &&
+               t.theta == c.options.theta;
+      });
+  REQUIRE((c.direct_sum || chosen != c.trials.end()));
+  int beyond = 0;
+  for (auto const &t : c.trials)
+  {
+    if (t.in_double || t.direct_sum)
+      continue;
+    CAPTURE(t.order, t.theta);
+    // Every setting evaluated is a row of some backend's table.
+    CHECK((inRows(own, t.order, t.theta) || onOtherFront(t.order, t.theta)));
+    if (!onOtherFront(t.order, t.theta))
+      continue;
+    ++beyond;
+    // Kept only where it met in less time: whatever it met in, the choice took no longer.
+    if (t.meets && !c.direct_sum)
+      CHECK(chosen->seconds <= t.seconds);
+  }
+  CHECK(beyond >= 1);
+  CHECK(beyond <= kfmm::calibration_beyond_front_trials);
+  // A choice from another front is one that met.
+  if (!c.direct_sum && onOtherFront(c.options.order, c.options.theta))
+    CHECK(chosen->meets);
   auto const again = evaluatedAgain(space, p, c.options);
   CHECK(kfmm::test::sameContents(again.field, p.field));
 }

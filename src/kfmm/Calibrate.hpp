@@ -29,7 +29,12 @@
 //      measured to table error at the evaluated row nearest in theta (predictedError). The
 //      fastest row not yet evaluated, faster than every row that met and not at most as
 //      accurate as one that missed, whose prediction is within calibration_probe_factor of
-//      what meets, is evaluated next, until none is.
+//      what meets, is evaluated next, until none is. Then, once a row met, rows of other
+//      backends' fronts (tuning/AccuracyFronts.hpp), which the table's timing of uniform
+//      particles left out but which may be faster on this problem (tryBeyondFront): each
+//      predicted to meet, not at most as accurate as a row that missed and not of an order no
+//      lower and a theta no larger than the kept row's, the least accurate first, at most
+//      calibration_beyond_front_trials of them; one that meets in less time is kept.
 //   4. The direct sum: the solver with one leaf that holds every particle, which runs the
 //      all-pairs kernel alone (solver::fieldStages), exact to the precision's rounding. Its
 //      time is predicted from a direct sum in the caller's precision at the samples' count
@@ -72,6 +77,7 @@
 #include <kfmm/periodic/EwaldSum.hpp>
 #include <kfmm/solver/SampledCheck.hpp>
 #include <kfmm/tree/Morton.hpp>
+#include <kfmm/tuning/AccuracyFronts.hpp>
 #include <kfmm/tuning/AccuracyTable.hpp>
 #include <kfmm/tuning/Tuning.hpp>
 
@@ -102,6 +108,9 @@ constexpr double calibration_reference_factor = 10;
 /// factor of what would meet the tolerance: the prediction carries the table's ratios from
 /// row to row, which a problem need not keep.
 constexpr double calibration_probe_factor = 2;
+/// At most this many rows of other backends' fronts are evaluated (the file comment, step 3):
+/// each costs an evaluation, and the first ones tried are the likeliest to be faster.
+constexpr int calibration_beyond_front_trials = 3;
 /// A target whose |F|^2 is above this factor times the median over the sampled targets counts
 /// in an error as one of that magnitude (the file comment).
 constexpr double calibration_bulk_factor = 100;
@@ -331,6 +340,66 @@ inline double predictedError(std::vector<RowMeasurement> const &measured, double
   return nearest == nullptr ? 0.0 : nearest->ratio * table_error;
 }
 
+/// Step 3 of the file comment beyond the backend's front `table`: the rows of `fronts` (every
+/// backend's) that it lacks, each evaluated by `evaluate(row)` while one is left whose
+/// predicted error is within `allowed`, that is not at most as accurate as a row that missed
+/// (`dominated(order, theta)`), and that does less work than the kept row (`kept`, which an
+/// evaluation that met in less time replaces, of `kept_seconds`) and than every evaluation
+/// that took longer (`trials`), the least accurate first (the fronts' own order), at most
+/// calibration_beyond_front_trials of them. A setting of an order no lower and a theta no
+/// larger than another's does at least its work: more terms, more pairs of cells, and leaves
+/// no smaller, the leaf size growing with the order.
+template <class Fronts, class Dominated, class Evaluate>
+void tryBeyondFront(tuning::AccuracyRows table, Fronts const &fronts,
+                    std::vector<RowMeasurement> const &measured,
+                    std::vector<CalibrationTrial> const &trials, Dominated const &dominated,
+                    Options const &kept, double const &kept_seconds, double allowed,
+                    Evaluate const &evaluate)
+{
+  auto const listed = [](std::vector<tuning::AccuracyRow> const &rows,
+                         tuning::AccuracyRow const &row) {
+    return std::any_of(rows.begin(), rows.end(), [&](tuning::AccuracyRow const &r) {
+      return r.order == row.order && r.theta == row.theta;
+    });
+  };
+  auto const atLeastTheWorkOf = [](tuning::AccuracyRow const &row, int order, double theta) {
+    return row.order >= order && row.theta <= theta;
+  };
+  auto const slower = [&](tuning::AccuracyRow const &row) {
+    return atLeastTheWorkOf(row, kept.order, kept.theta) ||
+           std::any_of(trials.begin(), trials.end(), [&](CalibrationTrial const &t) {
+             return !t.in_double && !t.direct_sum && t.seconds >= kept_seconds &&
+                    atLeastTheWorkOf(row, t.order, t.theta);
+           });
+  };
+  std::vector<tuning::AccuracyRow> const own(table.rows, table.rows + table.count);
+  std::vector<tuning::AccuracyRow> left;
+  for (tuning::AccuracyRows const &front : fronts)
+    for (int j = 0; j < front.count; ++j)
+      if (!listed(own, front.rows[j]) && !listed(left, front.rows[j]))
+        left.push_back(front.rows[j]);
+  for (int trial = 0; trial < calibration_beyond_front_trials; ++trial)
+  {
+    auto next = left.end();
+    double next_prediction = 0;
+    for (auto r = left.begin(); r != left.end(); ++r)
+    {
+      double const prediction = predictedError(measured, r->theta, r->field_error);
+      if (prediction <= allowed && prediction > next_prediction && !dominated(r->order, r->theta) &&
+          !slower(*r))
+      {
+        next = r;
+        next_prediction = prediction;
+      }
+    }
+    if (next == left.end())
+      return;
+    tuning::AccuracyRow const row = *next;
+    left.erase(next);
+    evaluate(row);
+  }
+}
+
 /// An evaluation's Stats and its seconds to the end of its kernels.
 struct TimedStats
 {
@@ -554,6 +623,14 @@ Calibration calibrateRows(ExecutionSpace const &space, Sources const &sources,
   };
   std::vector<Known> known(static_cast<std::size_t>(count), Known::not_evaluated);
   int met = count;
+  // The order and theta of every row of the caller's precision that missed, and whether a
+  // setting is at most as accurate as one of them (an order no higher, a theta no smaller).
+  std::vector<std::pair<int, double>> missed;
+  auto const dominated = [&](int order, double theta) {
+    return std::any_of(missed.begin(), missed.end(), [&](std::pair<int, double> const &m) {
+      return order <= m.first && theta >= m.second;
+    });
+  };
   // The setting whose results the caller's Views hold, its error and its time.
   bool kept = false;
   Options kept_options;
@@ -582,6 +659,8 @@ Calibration calibrateRows(ExecutionSpace const &space, Sources const &sources,
     known[static_cast<std::size_t>(j)] = meets ? Known::met : Known::missed;
     if (meets)
       met = std::min(met, j);
+    else
+      missed.emplace_back(rows[j].order, rows[j].theta);
     if (meets && sampled && k > 0)
       becomeReference(g, value, rows[j].field_error);
     // The Views keep the fastest row that meets, or while none has, the least error.
@@ -638,19 +717,13 @@ Calibration calibrateRows(ExecutionSpace const &space, Sources const &sources,
   // 2.-3. Faster rows: the fastest one not evaluated, not at most as accurate as a row that
   // missed (an order no higher and a theta no smaller), whose predicted error is within
   // calibration_probe_factor of what meets, until none is.
-  auto const dominated = [&](int j) {
-    for (int m = 0; m < count; ++m)
-      if (known[static_cast<std::size_t>(m)] == Known::missed && rows[j].order <= rows[m].order &&
-          rows[j].theta >= rows[m].theta)
-        return true;
-    return false;
-  };
   while (reference.data() != nullptr)
   {
     int next = -1;
     double const allowed = tolerance - calibration_margin * reference_error;
     for (int j = 0; j < met && next < 0; ++j)
-      if (known[static_cast<std::size_t>(j)] == Known::not_evaluated && !dominated(j) &&
+      if (known[static_cast<std::size_t>(j)] == Known::not_evaluated &&
+          !dominated(rows[j].order, rows[j].theta) &&
           predictedError(measured, rows[j].theta, rows[j].field_error) <=
               calibration_probe_factor * allowed)
         next = j;
@@ -658,6 +731,25 @@ Calibration calibrateRows(ExecutionSpace const &space, Sources const &sources,
       break;
     evaluateRow(next);
   }
+  // 3. Rows of other backends' fronts, once a row of this one met.
+  if (reference.data() != nullptr && met < count)
+    tryBeyondFront(
+        table, tuning::everyFront<Real>(), measured, result.trials, dominated, kept_options,
+        kept_seconds, tolerance - calibration_margin * reference_error,
+        [&](tuning::AccuracyRow const &row) {
+          Options o = candidate(row);
+          o.check_samples = 0;
+          TimedStats const run = timedSolve(o, phi, g);
+          double const value = referenceDifference();
+          bool const meets = meetsTolerance(value);
+          double const error = value + reference_error;
+          if (meets && run.seconds < kept_seconds)
+            keep(o, run, error);
+          if (!meets)
+            missed.emplace_back(row.order, row.theta);
+          result.trials.push_back({row.order, row.theta, false, false, error, meets, run.seconds});
+          measured.push_back({row.theta, row.field_error, value / row.field_error});
+        });
   // No row of the caller's precision evaluated, or none met: its most accurate row, so that
   // the Views hold the least error there is.
   if (!kept || (met == count && known[static_cast<std::size_t>(count - 1)] == Known::not_evaluated))
