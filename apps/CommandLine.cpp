@@ -487,7 +487,7 @@ std::string helpText()
          ")\n"
          "  --tolerance T        the relative L2 field error to reach: the first run\n"
          "                       measures order and theta on the problem (the fastest row\n"
-         "                       of the backend's accuracy table whose error, estimated\n"
+         "                       of the backends' accuracy tables whose error, estimated\n"
          "                       against a more accurate row and the direct sum on sampled\n"
          "                       particles, meets T) and the runs after it use them\n"
          "                       (docs/ACCURACY.md);\n"
@@ -496,7 +496,8 @@ std::string helpText()
          "                       measured by --check (or --check-samples) above T is a\n"
          "                       warning and exit status 5\n"
          "  --tolerance-choice C measured | table: the table's choice alone, unmeasured (the\n"
-         "                       only one on several ranks and with --periodic) (measured)\n"
+         "                       only one on several ranks and with --periodic and\n"
+         "                       --softening together) (measured)\n"
          "  --allow-missed-tolerance\n"
          "                       exit status 0 all the same in that case\n"
          "  --order P            expansion order, 1 to " +

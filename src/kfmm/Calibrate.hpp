@@ -17,10 +17,12 @@
 //      Ewald's sum in double: periodic/EwaldSum.hpp). The first that meets is the
 //      reference; its error is taken as the larger of the samples' and the table's, which
 //      bounds it where samples miss the few targets where a clustered problem's error
-//      gathers. Where float's table serves no row for the smaller tolerance, the reference is
-//      computed in double from double's table (float's most accurate rows are near its
-//      rounding, and their table error would leave faster rows little of the tolerance);
-//      where no table serves one, it is the caller's precision's most accurate row.
+//      gathers (the samples' alone where no table serves a row for the smaller tolerance:
+//      the most accurate row is then the reference, met on its samples alone, and the faster
+//      rows are held to that test). Where float's table serves no row for the smaller tolerance,
+//      the reference is computed in double from double's table (float's most accurate rows are near
+//      its rounding, and their table error would leave faster rows little of the tolerance); where
+//      no table serves one, it is the caller's precision's most accurate row.
 //   2. Rows faster than the reference: each one's error estimated as the relative L2
 //      difference of its field from the reference's over every target, plus the reference's
 //      error (an upper bound by the triangle inequality). Over every target, so that no
@@ -34,7 +36,8 @@
 //      particles left out but which may be faster on this problem (tryBeyondFront): each
 //      predicted to meet, not at most as accurate as a row that missed and not of an order no
 //      lower and a theta no larger than the kept row's, the least accurate first, at most
-//      calibration_beyond_front_trials of them; one that meets in less time is kept.
+//      calibration_beyond_front_trials of them; one that meets in at most
+//      calibration_beyond_front_time_factor of the kept row's time is kept.
 //   4. The direct sum: the solver with one leaf that holds every particle, which runs the
 //      all-pairs kernel alone (solver::fieldStages), exact to the precision's rounding. Its
 //      time is predicted from a direct sum in the caller's precision at the samples' count
@@ -111,6 +114,9 @@ constexpr double calibration_probe_factor = 2;
 /// At most this many rows of other backends' fronts are evaluated (the file comment, step 3):
 /// each costs an evaluation, and the first ones tried are the likeliest to be faster.
 constexpr int calibration_beyond_front_trials = 3;
+/// A row of another backend's front replaces the kept row where it meets in at most this
+/// factor of its time: the front's row stands where the two differ by the runs' spread.
+constexpr double calibration_beyond_front_time_factor = 0.9;
 /// A target whose |F|^2 is above this factor times the median over the sampled targets counts
 /// in an error as one of that magnitude (the file comment).
 constexpr double calibration_bulk_factor = 100;
@@ -344,9 +350,9 @@ inline double predictedError(std::vector<RowMeasurement> const &measured, double
 /// backend's) that it lacks, each evaluated by `evaluate(row)` while one is left whose
 /// predicted error is within `allowed`, that is not at most as accurate as a row that missed
 /// (`dominated(order, theta)`), and that does less work than the kept row (`kept`, which an
-/// evaluation that met in less time replaces, of `kept_seconds`) and than every evaluation
-/// that took longer (`trials`), the least accurate first (the fronts' own order), at most
-/// calibration_beyond_front_trials of them. A setting of an order no lower and a theta no
+/// evaluation that met in sufficiently less time replaces, of `kept_seconds`) and than every
+/// evaluation that took longer (`trials`), the least accurate first (the fronts' own order), at
+/// most calibration_beyond_front_trials of them. A setting of an order no lower and a theta no
 /// larger than another's does at least its work: more terms, more pairs of cells, and leaves
 /// no smaller, the leaf size growing with the order.
 template <class Fronts, class Dominated, class Evaluate>
@@ -592,16 +598,21 @@ Calibration calibrateRows(ExecutionSpace const &space, Sources const &sources,
   // The candidate's difference from the reference over every target.
   auto const referenceDifference = [&] { return bulkDifference(g, reference, n, reference_scale); };
   // `values` (N x 3, in Real or double) becomes the reference, of error `error` on the samples
-  // at a row of table error `table_error`.
-  auto const becomeReference = [&](auto const &values, double error, double table_error) {
+  // at a row of table error `table_error`; `served` where a table served it for a tenth of the
+  // tolerance.
+  auto const becomeReference = [&](auto const &values, double error, double table_error,
+                                   bool served) {
     reference = ReferenceField(
         Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "kfmm::calibrate::reference"), n);
     using Values = std::decay_t<decltype(values)>;
     Kokkos::parallel_for("kfmm::calibrate::copy_reference", policy,
                          CopyRows<Values, ReferenceField>{values, reference});
     // Samples may miss where a clustered problem's error gathers; the table's error of the
-    // row, the worst of three distributions, bounds it there.
-    reference_error = std::max(error, table_error);
+    // row, the worst of three distributions, bounds it there. A row no table serves for a
+    // tenth of the tolerance (the most accurate one, taken for want of such a row) met on its
+    // samples alone, and its table error may be most of the tolerance or above it: the faster
+    // rows are held to the test it passed, its error on the samples.
+    reference_error = served ? std::max(error, table_error) : error;
     reference_scale = scaleOf(reference, n);
   };
   // Whether an error measured meets the tolerance: on the samples while there is no
@@ -662,7 +673,7 @@ Calibration calibrateRows(ExecutionSpace const &space, Sources const &sources,
     else
       missed.emplace_back(rows[j].order, rows[j].theta);
     if (meets && sampled && k > 0)
-      becomeReference(g, value, rows[j].field_error);
+      becomeReference(g, value, rows[j].field_error, safer >= 0);
     // The Views keep the fastest row that meets, or while none has, the least error.
     if (meets || !kept || (met == count && error < kept_error))
       keep(candidate(rows[j]), run, error);
@@ -707,7 +718,7 @@ Calibration calibrateRows(ExecutionSpace const &space, Sources const &sources,
       result.trials.push_back({row.order, row.theta, true, false, error, meets, run.seconds});
       measured.push_back({row.theta, row.field_error, error / row.field_error});
       if (meets)
-        becomeReference(g_d, error, row.field_error);
+        becomeReference(g_d, error, row.field_error, true);
     });
   }
   // Else, or where no row of double's met, rows of the caller's precision.
@@ -743,7 +754,7 @@ Calibration calibrateRows(ExecutionSpace const &space, Sources const &sources,
           double const value = referenceDifference();
           bool const meets = meetsTolerance(value);
           double const error = value + reference_error;
-          if (meets && run.seconds < kept_seconds)
+          if (meets && run.seconds <= calibration_beyond_front_time_factor * kept_seconds)
             keep(o, run, error);
           if (!meets)
             missed.emplace_back(row.order, row.theta);

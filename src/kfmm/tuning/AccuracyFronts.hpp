@@ -25,11 +25,10 @@ std::array<AccuracyRows, 2> everyFront()
 {
   // A row read in a constant expression instantiates the tables' definitions (nvcc's front
   // end, as in kfmm/Calibrate.hpp's accuracyRows).
-  static_assert(HostAccuracy::accuracy_float[0].order > 0 &&
-                    CudaAccuracy::accuracy_float[0].order > 0 &&
-                    HostAccuracy::accuracy_double[0].order > 0 &&
-                    CudaAccuracy::accuracy_double[0].order > 0,
-                "an accuracy table's rows have orders");
+  static_assert(
+      HostAccuracy::accuracy_float[0].order > 0 && CudaAccuracy::accuracy_float[0].order > 0 &&
+          HostAccuracy::accuracy_double[0].order > 0 && CudaAccuracy::accuracy_double[0].order > 0,
+      "an accuracy table's rows have orders");
   if constexpr (std::is_same<Real, float>::value)
     return {rowsOf(HostAccuracy::accuracy_float), rowsOf(CudaAccuracy::accuracy_float)};
   else
