@@ -211,6 +211,22 @@ def measured_tolerance_tables():
     return tables
 
 
+def calibrate_fronts_tables():
+    """perf/tolerance_benchmark.py's tables with the other backends' fronts tried and the
+    reference beyond the tables (kfmm::calibrate, step 3 and step 1): the H200's at 1e6
+    uniform, Plummer and sphere, then the 2-core CPU's at 1e6 Plummer (float, double at
+    1e-8) and uniform (float)."""
+    a = Archive("2026-12-01-calibrate-fronts")
+    tables = []
+    for name in ("h200-calibrate-fronts-uniform-1e6", "h200-calibrate-fronts-plummer-1e6",
+                 "h200-calibrate-fronts-sphere-1e6", "2core-calibrate-fronts-plummer-float-1e6",
+                 "2core-calibrate-fronts-plummer-double-1e6",
+                 "2core-calibrate-fronts-uniform-float-1e6"):
+        results = a.json(a.names(f"*-{name}.json")[0])["results"]
+        tables += [tolerance_benchmark.table(r) for r in results]
+    return tables
+
+
 def several_gpus():
     """Two H200s (one host): weak and strong scaling, cold runs and time steps, the per-rank
     breakdown, the sparse-leaf rule's change in two leases; two CPU ranks on the 2-core
@@ -806,6 +822,7 @@ def kernels():
 
 SECTIONS = [("One GPU", one_gpu), ("Memory", memory), ("Accuracy", accuracy),
             ("Accuracy", tolerance_benchmark_tables), ("Accuracy", measured_tolerance_tables),
+            ("Accuracy", calibrate_fronts_tables),
             ("Accuracy", error_by_size),
             ("Several GPUs", several_gpus), ("CPU", cpu), ("CPU", grouping_sort), ("CPU", cpu_amd), ("CPU", gpu_ab), ("Periodic boundaries", periodic),
             ("Periodic boundaries", periodic_calibrated), ("Periodic boundaries", periodic_mutual),
