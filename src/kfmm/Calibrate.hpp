@@ -18,11 +18,12 @@
 //      reference; its error is taken as the larger of the samples' and the table's, which
 //      bounds it where samples miss the few targets where a clustered problem's error
 //      gathers (the samples' alone where no table serves a row for the smaller tolerance:
-//      the most accurate row is then the reference, met on its samples alone, and the faster
-//      rows are held to that test). Where float's table serves no row for the smaller tolerance,
-//      the reference is computed in double from double's table (float's most accurate rows are near
-//      its rounding, and their table error would leave faster rows little of the tolerance); where
-//      no table serves one, it is the caller's precision's most accurate row.
+//      the most accurate row is then the reference, met on its samples alone, and the
+//      faster rows are held to that test). Where float's table serves no row for the smaller
+//      tolerance, the reference is computed in double from double's table (float's most
+//      accurate rows are near its rounding, and their table error would leave faster rows
+//      little of the tolerance); where no table serves one, it is the caller's precision's
+//      most accurate row.
 //   2. Rows faster than the reference: each one's error estimated as the relative L2
 //      difference of its field from the reference's over every target, plus the reference's
 //      error (an upper bound by the triangle inequality). Over every target, so that no
