@@ -84,15 +84,6 @@ bool noSlowerThanDirect(kfmm::Calibration const &c)
   return false;
 }
 
-/// Whether `rows` hold the setting of order `order` and theta `theta`.
-bool inRows(kfmm::tuning::AccuracyRows const &rows, int order, double theta)
-{
-  for (int j = 0; j < rows.count; ++j)
-    if (rows.rows[j].order == order && rows.rows[j].theta == theta)
-      return true;
-  return false;
-}
-
 /// Whether a setting is a row of another backend's front than ExecutionSpace's, none of its own
 /// (kfmm/Calibrate.hpp, step 3).
 template <class ExecutionSpace, class Real>
@@ -100,9 +91,10 @@ bool onOtherFront(int order, double theta)
 {
   bool found = false;
   for (auto const &front : kfmm::tuning::everyFront<Real>())
-    found = found || inRows(front, order, theta);
-  return found && !inRows(kfmm::detail::accuracyRows<kfmm::tuning::Tuning<ExecutionSpace>, Real>(),
-                          order, theta);
+    found = found || kfmm::tuning::holds(front, order, theta);
+  return found && !kfmm::tuning::holds(
+                      kfmm::detail::accuracyRows<kfmm::tuning::Tuning<ExecutionSpace>, Real>(),
+                      order, theta);
 }
 
 /// The particles of `p` evaluated anew with `options`, to compare with what calibrate left.
@@ -316,7 +308,7 @@ TEMPLATE_LIST_TEST_CASE("calibrate tries rows of other backends' fronts and keep
       continue;
     CAPTURE(t.order, t.theta);
     // Every setting evaluated is a row of some backend's table.
-    CHECK((inRows(own, t.order, t.theta) || otherFront(t.order, t.theta)));
+    CHECK((kfmm::tuning::holds(own, t.order, t.theta) || otherFront(t.order, t.theta)));
     if (!otherFront(t.order, t.theta))
       continue;
     ++beyond;

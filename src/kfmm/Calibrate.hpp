@@ -363,12 +363,6 @@ void tryBeyondFront(tuning::AccuracyRows table, Fronts const &fronts,
                     Options const &kept, double const &kept_seconds, double allowed,
                     Evaluate const &evaluate)
 {
-  auto const listed = [](std::vector<tuning::AccuracyRow> const &rows,
-                         tuning::AccuracyRow const &row) {
-    return std::any_of(rows.begin(), rows.end(), [&](tuning::AccuracyRow const &r) {
-      return r.order == row.order && r.theta == row.theta;
-    });
-  };
   auto const atLeastTheWorkOf = [](tuning::AccuracyRow const &row, int order, double theta) {
     return row.order >= order && row.theta <= theta;
   };
@@ -379,12 +373,18 @@ void tryBeyondFront(tuning::AccuracyRows table, Fronts const &fronts,
                     atLeastTheWorkOf(row, t.order, t.theta);
            });
   };
-  std::vector<tuning::AccuracyRow> const own(table.rows, table.rows + table.count);
+  // The rows of `fronts` that `table` lacks, each once.
   std::vector<tuning::AccuracyRow> left;
   for (tuning::AccuracyRows const &front : fronts)
     for (int j = 0; j < front.count; ++j)
-      if (!listed(own, front.rows[j]) && !listed(left, front.rows[j]))
-        left.push_back(front.rows[j]);
+    {
+      tuning::AccuracyRow const &row = front.rows[j];
+      bool const listed = std::any_of(left.begin(), left.end(), [&](tuning::AccuracyRow const &r) {
+        return r.order == row.order && r.theta == row.theta;
+      });
+      if (!listed && !tuning::holds(table, row.order, row.theta))
+        left.push_back(row);
+    }
   for (int trial = 0; trial < calibration_beyond_front_trials; ++trial)
   {
     auto next = left.end();
@@ -658,29 +658,43 @@ Calibration calibrateRows(ExecutionSpace const &space, Sources const &sources,
     kept_seconds = run.seconds;
     result.stats = run.stats;
   };
-  // Evaluates row `j` of the caller's precision and notes what it measures.
-  auto const evaluateRow = [&](int j) {
-    Options o = candidate(rows[j]);
+  // Evaluates `row` in the caller's precision into phi and g and notes what it measures (its
+  // trial, its ratio to the table, a miss): what was measured (on the samples, or the
+  // difference from the reference), whether it meets, and the error estimated (for a row
+  // measured against the reference, a bound).
+  struct RowOutcome
+  {
+    TimedStats run;
+    double value;
+    bool meets;
+    double error;
+  };
+  auto const measureRow = [&](tuning::AccuracyRow const &row) {
+    Options o = candidate(row);
     o.check_samples = 0;
     TimedStats const run = timedSolve(o, phi, g);
     bool const sampled = reference.data() == nullptr;
     double const value = k == 0 ? 0.0 : sampled ? sampledError(g) : referenceDifference();
     bool const meets = meetsTolerance(value);
-    // The error estimated: for a row measured against the reference, a bound.
     double const error = sampled ? value : value + reference_error;
-    known[static_cast<std::size_t>(j)] = meets ? Known::met : Known::missed;
-    if (meets)
+    if (!meets)
+      missed.emplace_back(row.order, row.theta);
+    result.trials.push_back({row.order, row.theta, false, false, error, meets, run.seconds});
+    measured.push_back({row.theta, row.field_error, value / row.field_error});
+    return RowOutcome{run, value, meets, error};
+  };
+  // Evaluates row `j` of the caller's precision's table.
+  auto const evaluateRow = [&](int j) {
+    bool const sampled = reference.data() == nullptr;
+    RowOutcome const r = measureRow(rows[j]);
+    known[static_cast<std::size_t>(j)] = r.meets ? Known::met : Known::missed;
+    if (r.meets)
       met = std::min(met, j);
-    else
-      missed.emplace_back(rows[j].order, rows[j].theta);
-    if (meets && sampled && k > 0)
-      becomeReference(g, value, rows[j].field_error, safer >= 0);
+    if (r.meets && sampled && k > 0)
+      becomeReference(g, r.value, rows[j].field_error, safer >= 0);
     // The Views keep the fastest row that meets, or while none has, the least error.
-    if (meets || !kept || (met == count && error < kept_error))
-      keep(candidate(rows[j]), run, error);
-    result.trials.push_back(
-        {rows[j].order, rows[j].theta, false, false, error, meets, run.seconds});
-    measured.push_back({rows[j].theta, rows[j].field_error, value / rows[j].field_error});
+    if (r.meets || !kept || (met == count && r.error < kept_error))
+      keep(candidate(rows[j]), r.run, r.error);
   };
 
   // 1. The reference: rows of `candidates` from `start`, each evaluated by `evaluate(j)`,
@@ -745,23 +759,14 @@ Calibration calibrateRows(ExecutionSpace const &space, Sources const &sources,
   }
   // 3. Rows of other backends' fronts, once a row of this one met.
   if (reference.data() != nullptr && met < count)
-    tryBeyondFront(
-        table, tuning::everyFront<Real>(), measured, result.trials, dominated, kept_options,
-        kept_seconds, tolerance - calibration_margin * reference_error,
-        [&](tuning::AccuracyRow const &row) {
-          Options o = candidate(row);
-          o.check_samples = 0;
-          TimedStats const run = timedSolve(o, phi, g);
-          double const value = referenceDifference();
-          bool const meets = meetsTolerance(value);
-          double const error = value + reference_error;
-          if (meets && run.seconds <= calibration_beyond_front_time_factor * kept_seconds)
-            keep(o, run, error);
-          if (!meets)
-            missed.emplace_back(row.order, row.theta);
-          result.trials.push_back({row.order, row.theta, false, false, error, meets, run.seconds});
-          measured.push_back({row.theta, row.field_error, value / row.field_error});
-        });
+    tryBeyondFront(table, tuning::everyFront<Real>(), measured, result.trials, dominated,
+                   kept_options, kept_seconds, tolerance - calibration_margin * reference_error,
+                   [&](tuning::AccuracyRow const &row) {
+                     RowOutcome const r = measureRow(row);
+                     if (r.meets &&
+                         r.run.seconds <= calibration_beyond_front_time_factor * kept_seconds)
+                       keep(candidate(row), r.run, r.error);
+                   });
   // No row of the caller's precision evaluated, or none met: its most accurate row, so that
   // the Views hold the least error there is.
   if (!kept || (met == count && known[static_cast<std::size_t>(count - 1)] == Known::not_evaluated))

@@ -40,6 +40,15 @@ AccuracyRows rowsOf(AccuracyRow const (&rows)[N])
   return {rows, static_cast<int>(N)};
 }
 
+/// Whether `table` holds the row of order `order` and theta `theta`.
+inline bool holds(AccuracyRows table, int order, double theta)
+{
+  for (int j = 0; j < table.count; ++j)
+    if (table.rows[j].order == order && table.rows[j].theta == theta)
+      return true;
+  return false;
+}
+
 /// The index of the fastest of `table`'s rows that serves `tolerance`, or -1 where none does.
 inline int servingRow(AccuracyRows table, double tolerance)
 {
