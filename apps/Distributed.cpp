@@ -10,6 +10,7 @@
 
 #include <kfmm/detail/Validation.hpp>
 #include <kfmm/detail/Workspace.hpp>
+#include <kfmm/distributed/Calibrate.hpp>
 #include <kfmm/distributed/DistributedFmm.hpp>
 #include <kfmm/io/Generators.hpp>
 
@@ -311,6 +312,36 @@ RankRun solveOnce(Space const &space, Options const &options, Particles<Real> co
   return run;
 }
 
+/// The first run with --tolerance measured: kfmm::distributed::calibrate, as Solve.cpp's
+/// calibrate runs kfmm::calibrate (collective; fenced; the ranks start together). Its
+/// statistics are the kept evaluation's and its wall time the whole calibration's; the chosen
+/// setting goes to `chosen` and what was measured to `calibration`.
+template <class Real>
+RankRun calibrateOnce(Space const &space, Options const &given, Particles<Real> const &particles,
+                      Results<Real> const &results, Options &chosen, Calibration &calibration)
+{
+  RankRun run;
+  space.fence();
+  MPI_Barrier(MPI_COMM_WORLD);
+  // As Solve.cpp: the program judges unresolved particles and a missed tolerance itself.
+  Options options = given;
+  options.allow_unresolved = true;
+  options.allow_missed_tolerance = true;
+  onEveryRank([&] {
+    Kokkos::Timer timer;
+    calibration = kfmm::distributed::calibrate(MPI_COMM_WORLD, space, particles.positions,
+                                               particles.charges, results.potential, results.field,
+                                               options);
+    space.fence();
+    run.rank.wall_seconds = timer.seconds();
+    run.stats = calibration.stats;
+  });
+  chosen = calibration.options;
+  chosen.allow_unresolved = given.allow_unresolved;
+  chosen.allow_missed_tolerance = given.allow_missed_tolerance;
+  return run;
+}
+
 /// Particle i's row in the input: first + i (a rank's block).
 struct BlockRows
 {
@@ -374,13 +405,14 @@ View owningCopy(Space const &space, View const &view, std::string const &label)
 /// a solver built on the particles, then per step the particles moved, each rank taking over
 /// the particles the last build gave it (positions, charges, input rows: `particles`,
 /// `results` and `input_rows` end as the last step's), the solver rebuilt on them and
-/// evaluated (fenced; the ranks start each step together). Each step's times are the slowest
-/// rank's.
+/// evaluated with `options` (the runs', measured for --tolerance) (fenced; the ranks start
+/// each step together). Each step's times are the slowest rank's.
 template <class Real>
-StepsReport timeSteps(Space const &space, Configuration const &c, Block const &block,
-                      Particles<Real> &particles, Results<Real> &results, InputRows &input_rows)
+StepsReport timeSteps(Space const &space, Configuration const &c, Options const &options,
+                      Block const &block, Particles<Real> &particles, Results<Real> &results,
+                      InputRows &input_rows)
 {
-  Options allowed = c.options;
+  Options allowed = options;
   allowed.allow_unresolved = true;
   StepsReport report;
   report.steps = c.steps;
@@ -566,7 +598,14 @@ int runIn(Configuration const &c, io::ParticleTable const *input)
   report.ranks = ranks;
 
   // The first run pays for first touches and allocations; --repeat runs after it are warm.
-  std::vector<RankRun> first{solveOnce(space, c.options, particles, results)};
+  // With --tolerance measured, it chooses the options of the runs after it.
+  bool const measured = measuresTolerance(c);
+  Options options = c.options;
+  if (measured)
+    report.calibration.emplace();
+  std::vector<RankRun> first{
+      measured ? calibrateOnce(space, c.options, particles, results, options, *report.calibration)
+               : solveOnce(space, c.options, particles, results)};
   report.first_seconds = slowest(first.back().rank.wall_seconds);
   Stats const first_stats = reportedStats(first);
   // As in Run.cpp; the ranks agree on precision_limited (reportedStats), so all stop alike.
@@ -582,7 +621,7 @@ int runIn(Configuration const &c, io::ParticleTable const *input)
   std::vector<double> walls;
   for (int r = 0; r < c.repeat; ++r)
   {
-    warm.push_back(solveOnce(space, c.options, particles, results));
+    warm.push_back(solveOnce(space, options, particles, results));
     walls.push_back(slowest(warm.back().rank.wall_seconds));
   }
   if (warm.empty())
@@ -597,12 +636,15 @@ int runIn(Configuration const &c, io::ParticleTable const *input)
     report.seconds = median(walls);
     report.runs = c.repeat;
   }
-  report.per_rank = gatherRankReports(summary(warm.empty() ? first : warm));
+  // A calibration's per-rank figures would be those of all its evaluations: only the runs
+  // after it have them.
+  if (!(measured && warm.empty()))
+    report.per_rank = gatherRankReports(summary(warm.empty() ? first : warm));
   // The steps move the particles, and between ranks: the check and the output file then see
   // the last step's, put back in input order.
   InputRows input_rows;
   if (c.steps > 0)
-    report.steps = timeSteps(space, c, block, particles, results, input_rows);
+    report.steps = timeSteps(space, c, options, block, particles, results, input_rows);
 
   // The check and the output file see every particle, in input order, on rank 0.
   Gathered<Real> all;

@@ -61,15 +61,6 @@ void wrapIntoBox(Space const &space, Positions const &x, Periodic const &box)
       });
 }
 
-/// Whether the first run measures the order and theta for --tolerance (kfmm::calibrate). With
-/// --periodic its reference is Ewald's sum, which has no softening: a softened periodic box
-/// takes the table's choice.
-bool measuresTolerance(Configuration const &c)
-{
-  return c.options.tolerance > 0 && c.measure_tolerance &&
-         !(c.options.periodic.enabled && c.options.softening > 0);
-}
-
 template <class Real>
 int runIn(Configuration const &c, io::ParticleTable const *input,
           io::ParticleTable const *targets_table)
@@ -175,6 +166,12 @@ int runIn(Configuration const &c, io::ParticleTable const *input,
 }
 
 } // namespace
+
+bool measuresTolerance(Configuration const &c)
+{
+  return c.options.tolerance > 0 && c.measure_tolerance &&
+         !(c.options.periodic.enabled && c.options.softening > 0);
+}
 
 int run(Configuration const &configuration, io::ParticleTable const *input,
         io::ParticleTable const *targets)

@@ -39,6 +39,11 @@ public:
   using std::runtime_error::runtime_error;
 };
 
+/// Whether the first run measures the order and theta for --tolerance (kfmm::calibrate, or
+/// kfmm::distributed::calibrate on several ranks). With --periodic its reference is Ewald's
+/// sum, which has no softening: a softened periodic box takes the table's choice.
+bool measuresTolerance(Configuration const &c);
+
 /// Runs `configuration` on the default execution space (Kokkos initialised); `input` holds
 /// the --input file's records, or is null to generate the particles; `targets` holds the
 /// --targets file's records, or is null to compute at the particles. Returns exit_success, or

@@ -235,6 +235,38 @@ def bulk_cap_tables():
             for block in text.split("\n\n") if "| tolerance |" in block]
 
 
+def distributed_calibrated():
+    """The measured choice on two ranks (kfmm::distributed::calibrate) against the table's
+    choice, and one rank's measured choice of the same problem, on the H200."""
+    a = Archive("2026-12-02-distributed-calibrate")
+
+    def setting(report):
+        c = report["configuration"]
+        return (f"{c['order']}, {c['theta']:g}, {c['leaf_size']}; "
+                f"{error((report['errors'] or {}).get('field'))}")
+
+    rows = []
+    for problem, precision, asked, one_rank in [("uniform", "float", "1e-4", True),
+                                                ("plummer", "float", "1e-4", True),
+                                                ("uniform", "double", "1e-8", False)]:
+        stem = f"{problem}-{precision}-{asked}"
+        measured, table_choice = (a.json(f"h200-2ranks-{stem}-{kind}.json")
+                                  for kind in ("measured", "table"))
+        t_measured, t_table = (r["timing"]["total_seconds"] for r in (measured, table_choice))
+        calibration = measured["calibration"]
+        single = a.json(f"h200-1rank-{stem}-measured.json") if one_rank else None
+        rows.append([f"{measured['configuration']['n']:.0e} {problem}, {precision}, "
+                     f"tolerance {asked}", setting(table_choice), seconds(t_table),
+                     setting(measured), seconds(t_measured), f"{t_table / t_measured:.2f}",
+                     f"{calibration['evaluations']}, {seconds(calibration['seconds'])}",
+                     setting(single) if single else "-"] + provenance(measured, 1))
+    header = ["problem", "the table's choice: order, theta, leaf; field error", "its time",
+              "measured on 2 ranks: order, theta, leaf; field error", "its time",
+              "table's time over measured", "evaluations, calibration", "measured on 1 rank"
+              ] + PROVENANCE
+    return [table(header, rows)]
+
+
 def several_gpus():
     """Two H200s (one host): weak and strong scaling, cold runs and time steps, the per-rank
     breakdown, the sparse-leaf rule's change in two leases; two CPU ranks on the 2-core
@@ -831,7 +863,7 @@ def kernels():
 SECTIONS = [("One GPU", one_gpu), ("Memory", memory), ("Accuracy", accuracy),
             ("Accuracy", tolerance_benchmark_tables), ("Accuracy", measured_tolerance_tables),
             ("Accuracy", calibrate_fronts_tables), ("Accuracy", bulk_cap_tables),
-            ("Accuracy", error_by_size),
+            ("Accuracy", error_by_size), ("Accuracy", distributed_calibrated),
             ("Several GPUs", several_gpus), ("CPU", cpu), ("CPU", grouping_sort), ("CPU", cpu_amd), ("CPU", gpu_ab), ("Periodic boundaries", periodic),
             ("Periodic boundaries", periodic_calibrated), ("Periodic boundaries", periodic_mutual),
             ("Periodic boundaries", periodic_check),

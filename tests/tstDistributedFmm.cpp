@@ -398,7 +398,8 @@ TEMPLATE_LIST_TEST_CASE("distributed FMM: bad input on one rank stops every rank
     CHECK_THROWS_WITH(
         (kfmm::distributed::DistributedFmm<Real, Memory>(MPI_COMM_WORLD, space, x, options)),
         Catch::Matchers::Equals(where + ": every rank must pass the same options (order, theta, "
-                                        "leaf_size, method, softening, tolerance, acceptance)"));
+                                        "leaf_size, method, softening, tolerance, acceptance, "
+                                        "check_samples, allow_missed_tolerance)"));
   kfmm::Options classic;
   classic.acceptance = kfmm::Acceptance::classic;
   CHECK_THROWS_WITH(

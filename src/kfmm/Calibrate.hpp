@@ -70,6 +70,9 @@
 // removes a row from those left, so the search ends; the fastest row that met (or the direct
 // sum, step 4) is chosen, or where nothing did, the least error measured, whose results stay
 // in the caller's Views.
+//
+// On MPI ranks kfmm::distributed::calibrate (distributed/Calibrate.hpp) runs the same search
+// over every rank's particles (detail::calibrateRows with ranks other than OneRank).
 
 #include <kfmm/Calibration.hpp>
 #include <kfmm/Exception.hpp>
@@ -130,20 +133,44 @@ constexpr int default_calibration_samples = 512;
 namespace detail
 {
 
-/// samples(t, :) = rows(solver::sampledTarget(t, k, n), :) in double: the sampled targets'
-/// positions, or a candidate's field at them.
+/// samples(t, :) = rows(solver::sampledTarget(t, k, total) - first, :) in double where this
+/// rank holds that target (its `rows` are the targets first to first + rows.extent(0) - 1 of
+/// every rank's `total`), else 0: the sampled targets' positions, or a candidate's field at
+/// them; summed over the ranks, every sample's.
 template <class Rows, class Samples>
 struct GatherSampledRows
 {
   Rows rows;
   Samples samples;
-  std::size_t n;
+  std::size_t total;
+  std::size_t first;
 
   KOKKOS_INLINE_FUNCTION void operator()(std::size_t t) const
   {
-    std::size_t const i = solver::sampledTarget(t, samples.extent(0), n);
+    std::size_t const i = solver::sampledTarget(t, samples.extent(0), total);
+    bool const here = i >= first && i - first < rows.extent(0);
     for (int d = 0; d < 3; ++d)
-      samples(t, d) = static_cast<double>(rows(i, d));
+      samples(t, d) = here ? static_cast<double>(rows(i - first, d)) : 0.0;
+  }
+};
+
+/// The ranks a calibration spans: this process alone. The distributed calibrate
+/// (distributed/Calibrate.hpp) passes ranks whose counts, sums and maxima span every rank's
+/// targets, so that every rank measures and decides alike.
+struct OneRank
+{
+  /// Whether the direct sum is a candidate (step 4 of the file comment): every source is here.
+  static constexpr bool holds_every_source = true;
+  /// Every rank's count of targets, and the index of this rank's first among them.
+  std::pair<std::size_t, std::size_t> span(std::size_t n) const { return {n, 0}; }
+  /// `values` (count) summed over the ranks.
+  void sum(double *, int) const {}
+  /// The largest `value` of the ranks.
+  double largest(double value) const { return value; }
+  /// The View `values` (contiguous, on the device) summed over the ranks, elementwise.
+  template <class ExecutionSpace, class Values>
+  void sumView(ExecutionSpace const &, Values const &) const
+  {
   }
 };
 
@@ -420,15 +447,18 @@ struct TimedStats
 /// calibrate's search (the file comment) for `targets` (the sources themselves for one set),
 /// the chosen row's results left in `potential` and `field`. `solve(options, phi, g)`
 /// evaluates the problem with `options` into Views phi and g (N and N x 3) of the caller's
-/// precision, or of double, and returns its Stats.
+/// precision, or of double, and returns its Stats. `ranks` (OneRank, or the distributed
+/// calibrate's) spans the targets of every rank that calls it: `sources`, `charges`, `targets`
+/// and the Views are this rank's, the samples are strided over every rank's targets in rank
+/// order, and every rank measures the same errors and times and so chooses alike.
 template <class ExecutionSpace, class Sources, class Charges, class Targets, class Potential,
-          class Field, class Solve>
+          class Field, class Solve, class Ranks = OneRank>
 Calibration calibrateRows(ExecutionSpace const &space, Sources const &sources,
                           Charges const &charges, Targets const &targets,
                           Potential const &potential, Field const &field, Options const &options,
-                          Solve const &solve)
+                          Solve const &solve, Ranks const &ranks = {},
+                          std::string const &where = "kfmm::calibrate")
 {
-  std::string const where = "kfmm::calibrate";
   using Real = typename Potential::non_const_value_type;
   constexpr bool is_float = std::is_same<Real, float>::value;
   using Memory = typename ExecutionSpace::memory_space;
@@ -480,9 +510,13 @@ Calibration calibrateRows(ExecutionSpace const &space, Sources const &sources,
   int const double_reference =
       is_float && safer < 0 ? tuning::servingRow(double_table, reference_tolerance) : -1;
 
-  std::size_t const k = std::min(n, static_cast<std::size_t>(options.check_samples > 0
-                                                                 ? options.check_samples
-                                                                 : default_calibration_samples));
+  // Every rank's targets, and where this rank's start among them (named one by one: the
+  // lambdas below capture them, and C++17 lambdas cannot capture a structured binding).
+  std::pair<std::size_t, std::size_t> const span = ranks.span(n);
+  std::size_t const total = span.first, first = span.second;
+  std::size_t const k = std::min(
+      total, static_cast<std::size_t>(options.check_samples > 0 ? options.check_samples
+                                                                : default_calibration_samples));
   result.samples = k;
   using Samples = Kokkos::View<double *[3], Memory>;
   Samples sampled_positions(
@@ -504,6 +538,7 @@ Calibration calibrateRows(ExecutionSpace const &space, Sources const &sources,
   // The reference's field in double (step 2 of the file comment), and its error and scale.
   using ReferenceField = Kokkos::View<double *[3], Memory>;
   ReferenceField reference;
+  bool have_reference = false; // a rank may hold no target, and its reference no memory
   double reference_error = 0;
   PowerOfTwo<double> reference_scale;
   double bulk = 0; // bulkFieldMagnitude of the samples' direct sum
@@ -518,12 +553,14 @@ Calibration calibrateRows(ExecutionSpace const &space, Sources const &sources,
                             Kokkos::RangePolicy<ExecutionSpace>(space, 0, count),
                             FieldDifferenceSums<Values, Values>{values, values, {}, true},
                             solver::SampledReducer(largest, true));
-    return PowerOfTwo<double>::of(-solver::scaleExponent(largest.v[0]));
+    return PowerOfTwo<double>::of(-solver::scaleExponent(ranks.largest(largest.v[0])));
   };
   // The relative L2 difference of the field `a` from the field `b` over their first `count`
-  // rows, each row with |b| above bulk weighted as one of magnitude bulk; `scale` is b's.
+  // rows, each row with |b| above bulk weighted as one of magnitude bulk; `scale` is b's. The
+  // rows are this rank's targets (`every_rank`: summed over the ranks) or the samples, which
+  // every rank holds.
   auto const bulkDifference = [&](auto const &a, auto const &b, std::size_t count,
-                                  PowerOfTwo<double> scale) {
+                                  PowerOfTwo<double> scale, bool every_rank) {
     using A = std::decay_t<decltype(a)>;
     using B = std::decay_t<decltype(b)>;
     solver::SampledSums sums{};
@@ -531,6 +568,8 @@ Calibration calibrateRows(ExecutionSpace const &space, Sources const &sources,
         "kfmm::calibrate::difference", Kokkos::RangePolicy<ExecutionSpace>(space, 0, count),
         FieldDifferenceSums<A, B>{a, b, scale, false, scale(bulk) * scale(bulk)},
         solver::SampledReducer(sums, false));
+    if (every_rank)
+      ranks.sum(sums.v, 2);
     return solver::relativeError(sums.v[0], sums.v[1]);
   };
 
@@ -559,7 +598,7 @@ Calibration calibrateRows(ExecutionSpace const &space, Sources const &sources,
     Kokkos::Timer clock;
     TimedStats run{solve(o, to_phi, to_g), 0};
     space.fence();
-    run.seconds = clock.seconds();
+    run.seconds = ranks.largest(clock.seconds()); // the slowest rank's: every rank decides alike
     slowest_seconds = std::max(slowest_seconds, run.seconds);
     return run;
   };
@@ -570,9 +609,10 @@ Calibration calibrateRows(ExecutionSpace const &space, Sources const &sources,
     {
       // After the first evaluation, which checked the positions and charges in the solver's
       // words.
-      Kokkos::parallel_for("kfmm::calibrate::gather_positions",
-                           Kokkos::RangePolicy<ExecutionSpace>(space, 0, k),
-                           GatherSampledRows<Targets, Samples>{targets, sampled_positions, n});
+      Kokkos::parallel_for(
+          "kfmm::calibrate::gather_positions", Kokkos::RangePolicy<ExecutionSpace>(space, 0, k),
+          GatherSampledRows<Targets, Samples>{targets, sampled_positions, total, first});
+      ranks.sumView(space, sampled_positions);
       if (is_periodic)
       {
         // Ewald's sum adds to its results. The period is the box's side, or that of the
@@ -587,6 +627,10 @@ Calibration calibrateRows(ExecutionSpace const &space, Sources const &sources,
       else
         kfmm::directSum(space, sampled_positions, sources, charges, exact_potential, exact_field,
                         options.softening);
+      // Each rank's sources' share, summed: coincident points do not interact, so a target's
+      // own particle, on whichever rank, adds nothing.
+      ranks.sumView(space, exact_potential);
+      ranks.sumView(space, exact_field);
       Kokkos::deep_copy(space, exact, exact_field);
       space.fence();
       bulk = bulkFieldMagnitude(exact);
@@ -596,11 +640,14 @@ Calibration calibrateRows(ExecutionSpace const &space, Sources const &sources,
     using Values = std::decay_t<decltype(values)>;
     Kokkos::parallel_for("kfmm::calibrate::gather_field",
                          Kokkos::RangePolicy<ExecutionSpace>(space, 0, k),
-                         GatherSampledRows<Values, Samples>{values, sampled_field, n});
-    return bulkDifference(sampled_field, exact_field, k, exact_scale);
+                         GatherSampledRows<Values, Samples>{values, sampled_field, total, first});
+    ranks.sumView(space, sampled_field);
+    return bulkDifference(sampled_field, exact_field, k, exact_scale, false);
   };
   // The candidate's difference from the reference over every target.
-  auto const referenceDifference = [&] { return bulkDifference(g, reference, n, reference_scale); };
+  auto const referenceDifference = [&] {
+    return bulkDifference(g, reference, n, reference_scale, true);
+  };
   // `values` (N x 3, in Real or double) becomes the reference, of error `error` on the samples
   // at a row of table error `table_error`; `served` where a table served it for a tenth of the
   // tolerance.
@@ -617,15 +664,15 @@ Calibration calibrateRows(ExecutionSpace const &space, Sources const &sources,
     // samples alone, and its table error may be most of the tolerance or above it: the faster
     // rows are held to the test it passed, its error on the samples.
     reference_error = served ? std::max(error, table_error) : error;
+    have_reference = true;
     reference_scale = scaleOf(reference, n);
   };
   // Whether an error measured meets the tolerance: on the samples while there is no
   // reference, times the margin; else a difference from the reference, plus the margin times
   // the reference's error.
   auto const meetsTolerance = [&](double measured) {
-    return reference.data() == nullptr
-               ? measured * calibration_margin <= tolerance
-               : measured + calibration_margin * reference_error <= tolerance;
+    return !have_reference ? measured * calibration_margin <= tolerance
+                           : measured + calibration_margin * reference_error <= tolerance;
   };
 
   std::vector<RowMeasurement> measured;
@@ -676,7 +723,7 @@ Calibration calibrateRows(ExecutionSpace const &space, Sources const &sources,
     Options o = candidate(row);
     o.check_samples = 0;
     TimedStats const run = timedSolve(o, phi, g);
-    bool const sampled = reference.data() == nullptr;
+    bool const sampled = !have_reference;
     double const value = k == 0 ? 0.0 : sampled ? sampledError(g) : referenceDifference();
     bool const meets = meetsTolerance(value);
     double const error = sampled ? value : value + reference_error;
@@ -688,7 +735,7 @@ Calibration calibrateRows(ExecutionSpace const &space, Sources const &sources,
   };
   // Evaluates row `j` of the caller's precision's table.
   auto const evaluateRow = [&](int j) {
-    bool const sampled = reference.data() == nullptr;
+    bool const sampled = !have_reference;
     RowOutcome const r = measureRow(rows[j]);
     known[static_cast<std::size_t>(j)] = r.meets ? Known::met : Known::missed;
     if (r.meets)
@@ -707,7 +754,7 @@ Calibration calibrateRows(ExecutionSpace const &space, Sources const &sources,
     for (int j = start; j >= 0 && j < candidates.count;)
     {
       evaluate(j);
-      if (reference.data() != nullptr || k == 0)
+      if (have_reference || k == 0)
         return;
       int const tried = j;
       j = -1;
@@ -740,13 +787,13 @@ Calibration calibrateRows(ExecutionSpace const &space, Sources const &sources,
     });
   }
   // Else, or where no row of double's met, rows of the caller's precision.
-  if (reference.data() == nullptr)
+  if (!have_reference)
     climb(table, safer >= 0 ? safer : count - 1, evaluateRow);
 
   // 2.-3. Faster rows: the fastest one not evaluated, not at most as accurate as a row that
   // missed (an order no higher and a theta no smaller), whose predicted error is within
   // calibration_probe_factor of what meets, until none is.
-  while (reference.data() != nullptr)
+  while (have_reference)
   {
     int next = -1;
     double const allowed = tolerance - calibration_margin * reference_error;
@@ -761,7 +808,7 @@ Calibration calibrateRows(ExecutionSpace const &space, Sources const &sources,
     evaluateRow(next);
   }
   // 3. Rows of other backends' fronts, once a row of this one met.
-  if (reference.data() != nullptr && met < count)
+  if (have_reference && met < count)
     tryBeyondFront(table, tuning::everyFront<Real>(), measured, result.trials, dominated,
                    kept_options, kept_seconds, tolerance - calibration_margin * reference_error,
                    [&](tuning::AccuracyRow const &row) {
@@ -793,7 +840,7 @@ Calibration calibrateRows(ExecutionSpace const &space, Sources const &sources,
     space.fence();
     return clock.seconds();
   };
-  if (k > 0 && direct_fits && !is_periodic)
+  if (k > 0 && direct_fits && !is_periodic && Ranks::holds_every_source)
   {
     double const budget = met < count ? kept_seconds : slowest_seconds;
     // Timed at the samples' count of targets and scaled to every target. Where that is more

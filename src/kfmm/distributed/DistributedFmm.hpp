@@ -126,22 +126,26 @@ namespace detail
 /// Throws on every rank unless every rank passed the same options.
 inline void requireSameOptions(MPI_Comm comm, std::string const &where, Options const &options)
 {
-  double mine[7] = {double(options.order),
-                    options.theta,
-                    double(options.leaf_size),
-                    double(static_cast<int>(options.method)),
-                    options.softening,
-                    options.tolerance,
-                    double(static_cast<int>(options.acceptance))};
-  double low[7], high[7];
-  MPI_Allreduce(mine, low, 7, MPI_DOUBLE, MPI_MIN, comm);
-  MPI_Allreduce(mine, high, 7, MPI_DOUBLE, MPI_MAX, comm);
+  constexpr int count = 9;
+  double mine[count] = {double(options.order),
+                        options.theta,
+                        double(options.leaf_size),
+                        double(static_cast<int>(options.method)),
+                        options.softening,
+                        options.tolerance,
+                        double(static_cast<int>(options.acceptance)),
+                        double(options.check_samples),
+                        options.allow_missed_tolerance ? 1.0 : 0.0};
+  double low[count], high[count];
+  MPI_Allreduce(mine, low, count, MPI_DOUBLE, MPI_MIN, comm);
+  MPI_Allreduce(mine, high, count, MPI_DOUBLE, MPI_MAX, comm);
   bool same = true;
-  for (int k = 0; k < 7; ++k)
+  for (int k = 0; k < count; ++k)
     same = same && low[k] == high[k];
   kfmm::detail::require(same, where,
                         "every rank must pass the same options (order, theta, leaf_size, method, "
-                        "softening, tolerance, acceptance)");
+                        "softening, tolerance, acceptance, check_samples, "
+                        "allow_missed_tolerance)");
 }
 
 /// |charges(i)| into the maximum.
