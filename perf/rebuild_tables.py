@@ -255,14 +255,17 @@ def distributed_calibrated():
         t_measured, t_table = (r["timing"]["total_seconds"] for r in (measured, table_choice))
         calibration = measured["calibration"]
         single = a.json(f"h200-1rank-{stem}-measured.json") if one_rank else None
-        rows.append([f"{measured['configuration']['n']:.0e} {problem}, {precision}, "
-                     f"tolerance {asked}", setting(table_choice), seconds(t_table),
-                     setting(measured), seconds(t_measured), f"{t_table / t_measured:.2f}",
+        n = f"{measured['configuration']['n']:.0e}".replace("e+0", "e")
+        rows.append([f"{n} {problem}, {precision}, tolerance {asked}", setting(table_choice),
+                     seconds(t_table), setting(measured), seconds(t_measured),
+                     f"{t_table / t_measured:.2f}",
                      f"{calibration['evaluations']}, {seconds(calibration['seconds'])}",
-                     setting(single) if single else "-"] + provenance(measured, 1))
+                     f"{setting(single)}; {seconds(single['timing']['total_seconds'])}"
+                     if single else "-"] + provenance(measured, 1))
     header = ["problem", "the table's choice: order, theta, leaf; field error", "its time",
               "measured on 2 ranks: order, theta, leaf; field error", "its time",
-              "table's time over measured", "evaluations, calibration", "measured on 1 rank"
+              "table's time over measured", "evaluations, calibration",
+              "measured on 1 rank; its time"
               ] + PROVENANCE
     return [table(header, rows)]
 
