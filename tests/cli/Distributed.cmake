@@ -15,6 +15,8 @@
 #                       unresolved: INPUT, a set float does not resolve, stops every rank
 #                       (exit status 4), and its count of unresolved pairs does not depend on
 #                       the number of ranks (see below);
+#                       tolerance: --tolerance on 2 ranks is measured (the report's
+#                       calibration, taken by the runs after it) and met on every particle;
 #                       steps: --steps 3 on 2 ranks reports three steps in its JSON, and the
 #                       field after the last step (the particles moved, the solver rebuilt)
 #                       is within the default settings' error of the direct sum.
@@ -273,6 +275,33 @@ elseif(MODE STREQUAL "unresolved")
     endif()
     message(STATUS "unresolved pairs: ${one} on one rank, ${many} on ${ranks}")
   endforeach()
+elseif(MODE STREQUAL "tolerance")
+  # --tolerance on 2 ranks measures its choice (kfmm::distributed::calibrate): the report's
+  # calibration holds it, with no direct sum (no rank holds every source), the runs after it
+  # take it, and the check on every particle meets the tolerance.
+  kfmm_mpirun(run 2 --n 5000 --distribution plummer --precision float --tolerance 1e-3
+              --repeat 1 --check 5000 --quiet --json two.json)
+  if(NOT run_EXIT EQUAL 0)
+    kfmm_fail("--tolerance 1e-3 on 2 ranks: exit status ${run_EXIT}\n${run_ERR}")
+  endif()
+  file(READ ${WORK_DIR}/two.json json)
+  string(JSON ranks GET "${json}" ranks)
+  string(JSON chosen_order GET "${json}" calibration order)
+  string(JSON chosen_theta GET "${json}" calibration theta)
+  string(JSON direct GET "${json}" calibration direct_sum)
+  string(JSON missed GET "${json}" calibration tolerance_missed)
+  string(JSON order GET "${json}" configuration order)
+  string(JSON theta GET "${json}" configuration theta)
+  string(JSON field GET "${json}" errors field)
+  if(NOT ranks EQUAL 2 OR direct OR missed OR NOT order EQUAL chosen_order
+     OR NOT theta STREQUAL chosen_theta)
+    kfmm_fail("--tolerance on 2 ranks: ${ranks} ranks, calibration order ${chosen_order} theta "
+              "${chosen_theta} (direct sum ${direct}, missed ${missed}), runs at order ${order} "
+              "theta ${theta}")
+  endif()
+  if(NOT field LESS_EQUAL 1e-3)
+    kfmm_fail("--tolerance 1e-3 on 2 ranks: field error ${field} on every particle")
+  endif()
 elseif(MODE STREQUAL "steps")
   kfmm_mpirun(run 2 --n 3000 --distribution plummer --precision double --steps 3
               --step-move 1e-2 --check 3000 --quiet --json steps.json)
