@@ -227,6 +227,17 @@ def calibrate_fronts_tables():
     return tables
 
 
+def tolerance_1e4_cpu_tables():
+    """perf/tolerance_benchmark.py's tables on the 2-core CPU at 1e4 uniform and Plummer (float
+    then double each), with the measured choice at 6c81709."""
+    a = Archive("2026-12-02-tolerance-1e4-2core")
+    tables = []
+    for name in ("2core-tolerance-uniform-1e4", "2core-tolerance-plummer-1e4"):
+        results = a.json(a.names(f"{name}.json")[0])["results"]
+        tables += [tolerance_benchmark.table(r) for r in results]
+    return tables
+
+
 def bulk_cap_tables():
     """The tables perf/tolerance_benchmark.py printed with the bulk of the fields at the samples'
     largest field (1e56427, not kept): the H200 at 1e6 on a sphere, float then double."""
@@ -866,6 +877,7 @@ def kernels():
 SECTIONS = [("One GPU", one_gpu), ("Memory", memory), ("Accuracy", accuracy),
             ("Accuracy", tolerance_benchmark_tables), ("Accuracy", measured_tolerance_tables),
             ("Accuracy", calibrate_fronts_tables), ("Accuracy", bulk_cap_tables),
+            ("Accuracy", tolerance_1e4_cpu_tables),
             ("Accuracy", error_by_size), ("Accuracy", distributed_calibrated),
             ("Several GPUs", several_gpus), ("CPU", cpu), ("CPU", grouping_sort), ("CPU", cpu_amd), ("CPU", gpu_ab), ("Periodic boundaries", periodic),
             ("Periodic boundaries", periodic_calibrated), ("Periodic boundaries", periodic_mutual),
