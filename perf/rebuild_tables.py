@@ -114,6 +114,13 @@ def provenance(report, runs):
 PROVENANCE = ["command", "machine", "date", "commit"]
 
 
+def setting_and_error(report):
+    """A report's order, theta, leaf size and field error, as one cell."""
+    c = report["configuration"]
+    return (f"{c['order']}, {c['theta']:g}, {c['leaf_size']}; "
+            f"{error((report['errors'] or {}).get('field'))}")
+
+
 def one_gpu():
     a = Archive("2026-11-28-h200-one-gpu")
     cases = [
@@ -251,11 +258,6 @@ def distributed_calibrated():
     choice, and one rank's measured choice of the same problem, on the H200."""
     a = Archive("2026-12-02-distributed-calibrate")
 
-    def setting(report):
-        c = report["configuration"]
-        return (f"{c['order']}, {c['theta']:g}, {c['leaf_size']}; "
-                f"{error((report['errors'] or {}).get('field'))}")
-
     rows = []
     for problem, precision, asked, one_rank in [("uniform", "float", "1e-4", True),
                                                 ("plummer", "float", "1e-4", True),
@@ -267,11 +269,12 @@ def distributed_calibrated():
         calibration = measured["calibration"]
         single = a.json(f"h200-1rank-{stem}-measured.json") if one_rank else None
         n = f"{measured['configuration']['n']:.0e}".replace("e+0", "e")
-        rows.append([f"{n} {problem}, {precision}, tolerance {asked}", setting(table_choice),
-                     seconds(t_table), setting(measured), seconds(t_measured),
+        rows.append([f"{n} {problem}, {precision}, tolerance {asked}",
+                     setting_and_error(table_choice), seconds(t_table),
+                     setting_and_error(measured), seconds(t_measured),
                      f"{t_table / t_measured:.2f}",
                      f"{calibration['evaluations']}, {seconds(calibration['seconds'])}",
-                     f"{setting(single)}; {seconds(single['timing']['total_seconds'])}"
+                     f"{setting_and_error(single)}; {seconds(single['timing']['total_seconds'])}"
                      if single else "-"] + provenance(measured, 1))
     header = ["problem", "the table's choice: order, theta, leaf; field error", "its time",
               "measured on 2 ranks: order, theta, leaf; field error", "its time",
@@ -722,11 +725,6 @@ def periodic():
 def periodic_calibrated():
     a = Archive("2026-11-30-periodic-calibrated")
 
-    def setting(report):
-        c = report["configuration"]
-        return (f"{c['order']}, {c['theta']:g}, {c['leaf_size']}; "
-                f"{error((report['errors'] or {}).get('field'))}")
-
     rows = []
     for host, problem, name, precision, asked in [
             ("h200", "uniform", "uniform, net charge", "float", "1e-4"),
@@ -741,8 +739,9 @@ def periodic_calibrated():
         t_free, t_boxed, t_table = (r["timing"]["total_seconds"]
                                     for r in (free, boxed, table_choice))
         rows.append([f"1e6 {name}, {precision}, tolerance {asked}", seconds(t_free),
-                     setting(free), seconds(t_boxed), setting(boxed), f"{t_boxed / t_free:.2f}",
-                     seconds(t_table), setting(table_choice), f"{t_table / t_free:.2f}",
+                     setting_and_error(free), seconds(t_boxed), setting_and_error(boxed),
+                     f"{t_boxed / t_free:.2f}",
+                     seconds(t_table), setting_and_error(table_choice), f"{t_table / t_free:.2f}",
                      seconds(boxed["calibration"]["seconds"])] + provenance(boxed, 1))
     header = ["problem", "free space, measured", "order, theta, leaf; field error",
               "periodic, measured", "order, theta, leaf; field error", "ratio",

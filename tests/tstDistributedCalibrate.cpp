@@ -21,33 +21,16 @@
 #include <cmath>
 #include <cstddef>
 #include <limits>
-#include <string>
+#include <numeric>
 #include <vector>
 
+#include "RankParticles.hpp"
 #include "Reference.hpp"
 #include "TestParticles.hpp"
 #include "TestTypes.hpp"
 
 namespace
 {
-
-/// The rows of `all` (host, n x C) from `first` to `first + count - 1` as a View of Memory.
-template <class View, class All>
-View rowsOf(All const &all, std::size_t first, std::size_t count, char const *label)
-{
-  View rows(std::string(label), count);
-  auto rows_h = Kokkos::create_mirror_view(rows);
-  for (std::size_t i = 0; i < count; ++i)
-  {
-    if constexpr (View::rank == 2)
-      for (int c = 0; c < 3; ++c)
-        rows_h(i, c) = all(first + i, c);
-    else
-      rows_h(i) = all(first + i);
-  }
-  Kokkos::deep_copy(rows, rows_h);
-  return rows;
-}
 
 /// The sum of `value` over the ranks.
 double sumOverRanks(double value)
@@ -101,8 +84,9 @@ TEMPLATE_LIST_TEST_CASE("distributed calibrate chooses alike on every rank and r
       return n * (static_cast<std::size_t>(r) * (r + 1) / 2) / parts;
     };
     std::size_t const first = before(rank), m = before(rank + 1) - first;
-    auto const x = rowsOf<Kokkos::View<double *[3], Memory>>(all_x_h, first, m, "kfmm::test::x");
-    auto const q = rowsOf<Kokkos::View<double *, Memory>>(all_q_h, first, m, "kfmm::test::q");
+    std::vector<std::size_t> mine(m);
+    std::iota(mine.begin(), mine.end(), first);
+    auto const [x, q] = kfmm::test::rankParticles<Memory>(all_x_h, all_q_h, mine);
     auto const reference = kfmm::test::referenceDirectSum(
         Kokkos::subview(all_x_h, Kokkos::make_pair(first, first + m), Kokkos::ALL), all_x_h,
         all_q_h);

@@ -25,6 +25,7 @@
 #include <utility>
 #include <vector>
 
+#include "RankParticles.hpp"
 #include "Reference.hpp"
 #include "TestTypes.hpp"
 
@@ -64,31 +65,6 @@ int ownerOf(Spread spread, std::size_t i, std::size_t n, std::size_t copies, int
       return r;
   }
   return ranks - 1;
-}
-
-/// The particles `rows` of the whole problem (host `all_x`, `all_q`), in that order, as this
-/// rank's positions and charges in Memory.
-template <class Memory>
-using RankParticles = std::pair<Kokkos::View<double *[3], Memory>, Kokkos::View<double *, Memory>>;
-
-template <class Memory, class AllX, class AllQ>
-RankParticles<Memory> rankParticles(AllX const &all_x, AllQ const &all_q,
-                                    std::vector<std::size_t> const &rows)
-{
-  std::size_t const m = rows.size();
-  Kokkos::View<double *[3], Memory> x("kfmm::test::x", m);
-  Kokkos::View<double *, Memory> q("kfmm::test::q", m);
-  auto x_h = Kokkos::create_mirror_view(x);
-  auto q_h = Kokkos::create_mirror_view(q);
-  for (std::size_t k = 0; k < m; ++k)
-  {
-    for (int c = 0; c < 3; ++c)
-      x_h(k, c) = all_x(rows[k], c);
-    q_h(k) = all_q(rows[k]);
-  }
-  Kokkos::deep_copy(x, x_h);
-  Kokkos::deep_copy(q, q_h);
-  return {x, q};
 }
 
 /// Relative L2 difference of rows `rows` of the (n x columns) host results `a` against `b`.
@@ -182,7 +158,7 @@ TEMPLATE_LIST_TEST_CASE("distributed FMM equals the single-rank FMM to rounding"
       if (ownerOf(spread, i, n, copies, ranks) == rank)
         mine.push_back(i);
     std::size_t const m = mine.size();
-    auto const [x, q] = rankParticles<Memory>(all_x_h, all_q_h, mine);
+    auto const [x, q] = kfmm::test::rankParticles<Memory>(all_x_h, all_q_h, mine);
     auto const x_h = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, x);
 
     kfmm::Fmm<Real, Memory> whole(space, all_x, options);
@@ -301,7 +277,7 @@ TEMPLATE_LIST_TEST_CASE("distributed FMM: the work its lists count and ranges ba
     if (ownerOf(Spread::interleaved, i, n, 0, ranks) == rank)
       mine_rows.push_back(i);
   std::size_t const m = mine_rows.size();
-  auto const [x, q] = rankParticles<Memory>(all_x_h, all_q_h, mine_rows);
+  auto const [x, q] = kfmm::test::rankParticles<Memory>(all_x_h, all_q_h, mine_rows);
 
   kfmm::distributed::DistributedFmm<Real, Memory> by_counts(MPI_COMM_WORLD, space, x, options);
   Kokkos::View<double *, Memory> work("kfmm::test::work", m);
