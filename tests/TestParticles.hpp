@@ -18,6 +18,16 @@ namespace kfmm::test
 template <class Config>
 using Positions = Kokkos::View<typename Config::real_type *[3], typename Config::memory_space>;
 
+/// Relative L2 errors of a solver's potential and field against a reference. A struct, not a
+/// std::pair, as what function templates return: in kfmm_test_solver's one translation unit
+/// nvcc (13.0) wrote std::pair<double, double> in such a signature as gcc's __remove_cv
+/// built-in, which gcc refuses.
+struct ResultErrors
+{
+  double potential;
+  double field;
+};
+
 /// Positions, charges and results of n particles, zero-initialised, in the config's memory.
 template <class Config>
 struct Particles

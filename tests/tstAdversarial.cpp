@@ -40,16 +40,12 @@ using kfmm::test::Particles;
 
 using kfmm::test::isFloat;
 
-struct Errors
-{
-  double potential;
-  double field;
-};
+using kfmm::test::ResultErrors;
 
 /// Relative L2 errors of `phi` and `field` (device Views) against the plain double loop on
 /// the positions `x` and charges `q` (any precision, any memory).
 template <class X, class Q, class Phi, class Field>
-Errors errorsAgainstReference(X const &x, Q const &q, Phi const &phi, Field const &field)
+ResultErrors errorsAgainstReference(X const &x, Q const &q, Phi const &phi, Field const &field)
 {
   auto const x_host = onHost(x);
   auto const exact = kfmm::test::referenceDirectSum(x_host, x_host, onHost(q));
@@ -58,7 +54,7 @@ Errors errorsAgainstReference(X const &x, Q const &q, Phi const &phi, Field cons
 }
 
 template <class Config>
-Errors errorsAgainstReference(Particles<Config> const &p)
+ResultErrors errorsAgainstReference(Particles<Config> const &p)
 {
   return errorsAgainstReference(p.x, p.q, p.phi, p.field);
 }

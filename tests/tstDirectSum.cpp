@@ -21,7 +21,7 @@ using kfmm::test::Particles;
 
 /// Relative L2 errors of potential and field against the serial double loop.
 template <class Config>
-std::pair<double, double> directSumErrors(Particles<Config> const &p, double softening)
+kfmm::test::ResultErrors directSumErrors(Particles<Config> const &p, double softening)
 {
   typename Config::execution_space space;
   kfmm::directSum(space, p.x, p.q, p.phi, p.field, softening);

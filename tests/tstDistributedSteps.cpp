@@ -37,32 +37,32 @@ namespace
 {
 
 /// How the particles of the whole problem are spread over the ranks.
-enum class Spread
+enum class StepSpread
 {
   empty_rank, ///< blocks over the ranks but rank 1, which holds none (one rank: all on it)
   one_rank,   ///< all on rank 0, none elsewhere
   coincident  ///< interleaved, plus copies of the first particles on the last rank
 };
 
-char const *spreadName(Spread spread)
+char const *spreadName(StepSpread spread)
 {
   switch (spread)
   {
-  case Spread::empty_rank: return "empty rank";
-  case Spread::one_rank: return "one rank";
-  case Spread::coincident: return "coincident";
+  case StepSpread::empty_rank: return "empty rank";
+  case StepSpread::one_rank: return "one rank";
+  case StepSpread::coincident: return "coincident";
   }
   return "";
 }
 
 /// The rank of particle i of n, the copies (coincident) being the last `copies` particles.
-int ownerOf(Spread spread, std::size_t i, std::size_t n, std::size_t copies, int ranks)
+int stepOwner(StepSpread spread, std::size_t i, std::size_t n, std::size_t copies, int ranks)
 {
   switch (spread)
   {
-  case Spread::one_rank: return 0;
-  case Spread::coincident: return i >= n - copies ? ranks - 1 : static_cast<int>(i % ranks);
-  case Spread::empty_rank: break;
+  case StepSpread::one_rank: return 0;
+  case StepSpread::coincident: return i >= n - copies ? ranks - 1 : static_cast<int>(i % ranks);
+  case StepSpread::empty_rank: break;
   }
   if (ranks == 1)
     return 0;
@@ -73,14 +73,14 @@ int ownerOf(Spread spread, std::size_t i, std::size_t n, std::size_t copies, int
 
 /// The rows of the whole problem (n particles, the last `copies` of them copies) that `spread`
 /// gives this rank, in order.
-std::vector<std::size_t> rowsOfRank(Spread spread, std::size_t n, std::size_t copies)
+std::vector<std::size_t> rowsOfRank(StepSpread spread, std::size_t n, std::size_t copies)
 {
   int rank = 0, ranks = 1;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &ranks);
   std::vector<std::size_t> mine;
   for (std::size_t i = 0; i < n; ++i)
-    if (ownerOf(spread, i, n, copies, ranks) == rank)
+    if (stepOwner(spread, i, n, copies, ranks) == rank)
       mine.push_back(i);
   return mine;
 }
@@ -212,11 +212,11 @@ TEMPLATE_LIST_TEST_CASE("distributed FMM: within the tolerance asked of the sing
 
   for (auto distribution :
        {kfmm::Distribution::uniform, kfmm::Distribution::plummer, kfmm::Distribution::ellipsoid})
-    for (Spread spread : {Spread::empty_rank, Spread::one_rank, Spread::coincident})
+    for (StepSpread spread : {StepSpread::empty_rank, StepSpread::one_rank, StepSpread::coincident})
     {
       CAPTURE(rank, ranks, kfmm::distributionName(distribution), spreadName(spread));
       std::size_t const base = 2000;
-      std::size_t const copies = spread == Spread::coincident ? 200 : 0;
+      std::size_t const copies = spread == StepSpread::coincident ? 200 : 0;
       std::size_t const n = base + copies;
       auto const [all_x_h, all_q_h] = wholeProblem(space, distribution, base, copies, 31);
       std::vector<std::size_t> const mine = rowsOfRank(spread, n, copies);
@@ -274,12 +274,12 @@ TEMPLATE_LIST_TEST_CASE("distributed FMM: a rebuild after a time step equals a n
   double const bound = roundingBound<Real>;
 
   for (auto [distribution, spread] :
-       {std::make_pair(kfmm::Distribution::uniform, Spread::empty_rank),
-        std::make_pair(kfmm::Distribution::plummer, Spread::coincident)})
+       {std::make_pair(kfmm::Distribution::uniform, StepSpread::empty_rank),
+        std::make_pair(kfmm::Distribution::plummer, StepSpread::coincident)})
   {
     CAPTURE(rank, ranks, kfmm::distributionName(distribution), spreadName(spread));
     std::size_t const base = 2000;
-    std::size_t const copies = spread == Spread::coincident ? 200 : 0;
+    std::size_t const copies = spread == StepSpread::coincident ? 200 : 0;
     std::size_t const n = base + copies;
     auto const [all_x_h, all_q_h] = wholeProblem(space, distribution, base, copies, 47);
     std::vector<std::size_t> const mine = rowsOfRank(spread, n, copies);

@@ -32,15 +32,11 @@ namespace
 
 using kfmm::test::Particles;
 
-struct Errors
-{
-  double potential;
-  double field;
-};
+using kfmm::test::ResultErrors;
 
 /// Relative L2 errors of `p`'s results against the direct sum in double at every particle.
 template <class Config>
-Errors errorsAgainstDirectSum(Particles<Config> const &p)
+ResultErrors errorsAgainstDirectSum(Particles<Config> const &p)
 {
   typename Config::execution_space space;
   using Memory = typename Config::memory_space;
@@ -57,7 +53,7 @@ Errors errorsAgainstDirectSum(Particles<Config> const &p)
 }
 
 /// The errors of one solve and what the solver reported.
-struct Solved : Errors
+struct Solved : ResultErrors
 {
   kfmm::Stats stats;
 };

@@ -20,7 +20,6 @@
 
 #include <cmath>
 #include <string>
-#include <utility>
 
 #include "TestParticles.hpp"
 #include "TestTypes.hpp"
@@ -35,7 +34,7 @@ using kfmm::test::onHost;
 /// samples the check takes (target t * n / k for t < k) against kfmm::directSum in double
 /// over all `sources`, computed apart from the solver: kfmm::relativeL2Error on the host.
 template <class Config, class Sources, class Charges, class Targets>
-std::pair<double, double> hostErrors(
+kfmm::test::ResultErrors hostErrors(
     Sources const &x, Charges const &charges, Targets const &targets,
     Kokkos::View<typename Config::real_type *, typename Config::memory_space> const &phi,
     Kokkos::View<typename Config::real_type *[3], typename Config::memory_space> const &field,
@@ -105,7 +104,7 @@ TEMPLATE_LIST_TEST_CASE("the sampled check measures the errors of a host computa
   options.time_stages = true;
   options.softening = problem == Case::softened ? 0.01 : 0.0;
 
-  std::pair<double, double> host;
+  kfmm::test::ResultErrors host;
   kfmm::Stats stats;
   if (problem == Case::targets)
   {
@@ -126,17 +125,17 @@ TEMPLATE_LIST_TEST_CASE("the sampled check measures the errors of a host computa
     stats = fmm.stats();
     host = hostErrors<TestType>(p.x, p.q, p.x, p.phi, p.field, k, options.softening);
   }
-  CAPTURE(stats.sampled_potential_error, host.first, stats.sampled_field_error, host.second);
+  CAPTURE(stats.sampled_potential_error, host.potential, stats.sampled_field_error, host.field);
   CHECK(stats.sampled_targets == k);
   CHECK(ranStage(stats, "sampled check"));
   CHECK_FALSE(stats.tolerance_missed);
   // Not rounding alone: order 4 leaves an error above float's rounding in either precision.
-  CHECK(host.second > 1e-7);
+  CHECK(host.field > 1e-7);
   // The same samples, the same positions and charges, each reference in double: the two
   // measurements agree to 1e-6 of the error (the references' rounding, summed in another
   // order), far inside the few per cent that would still make the check useful.
-  CHECK(std::abs(stats.sampled_potential_error - host.first) <= 1e-6 * host.first);
-  CHECK(std::abs(stats.sampled_field_error - host.second) <= 1e-6 * host.second);
+  CHECK(std::abs(stats.sampled_potential_error - host.potential) <= 1e-6 * host.potential);
+  CHECK(std::abs(stats.sampled_field_error - host.field) <= 1e-6 * host.field);
 }
 
 TEMPLATE_LIST_TEST_CASE("a tolerance the solver misses throws kfmm::ToleranceError unless "
@@ -192,7 +191,7 @@ TEMPLATE_LIST_TEST_CASE("a tolerance the solver misses throws kfmm::ToleranceErr
     CHECK(stats.tolerance_missed);
     CHECK(stats.sampled_targets == n);
     CHECK(stats.sampled_field_error > 1e-2);
-    double const host = hostErrors<TestType>(x, q, x, phi, field, n, 0.0).second;
+    double const host = hostErrors<TestType>(x, q, x, phi, field, n, 0.0).field;
     CAPTURE(stats.sampled_field_error, host);
     CHECK(std::abs(stats.sampled_field_error - host) <= 1e-6 * host);
   }
@@ -243,13 +242,13 @@ TEMPLATE_LIST_TEST_CASE("charges of any scale give a finite error", "[fmm][check
   fill(charge_scale);
   auto const stats = kfmm::evaluate(space, p.x, p.q, p.phi, p.field, options);
   auto const host = hostErrors<TestType>(p.x, p.q, p.x, p.phi, p.field, k, 0.0);
-  CAPTURE(unit.sampled_field_error, stats.sampled_field_error, host.second);
+  CAPTURE(unit.sampled_field_error, stats.sampled_field_error, host.field);
   CHECK(std::isfinite(stats.sampled_potential_error));
   CHECK(std::isfinite(stats.sampled_field_error));
   CHECK(stats.sampled_field_error > 0);
   // The host's measurement, which scales its sums the same way, to 1e-6 of the error; the
   // unit charges' error to 1 % (the charges' rounding into the solver's units differs).
-  CHECK(std::abs(stats.sampled_field_error - host.second) <= 1e-6 * host.second);
+  CHECK(std::abs(stats.sampled_field_error - host.field) <= 1e-6 * host.field);
   CHECK(std::abs(stats.sampled_field_error - unit.sampled_field_error) <=
         1e-2 * unit.sampled_field_error);
 }

@@ -9,7 +9,7 @@
 // double solver must then confirm.
 //
 // "[stress]" runs a few sets per configuration in CI (well under two minutes on two cores);
-// "[stress-long]" (hidden, run on request: kfmm_test_stress "[stress-long]") runs many more,
+// "[stress-long]" (hidden, run on request: kfmm_test_solver "[stress-long]") runs many more,
 // the mode for a GPU machine (docs/BUILDING.md).
 #include <kfmm/Exception.hpp>
 #include <kfmm/Fmm.hpp>

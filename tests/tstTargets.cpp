@@ -45,9 +45,9 @@ struct TargetResults
 /// Relative L2 errors of `got` against the direct sum in double of `charges` at `sources` on
 /// `targets`.
 template <class Config, class Sources, class Charges, class Targets>
-std::pair<double, double> errorsAgainstDirectSum(Sources const &sources, Charges const &charges,
-                                                 Targets const &targets,
-                                                 TargetResults<Config> const &got)
+kfmm::test::ResultErrors errorsAgainstDirectSum(Sources const &sources, Charges const &charges,
+                                                Targets const &targets,
+                                                TargetResults<Config> const &got)
 {
   typename Config::execution_space space;
   using Memory = typename Config::memory_space;
