@@ -24,9 +24,9 @@
 #    groups).
 # 3. The tests: the installed package used by a separate project (header-only and through
 #    kfmm::precompiled), `tree`, and the program's JSON report, its target points checked
-#    against the direct sum, and its run on several MPI ranks against one rank's. The test
-#    executable `fmm` (its three files compile for about 7 minutes of CPU time) is left to the
-#    Kokkos 3.4 build; the program's runs cover the solver end to end here.
+#    against the direct sum, and its run on several MPI ranks against one rank's. The solver's
+#    test executable `kfmm_test_solver` (about 6 minutes of compiling) is left to the Kokkos
+#    3.4 build; the program's runs cover the solver end to end here.
 #
 # Each step prints its time. KFMM_BUILD_JOBS limits parallel jobs (default: all cores).
 set -euo pipefail
